@@ -1,0 +1,100 @@
+#include "bench/catalogue/metric_catalogue.h"
+
+#include <array>
+
+namespace chaosbench::bench {
+namespace {
+
+using B = Better;
+using A = Aggregation;
+
+// Definitions follow ../shared/METRICS.md; keep them exact.
+constexpr std::array kCatalogue = std::to_array<MetricSpec>({
+    // Communication (anchor: nccl-tests doc/PERFORMANCE.md).
+    {"comm/algbw", "GB/s", B::kHigher, A::kMean, "bytes / time per op, per collective and message size (GB = 10^9 bytes)"},
+    {"comm/busbw", "GB/s", B::kHigher, A::kMean, "algbw x factor: allreduce 2(n-1)/n; reduce-scatter, all-gather (n-1)/n; broadcast 1"},
+    {"comm/latency", "us", B::kLower, A::kMean, "mean time per op (per size); p50/p99 across iterations in stats"},
+    {"comm/iter_cv", "%", B::kLower, A::kMean, "coefficient of variation of per-iteration time (jitter)"},
+    {"comm/wrong_elements", "count", B::kLower, A::kSum, "elements that differ from the expected result in check iterations; must be 0"},
+    {"comm/avg_busbw", "GB/s", B::kHigher, A::kMean, "mean busbw over a size sweep"},
+    // Compute (anchor: SuperBench micro-benchmarks).
+    {"compute/gemm_tflops", "TFLOP/s", B::kHigher, A::kMean, "achieved GEMM throughput per device and dtype"},
+    {"compute/mem_bw", "GB/s", B::kHigher, A::kMean, "STREAM-triad memory bandwidth (host or device)"},
+    {"compute/h2d_bw", "GB/s", B::kHigher, A::kMean, "host to device copy bandwidth (GPU only)"},
+    {"compute/d2h_bw", "GB/s", B::kHigher, A::kMean, "device to host copy bandwidth (GPU only)"},
+    {"compute/launch_latency", "us", B::kLower, A::kMean, "kernel launch to completion of an empty kernel (GPU only)"},
+    // Training.
+    {"train/throughput", "samples/s", B::kHigher, A::kMean, "global samples per second over the phase"},
+    {"train/step_time", "ms", B::kLower, A::kMean, "wall time per optimizer step; p50, p99"},
+    {"train/compute_time", "ms", B::kLower, A::kMean, "per step, time in forward/backward"},
+    {"train/comm_time", "ms", B::kLower, A::kMean, "per step, exposed (non-overlapped) communication time"},
+    {"train/overlap", "%", B::kHigher, A::kMean, "share of communication hidden behind computation"},
+    {"train/mfu", "%", B::kHigher, A::kMean, "achieved model FLOP/s / measured peak (compute/gemm_tflops)"},
+    {"train/rank_imbalance", "%", B::kLower, A::kMean, "(slowest - fastest rank step time) / fastest, per step, p50"},
+    {"train/straggler_score", "ratio", B::kHigher, A::kMean, "per rank: fastest rank's step time / this rank's; a straggler is < 0.75"},
+    {"train/loss", "", B::kLower, A::kLast, "training loss; final value and curve"},
+    {"train/time_to_target", "s", B::kLower, A::kMin, "wall time until loss first reaches the scenario's target"},
+    // Resilience.
+    {"resilience/goodput", "%", B::kHigher, A::kMean, "productive training time / total wall time"},
+    {"resilience/badput", "%", B::kLower, A::kMean, "per bucket: startup, checkpoint save/restore, wasted progress, recovery, stalled"},
+    {"resilience/time_to_detect", "s", B::kLower, A::kMean, "fault applied -> the workload (or harness) notices"},
+    {"resilience/time_to_recover", "s", B::kLower, A::kMean, "fault applied -> all ranks making steps again"},
+    {"resilience/lost_steps", "steps", B::kLower, A::kSum, "steps computed before a failure and computed again after it"},
+    {"resilience/throughput_retention", "ratio", B::kHigher, A::kMean, "throughput during a fault window / baseline throughput"},
+    {"resilience/restarts", "count", B::kLower, A::kSum, "restarts of the workload or of ranks"},
+    {"ckpt/save_time", "ms", B::kLower, A::kMean, "time training is blocked per checkpoint save"},
+    {"ckpt/restore_time", "ms", B::kLower, A::kMean, "time to load state after a restart"},
+    {"ckpt/size", "bytes", B::kLower, A::kMean, "bytes written per checkpoint, full and incremental separately"},
+    {"ckpt/write_bw", "GB/s", B::kHigher, A::kMean, "checkpoint bytes / write time"},
+    // Inference (anchors: MLPerf LoadGen, Triton perf_analyzer).
+    {"infer/latency", "ms", B::kLower, A::kMean, "request latency; p50, p90, p99, p99.9"},
+    {"infer/throughput", "req/s", B::kHigher, A::kMean, "completed requests per second"},
+    {"infer/error_rate", "%", B::kLower, A::kMean, "failed or timed-out requests / sent"},
+    {"infer/queue_time", "ms", B::kLower, A::kMean, "time a request waits for a batch; p50, p99"},
+    {"infer/batch_size", "requests", B::kHigher, A::kMean, "mean executed batch size"},
+    {"infer/ttft", "ms", B::kLower, A::kMean, "time to first token (streaming models)"},
+    {"infer/tpot", "ms", B::kLower, A::kMean, "time per output token (streaming models)"},
+    // Faults and resources.
+    {"fault/apply_latency", "us", B::kLower, A::kMean, "scheduled time -> fault in effect (the harness's own precision)"},
+    {"fault/effect_error", "%", B::kLower, A::kMean, "measured effect vs requested (e.g. RTT added vs delay asked)"},
+    {"node/cpu_util", "%", B::kNone, A::kMean, "CPU use per node (from its cgroup)"},
+    {"node/rss", "MiB", B::kLower, A::kMax, "peak resident memory per node"},
+    {"net/tx_bytes", "bytes", B::kNone, A::kMax, "per node interface counters"},
+    {"net/rx_bytes", "bytes", B::kNone, A::kMax, "per node interface counters"},
+    {"net/retransmits", "count", B::kLower, A::kMax, "TCP retransmissions per node"},
+    {"gpu/memory_used", "MiB", B::kNone, A::kMax, "GPU memory in use (GPU only)"},
+    {"gpu/xid_events", "count", B::kNone, A::kSum, "Xid error events (GPU only)"},
+});
+
+}  // namespace
+
+std::span<const MetricSpec> metric_catalogue() { return kCatalogue; }
+
+const MetricSpec* find_metric(std::string_view name) {
+  for (const auto& m : kCatalogue) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+std::string_view to_string(Better b) {
+  switch (b) {
+    case Better::kHigher: return "higher";
+    case Better::kLower: return "lower";
+    case Better::kNone: return "none";
+  }
+  return "none";
+}
+
+std::string_view to_string(Aggregation a) {
+  switch (a) {
+    case Aggregation::kMean: return "mean";
+    case Aggregation::kSum: return "sum";
+    case Aggregation::kLast: return "last";
+    case Aggregation::kMax: return "max";
+    case Aggregation::kMin: return "min";
+  }
+  return "mean";
+}
+
+}  // namespace chaosbench::bench

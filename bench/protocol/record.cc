@@ -1,0 +1,153 @@
+#include "bench/protocol/record.h"
+
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace chaosbench::bench {
+namespace {
+
+using nlohmann::json;
+
+bool to_label(const json& j, LabelValue& out) {
+  if (j.is_string()) {
+    out = j.get<std::string>();
+  } else if (j.is_number_integer()) {
+    out = j.get<std::int64_t>();
+  } else if (j.is_number()) {
+    out = j.get<double>();
+  } else if (j.is_boolean()) {
+    out = std::string(j.get<bool>() ? "true" : "false");
+  } else {
+    return false;
+  }
+  return true;
+}
+
+json label_json(const Labels& labels) {
+  json out = json::object();
+  for (const auto& [k, v] : labels) {
+    std::visit([&](const auto& x) { out[k] = x; }, v);
+  }
+  return out;
+}
+
+}  // namespace
+
+DecodeResult decode_record(std::string_view line) {
+  DecodeResult r;
+  json j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    r.error = "not valid JSON";
+    return r;
+  }
+  if (!j.is_object()) {
+    r.error = "not a JSON object";
+    return r;
+  }
+  auto type = j.find("type");
+  if (type == j.end() || !type->is_string()) {
+    r.error = "missing \"type\" (\"sample\" or \"event\")";
+    return r;
+  }
+  auto get_common = [&](int& rank, double& time, std::string& name) -> bool {
+    auto rk = j.find("rank");
+    if (rk == j.end() || !rk->is_number_integer() || rk->get<std::int64_t>() < 0) {
+      r.error = "\"rank\" must be a non-negative integer";
+      return false;
+    }
+    rank = rk->get<int>();
+    auto t = j.find("time");
+    if (t != j.end()) {
+      if (!t->is_number()) {
+        r.error = "\"time\" must be a number (seconds since the Unix epoch)";
+        return false;
+      }
+      time = t->get<double>();
+    }
+    auto n = j.find("name");
+    if (n == j.end() || !n->is_string() || n->get_ref<const std::string&>().empty()) {
+      r.error = "\"name\" must be a non-empty string";
+      return false;
+    }
+    name = n->get<std::string>();
+    return true;
+  };
+  auto read_labels = [&](const char* key, Labels& out) -> bool {
+    auto it = j.find(key);
+    if (it == j.end()) return true;
+    if (!it->is_object()) {
+      r.error = fmt::format("\"{}\" must be an object", key);
+      return false;
+    }
+    for (const auto& [k, v] : it->items()) {
+      LabelValue lv;
+      if (!to_label(v, lv)) {
+        r.error = fmt::format("\"{}.{}\" must be a string, number or boolean", key, k);
+        return false;
+      }
+      out.emplace(k, std::move(lv));
+    }
+    return true;
+  };
+  const auto& kind = type->get_ref<const std::string&>();
+  if (kind == "sample") {
+    Sample s;
+    if (!get_common(s.rank, s.time, s.name)) return r;
+    auto v = j.find("value");
+    if (v == j.end() || !v->is_number() || !std::isfinite(v->get<double>())) {
+      r.error = "\"value\" must be a finite number";
+      return r;
+    }
+    s.value = v->get<double>();
+    auto u = j.find("unit");
+    if (u != j.end()) {
+      if (!u->is_string()) {
+        r.error = "\"unit\" must be a string";
+        return r;
+      }
+      s.unit = u->get<std::string>();
+    }
+    if (!read_labels("labels", s.labels)) return r;
+    r.record = std::move(s);
+  } else if (kind == "event") {
+    Event e;
+    if (!get_common(e.rank, e.time, e.name)) return r;
+    if (!read_labels("fields", e.fields)) return r;
+    r.record = std::move(e);
+  } else {
+    r.error = fmt::format("unknown \"type\" \"{}\" (expected \"sample\" or \"event\")", kind);
+    return r;
+  }
+  r.ok = true;
+  return r;
+}
+
+std::string encode_record(const Record& record) {
+  json j;
+  if (const auto* s = std::get_if<Sample>(&record)) {
+    j = {{"type", "sample"}, {"rank", s->rank}, {"time", s->time}, {"name", s->name},
+         {"value", s->value}, {"unit", s->unit}};
+    if (!s->labels.empty()) j["labels"] = label_json(s->labels);
+  } else {
+    const auto& e = std::get<Event>(record);
+    j = {{"type", "event"}, {"rank", e.rank}, {"time", e.time}, {"name", e.name}};
+    if (!e.fields.empty()) j["fields"] = label_json(e.fields);
+  }
+  std::string out = j.dump();
+  out.push_back('\n');
+  return out;
+}
+
+double wall_time_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string label_to_string(const LabelValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  return fmt::format("{}", std::get<double>(v));
+}
+
+}  // namespace chaosbench::bench

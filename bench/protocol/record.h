@@ -1,0 +1,60 @@
+// The metrics wire protocol: one JSON object per line, sent by any rank to the harness.
+// This header is the protocol's single definition (docs/metrics-protocol.md describes it
+// for other languages). Workloads and the harness both use it; it knows nothing else.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace chaosbench::bench {
+
+// Label and field values keep their JSON flavour: a string, an integer or a real number.
+using LabelValue = std::variant<std::string, std::int64_t, double>;
+using Labels = std::map<std::string, LabelValue>;
+
+// {"type":"sample","rank":0,"time":1764450000.25,"name":"comm/latency","value":812.5,
+//  "unit":"us","labels":{"collective":"allreduce","bytes":16777216}}
+struct Sample {
+  int rank = 0;
+  double time = 0;  // seconds since the Unix epoch, as the rank's clock read it
+  std::string name;
+  double value = 0;
+  std::string unit;
+  Labels labels;
+};
+
+// {"type":"event","rank":0,"time":1764450000.25,"name":"step","fields":{"step":150}}
+// The harness knows a few event names (see docs/metrics-protocol.md): "step" drives
+// at_step triggers.
+struct Event {
+  int rank = 0;
+  double time = 0;
+  std::string name;
+  Labels fields;
+};
+
+using Record = std::variant<Sample, Event>;
+
+struct DecodeResult {
+  bool ok = false;
+  Record record;
+  std::string error;  // why the line is malformed, when !ok
+};
+
+// Decodes one line (without its newline). Never throws: malformed input is an error
+// result that the harness counts.
+DecodeResult decode_record(std::string_view line);
+
+// Encodes one record as a single line, newline included.
+std::string encode_record(const Record& record);
+
+// Seconds since the Unix epoch, the clock every record's "time" uses.
+double wall_time_now();
+
+// Renders a label value the way results.json does (integers without a decimal point).
+std::string label_to_string(const LabelValue& v);
+
+}  // namespace chaosbench::bench

@@ -1,0 +1,264 @@
+#include "reports/json_io.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace chaosbench::reports {
+namespace {
+
+using nlohmann::ordered_json;
+using json = ordered_json;
+
+// JSON has no NaN or infinity: such values are written as null (google/benchmark once
+// wrote a bare NaN, which no parser accepts).
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json labels_json(const Labels& labels) {
+  json out = json::object();
+  for (const auto& [k, v] : labels) {
+    if (const auto* d = std::get_if<double>(&v)) {
+      out[k] = number(*d);
+    } else {
+      std::visit([&](const auto& x) { out[k] = x; }, v);
+    }
+  }
+  return out;
+}
+
+template <class T>
+json optional_number(const std::optional<T>& v) {
+  return v ? number(static_cast<double>(*v)) : json(nullptr);
+}
+
+json stats_json(const Stats& s) {
+  return json{{"n", s.n},         {"mean", number(s.mean)}, {"stddev", number(s.stddev)},
+              {"min", number(s.min)}, {"p50", number(s.p50)},   {"p90", number(s.p90)},
+              {"p99", number(s.p99)}, {"max", number(s.max)},   {"sum", number(s.sum)}};
+}
+
+Labels labels_from(const json& j) {
+  Labels out;
+  if (!j.is_object()) return out;
+  for (const auto& [k, v] : j.items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+    else if (v.is_number_integer()) out[k] = v.get<std::int64_t>();
+    else if (v.is_number()) out[k] = v.get<double>();
+    else if (v.is_null()) out[k] = std::nan("");
+  }
+  return out;
+}
+
+double num(const json& j, const char* key, double dflt = 0) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : dflt;
+}
+
+std::optional<double> opt_num(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it != j.end() && it->is_number()) return it->get<double>();
+  return std::nullopt;
+}
+
+std::string str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::string label_to_string(const LabelValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  return fmt::format("{}", std::get<double>(v));
+}
+
+std::string to_json(const RunResult& run, int indent) {
+  json j;
+  j["schema_version"] = run.schema_version;
+  j["tool"] = {{"name", run.tool_name}, {"version", run.tool_version}};
+  json scenario = json::parse(run.scenario_json.empty() ? "{}" : run.scenario_json, nullptr, false);
+  j["scenario"] = scenario.is_discarded() ? json::object() : scenario;
+  json backends = json::object();
+  for (const auto& [k, v] : run.environment.backends) backends[k] = v;
+  j["environment"] = {{"host", run.environment.host},
+                      {"kernel", run.environment.kernel},
+                      {"cpus", run.environment.cpus},
+                      {"cluster", run.environment.cluster},
+                      {"backends", backends}};
+  j["seed"] = run.seed;
+  j["started_at"] = run.started_at;
+  j["duration_s"] = number(run.duration_s);
+  j["verdict"] = run.verdict;
+  j["reason"] = run.reason;
+  json phases = json::array();
+  for (const auto& p : run.phases)
+    phases.push_back({{"name", p.name}, {"start_s", number(p.start_s)}, {"end_s", number(p.end_s)}});
+  j["phases"] = phases;
+  json faults = json::array();
+  for (const auto& f : run.faults) {
+    faults.push_back({{"name", f.name},
+                      {"type", f.type},
+                      {"targets", f.targets},
+                      {"occurrence", f.occurrence},
+                      {"applied_at_s", optional_number(f.applied_at_s)},
+                      {"reverted_at_s", optional_number(f.reverted_at_s)},
+                      {"backend", f.backend},
+                      {"apply_latency_us", optional_number(f.apply_latency_us)},
+                      {"reversible", f.reversible},
+                      {"error", f.error}});
+  }
+  j["faults"] = faults;
+  json metrics = json::array();
+  for (const auto& m : run.metrics) {
+    json rec = {{"name", m.name}, {"unit", m.unit}, {"better", m.better},
+                {"labels", labels_json(m.labels)}, {"value", number(m.value)}};
+    if (m.stats) rec["stats"] = stats_json(*m.stats);
+    metrics.push_back(std::move(rec));
+  }
+  j["metrics"] = metrics;
+  json series = json::array();
+  for (const auto& s : run.series) {
+    json t = json::array(), v = json::array();
+    for (double x : s.t) t.push_back(number(x));
+    for (double x : s.v) v.push_back(number(x));
+    series.push_back({{"name", s.name}, {"unit", s.unit}, {"labels", labels_json(s.labels)},
+                      {"t", t}, {"v", v}});
+  }
+  j["series"] = series;
+  json checks = json::array();
+  for (const auto& c : run.checks) {
+    checks.push_back({{"metric", c.metric}, {"labels", labels_json(c.labels)}, {"op", c.op},
+                      {"threshold", number(c.threshold)}, {"value", optional_number(c.value)},
+                      {"status", c.status}, {"message", c.message}});
+  }
+  j["checks"] = checks;
+  json procs = json::array();
+  for (const auto& p : run.processes) {
+    procs.push_back({{"role", p.role}, {"rank", p.rank}, {"node", p.node}, {"pid", p.pid},
+                     {"exit_code", optional_number(p.exit_code)},
+                     {"signal", optional_number(p.signal)},
+                     {"started_at_s", number(p.started_at_s)},
+                     {"ended_at_s", optional_number(p.ended_at_s)},
+                     {"stdout", p.stdout_log}, {"stderr", p.stderr_log}});
+  }
+  j["processes"] = procs;
+  j["protocol"] = {{"samples", run.protocol.samples},
+                   {"events", run.protocol.events},
+                   {"malformed", run.protocol.malformed},
+                   {"malformed_examples", run.protocol.malformed_examples}};
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+RunResult from_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw std::runtime_error("not a JSON object");
+  if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
+    throw std::runtime_error("no schema_version: not a chaosbench results file");
+  RunResult r;
+  r.schema_version = j["schema_version"].get<int>();
+  if (r.schema_version > kSchemaVersion)
+    throw std::runtime_error(fmt::format("schema_version {} is newer than this chaosbench ({})",
+                                         r.schema_version, kSchemaVersion));
+  if (j.contains("tool")) {
+    r.tool_name = str(j["tool"], "name");
+    r.tool_version = str(j["tool"], "version");
+  }
+  if (j.contains("scenario")) {
+    r.scenario_json = j["scenario"].dump();
+    r.scenario_name = str(j["scenario"], "name");
+  }
+  if (j.contains("environment")) {
+    const auto& e = j["environment"];
+    r.environment.host = str(e, "host");
+    r.environment.kernel = str(e, "kernel");
+    r.environment.cpus = static_cast<int>(num(e, "cpus"));
+    r.environment.cluster = str(e, "cluster");
+    if (e.contains("backends") && e["backends"].is_object())
+      for (const auto& [k, v] : e["backends"].items())
+        if (v.is_string()) r.environment.backends[k] = v.get<std::string>();
+  }
+  r.seed = static_cast<std::uint64_t>(num(j, "seed"));
+  r.started_at = str(j, "started_at");
+  r.duration_s = num(j, "duration_s");
+  r.verdict = str(j, "verdict");
+  r.reason = str(j, "reason");
+  for (const auto& p : j.value("phases", json::array()))
+    r.phases.push_back({str(p, "name"), num(p, "start_s"), num(p, "end_s")});
+  for (const auto& f : j.value("faults", json::array())) {
+    FaultRecord fr;
+    fr.name = str(f, "name");
+    fr.type = str(f, "type");
+    if (f.contains("targets"))
+      for (const auto& t : f["targets"]) if (t.is_string()) fr.targets.push_back(t.get<std::string>());
+    fr.occurrence = static_cast<int>(num(f, "occurrence", 1));
+    fr.applied_at_s = opt_num(f, "applied_at_s");
+    fr.reverted_at_s = opt_num(f, "reverted_at_s");
+    fr.backend = str(f, "backend");
+    fr.apply_latency_us = opt_num(f, "apply_latency_us");
+    fr.reversible = f.value("reversible", true);
+    fr.error = str(f, "error");
+    r.faults.push_back(std::move(fr));
+  }
+  for (const auto& m : j.value("metrics", json::array())) {
+    MetricRecord mr;
+    mr.name = str(m, "name");
+    mr.unit = str(m, "unit");
+    mr.better = str(m, "better");
+    mr.labels = labels_from(m.value("labels", json::object()));
+    mr.value = num(m, "value", std::nan(""));
+    if (m.contains("stats") && m["stats"].is_object()) {
+      const auto& s = m["stats"];
+      mr.stats = Stats{static_cast<std::uint64_t>(num(s, "n")), num(s, "mean"), num(s, "stddev"),
+                       num(s, "min"), num(s, "p50"), num(s, "p90"), num(s, "p99"),
+                       num(s, "max"), num(s, "sum")};
+    }
+    r.metrics.push_back(std::move(mr));
+  }
+  for (const auto& s : j.value("series", json::array())) {
+    Series se;
+    se.name = str(s, "name");
+    se.unit = str(s, "unit");
+    se.labels = labels_from(s.value("labels", json::object()));
+    for (const auto& x : s.value("t", json::array())) se.t.push_back(x.is_number() ? x.get<double>() : std::nan(""));
+    for (const auto& x : s.value("v", json::array())) se.v.push_back(x.is_number() ? x.get<double>() : std::nan(""));
+    r.series.push_back(std::move(se));
+  }
+  for (const auto& c : j.value("checks", json::array())) {
+    CheckResult cr;
+    cr.metric = str(c, "metric");
+    cr.labels = labels_from(c.value("labels", json::object()));
+    cr.op = str(c, "op");
+    cr.threshold = num(c, "threshold");
+    cr.value = opt_num(c, "value");
+    cr.status = str(c, "status");
+    cr.message = str(c, "message");
+    r.checks.push_back(std::move(cr));
+  }
+  for (const auto& p : j.value("processes", json::array())) {
+    ProcessRecord pr;
+    pr.role = str(p, "role");
+    pr.rank = static_cast<int>(num(p, "rank"));
+    pr.node = str(p, "node");
+    pr.pid = static_cast<std::int64_t>(num(p, "pid"));
+    if (auto v = opt_num(p, "exit_code")) pr.exit_code = static_cast<int>(*v);
+    if (auto v = opt_num(p, "signal")) pr.signal = static_cast<int>(*v);
+    pr.started_at_s = num(p, "started_at_s");
+    pr.ended_at_s = opt_num(p, "ended_at_s");
+    pr.stdout_log = str(p, "stdout");
+    pr.stderr_log = str(p, "stderr");
+    r.processes.push_back(std::move(pr));
+  }
+  if (j.contains("protocol")) {
+    const auto& p = j["protocol"];
+    r.protocol.samples = static_cast<std::uint64_t>(num(p, "samples"));
+    r.protocol.events = static_cast<std::uint64_t>(num(p, "events"));
+    r.protocol.malformed = static_cast<std::uint64_t>(num(p, "malformed"));
+    for (const auto& x : p.value("malformed_examples", json::array()))
+      if (x.is_string()) r.protocol.malformed_examples.push_back(x.get<std::string>());
+  }
+  return r;
+}
+
+}  // namespace chaosbench::reports

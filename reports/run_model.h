@@ -1,0 +1,121 @@
+// The run model: what one chaosbench run produced, as plain values. results.json is its
+// serialization (json_io.h); every reporter reads only this, never a live object.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace chaosbench::reports {
+
+inline constexpr int kSchemaVersion = 1;
+
+// Labels keep their JSON type: "bytes": 16777216 stays a number.
+using LabelValue = std::variant<std::string, std::int64_t, double>;
+using Labels = std::map<std::string, LabelValue>;
+
+struct Stats {
+  std::uint64_t n = 0;
+  double mean = 0, stddev = 0, min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, sum = 0;
+};
+
+struct MetricRecord {
+  std::string name;
+  std::string unit;
+  std::string better;  // "higher", "lower", "none"
+  Labels labels;       // always holds "phase"
+  double value = 0;
+  std::optional<Stats> stats;
+};
+
+struct Series {
+  std::string name;
+  std::string unit;
+  Labels labels;
+  std::vector<double> t;  // seconds since the workload started
+  std::vector<double> v;
+};
+
+struct Phase {
+  std::string name;  // "baseline", "fault:NAME", "recovery:NAME"
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct FaultRecord {
+  std::string name;
+  std::string type;
+  std::vector<std::string> targets;
+  int occurrence = 1;  // 1-based, for repeated faults
+  std::optional<double> applied_at_s;
+  std::optional<double> reverted_at_s;
+  std::string backend;
+  std::optional<double> apply_latency_us;
+  bool reversible = true;
+  std::string error;  // why apply or revert failed, empty when both worked
+};
+
+struct CheckResult {
+  std::string metric;
+  Labels labels;
+  std::string op;  // ">=", "<="
+  double threshold = 0;
+  std::optional<double> value;  // absent when no record matched
+  std::string status;           // "pass", "fail"
+  std::string message;
+};
+
+struct ProcessRecord {
+  std::string role;  // "rank"
+  int rank = 0;
+  std::string node;
+  std::int64_t pid = 0;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  double started_at_s = 0;
+  std::optional<double> ended_at_s;
+  std::string stdout_log, stderr_log;  // relative to the run directory
+};
+
+struct Environment {
+  std::string host;
+  std::string kernel;
+  int cpus = 0;
+  std::string cluster;  // "local processes" or "network namespaces"
+  std::map<std::string, std::string> backends;
+};
+
+struct ProtocolStats {
+  std::uint64_t samples = 0;
+  std::uint64_t events = 0;
+  std::uint64_t malformed = 0;
+  std::vector<std::string> malformed_examples;  // the first few, with their reason
+};
+
+struct RunResult {
+  int schema_version = kSchemaVersion;
+  std::string tool_name = "chaosbench";
+  std::string tool_version;
+  std::string scenario_json;  // the resolved scenario, overrides applied (JSON text)
+  std::string scenario_name;
+  Environment environment;
+  std::uint64_t seed = 0;
+  std::string started_at;  // UTC, ISO 8601
+  double duration_s = 0;
+  std::string verdict;  // "pass", "fail", "error", "interrupted"
+  std::string reason;
+  std::vector<Phase> phases;
+  std::vector<FaultRecord> faults;
+  std::vector<MetricRecord> metrics;
+  std::vector<Series> series;
+  std::vector<CheckResult> checks;
+  std::vector<ProcessRecord> processes;
+  ProtocolStats protocol;
+};
+
+std::string label_to_string(const LabelValue& v);
+
+}  // namespace chaosbench::reports
