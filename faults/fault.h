@@ -1,0 +1,59 @@
+// The one interface every fault type implements. Public apply()/revert() are non-virtual:
+// they time, log and enforce the contract once; each type implements do_apply/do_revert.
+//
+// Contract (../shared/ARCHITECTURE.md "Faults"):
+// - apply() acts on the resolved target; it records what revert() needs before acting
+//   (the journal arrives with the virtual cluster; until then the runner keeps the list).
+// - revert() is idempotent: reverting what is already gone is success. A failure throws
+//   FaultError and is reported by the runner, never swallowed.
+// - irreversible types (a kill) report reversible() == false; the runner never reverts
+//   them and restarts instead where the scenario says so.
+// Threads: a Fault is used from the runner's thread only. Both calls may block briefly.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "faults/param.h"
+#include "faults/target.h"
+
+namespace chaosbench::faults {
+
+class FaultError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Fault {
+ public:
+  virtual ~Fault() = default;
+  Fault(const Fault&) = delete;
+  Fault& operator=(const Fault&) = delete;
+
+  // Puts the fault in effect on `target`. Throws FaultError when it cannot; then nothing
+  // of it remains in effect. Calling apply() twice without revert() is a logic error.
+  void apply(const ResolvedTarget& target);
+
+  // Takes the fault out of effect. Idempotent; a no-op before apply().
+  void revert();
+
+  bool applied() const { return applied_; }
+  virtual bool reversible() const { return true; }
+  // The mechanism used ("none", "netem", "nfqueue", "signal", ...), named in results.
+  virtual std::string backend() const = 0;
+  // How long the last apply() took, for fault/apply_latency.
+  std::chrono::nanoseconds apply_duration() const { return apply_duration_; }
+
+ protected:
+  Fault() = default;
+
+ private:
+  virtual void do_apply(const ResolvedTarget& target) = 0;
+  virtual void do_revert() = 0;
+
+  bool applied_ = false;
+  std::chrono::nanoseconds apply_duration_{0};
+};
+
+}  // namespace chaosbench::faults

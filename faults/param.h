@@ -1,0 +1,57 @@
+// Fault parameters as declarations and typed values. A fault type declares its parameters
+// (name, kind, default, meaning); the scenario parser reads them generically, rejecting
+// unknown keys, and `chaosbench faults` prints the same declarations. Faults never see JSON.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "faults/units.h"
+
+namespace chaosbench::faults {
+
+enum class ParamKind { kDuration, kRate, kSize, kPercent, kInteger, kNumber, kString, kBool };
+
+std::string_view to_string(ParamKind kind);  // "duration", "rate", ...
+
+struct ParamSpec {
+  std::string_view name;
+  ParamKind kind;
+  bool required = false;
+  std::string_view default_text;  // as a scenario would write it; "" when none
+  std::string_view description;
+  double min = 0;                 // integers and numbers: inclusive bounds
+  double max = 1e18;
+};
+
+using ParamValue = std::variant<Duration, Rate, Size, Percent, std::int64_t, double, std::string, bool>;
+
+// The parameters of one fault, by name, already typed and range-checked.
+class Params {
+ public:
+  void set(std::string name, ParamValue value) { values_[std::move(name)] = std::move(value); }
+  bool has(std::string_view name) const { return values_.find(std::string(name)) != values_.end(); }
+
+  // Throws std::logic_error when absent or of another kind: the parser guarantees both
+  // for declared parameters, so this is a programming error.
+  template <class T>
+  const T& get(std::string_view name) const {
+    auto it = values_.find(std::string(name));
+    if (it == values_.end()) throw std::logic_error("fault parameter not set: " + std::string(name));
+    return std::get<T>(it->second);
+  }
+
+  const std::map<std::string, ParamValue>& values() const { return values_; }
+
+ private:
+  std::map<std::string, ParamValue> values_;
+};
+
+std::string to_string(const ParamValue& value);
+
+}  // namespace chaosbench::faults

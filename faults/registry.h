@@ -1,0 +1,34 @@
+// The fault registry: one explicit table of every fault type (no self-registration, which
+// linkers drop from static libraries and which has no stable order). `chaosbench faults`
+// prints it; the scenario parser reads parameters from it; the runner creates faults
+// through it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "faults/fault.h"
+#include "faults/param.h"
+#include "faults/target.h"
+
+namespace chaosbench::faults {
+
+struct FaultTypeInfo {
+  std::string_view type;         // "marker", "network.delay", ...
+  std::string_view summary;      // one line
+  std::span<const ParamSpec> params;
+  std::uint32_t target_forms;    // TargetForm bits accepted
+  bool reversible;
+  bool needs_namespaces;         // true when it only works on a namespaced cluster
+  std::function<std::unique_ptr<Fault>(const Params&)> make;
+};
+
+std::span<const FaultTypeInfo> fault_registry();
+
+// nullptr for an unknown type.
+const FaultTypeInfo* find_fault_type(std::string_view type);
+
+}  // namespace chaosbench::faults

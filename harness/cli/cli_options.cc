@@ -1,0 +1,32 @@
+#include "harness/cli/cli_options.h"
+
+#include <iostream>
+#include <spdlog/spdlog.h>
+
+namespace chaosbench::harness {
+
+CommandLine parse_command_line(const Args& args, po::options_description& options,
+                               const po::positional_options_description& positional) {
+  options.add_options()
+      ("help,h", "show this help")
+      ("verbose,v", "log more (debug level)")
+      ("quiet,q", "log only warnings and errors");
+  CommandLine cl;
+  try {
+    po::store(po::command_line_parser(args).options(options).positional(positional).run(), cl.vm);
+    po::notify(cl.vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  cl.help = cl.vm.count("help") > 0;
+  if (cl.vm.count("verbose") && cl.vm.count("quiet")) throw UsageError("--verbose and --quiet exclude each other");
+  if (cl.vm.count("verbose")) spdlog::set_level(spdlog::level::debug);
+  if (cl.vm.count("quiet")) spdlog::set_level(spdlog::level::warn);
+  return cl;
+}
+
+void print_help(const std::string& usage, const std::string& summary, const po::options_description& options) {
+  std::cout << "Usage: " << usage << "\n\n" << summary << "\n\n" << options << "\n";
+}
+
+}  // namespace chaosbench::harness

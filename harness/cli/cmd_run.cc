@@ -1,0 +1,89 @@
+// chaosbench run SCENARIO.json — the main job.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <iostream>
+
+#include "faults/units.h"
+#include "harness/cli/cli_options.h"
+#include "harness/cli/exit_code.h"
+#include "harness/runner/fault_schedule.h"
+#include "harness/runner/runner.h"
+#include "harness/runner/workload_launcher.h"
+#include "harness/scenario/scenario_loader.h"
+#include "reports/console_summary.h"
+
+namespace chaosbench::harness {
+namespace {
+
+// --dry-run: what would start and when faults would fire; nothing is created.
+void print_plan(const Scenario& s) {
+  LaunchContext ctx;
+  ctx.self_exe = "chaosbench";
+  ctx.run_dir = "<out>";
+  ctx.runtime_dir = "<runtime>";
+  ctx.metrics_address = "unix:<runtime>/metrics.sock";
+  ctx.scenario_dir = "<scenario_dir>";
+  ctx.run_id = "<run-id>";
+  ctx.node_addrs.assign(static_cast<std::size_t>(s.cluster.nodes), "127.0.0.1");
+  std::cout << fmt::format("scenario {}: {} node(s) x {} rank(s), workload {}, timeout {}, seed {}\n", s.name,
+                           s.cluster.nodes, s.cluster.ranks_per_node, workload_kind(s.workload),
+                           faults::to_string(s.timeout), s.seed);
+  for (const auto& l : plan_workload(s, ctx))
+    std::cout << fmt::format("  rank {} on node{}: {}\n", l.rank, l.node, fmt::join(l.spec.argv, " "));
+  FaultSchedule schedule(s.faults);
+  for (const auto& o : schedule.occurrences()) {
+    const auto& f = s.faults[o.fault];
+    std::string when = o.due_s ? fmt::format("at {:.3f}s", *o.due_s) : fmt::format("at step {}", *o.due_step);
+    std::string until = o.duration_s ? fmt::format(" for {:.3f}s", *o.duration_s) : " until the end";
+    std::cout << fmt::format("  fault {} ({}) #{} {}{}\n", f.name, f.type, o.number, when, until);
+  }
+  for (const auto& c : s.checks)
+    std::cout << fmt::format("  check {}{}{}\n", c.metric, c.min ? fmt::format(" >= {:g}", *c.min) : "",
+                             c.max ? fmt::format(" <= {:g}", *c.max) : "");
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("scenario", po::value<std::string>(), "scenario file")
+      ("out,o", po::value<std::string>(), "output directory (default runs/<scenario>-<UTC timestamp>/)")
+      ("set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override, e.g. workload.iters=50 (repeatable)")
+      ("seed", po::value<std::uint64_t>(), "seed for random choices (overrides the scenario's)")
+      ("dry-run", "validate and print the plan; start nothing");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  auto cl = parse_command_line(args, options, positional);
+  if (cl.help) {
+    print_help("chaosbench run SCENARIO.json [--out DIR] [--set KEY=VALUE]... [--seed N] [--dry-run] [--quiet]",
+               "Brings up the cluster, starts the workload, injects the scenario's faults on their timeline,\n"
+               "collects metrics, evaluates the checks and writes DIR/results.json, DIR/timeline.jsonl and\n"
+               "DIR/logs/. Exit 0 pass, 1 a check failed or the workload failed, 2 scenario error,\n"
+               "3 host cannot do it, 130 interrupted (everything stopped and reverted first).",
+               options);
+    return kExitPass;
+  }
+  if (!cl.vm.count("scenario")) throw UsageError("no scenario file given");
+  LoadOptions load;
+  if (cl.vm.count("set")) load.overrides = cl.vm["set"].as<std::vector<std::string>>();
+  if (cl.vm.count("seed")) load.seed = cl.vm["seed"].as<std::uint64_t>();
+  auto loaded = load_scenario(cl.vm["scenario"].as<std::string>(), load);
+  for (const auto& w : loaded.warnings) std::cerr << format_diagnostic(w) << "\n";
+  if (cl.vm.count("dry-run")) {
+    print_plan(loaded.scenario);
+    return kExitPass;
+  }
+  RunOptions run;
+  if (cl.vm.count("out")) run.out_dir = cl.vm["out"].as<std::string>();
+  run.quiet = cl.vm.count("quiet") > 0;
+  auto outcome = run_scenario(loaded.scenario, run);
+  if (run.quiet) {
+    std::cout << outcome.run_dir << "/results.json\n";
+  } else {
+    std::cout << reports::console_summary(outcome.result, outcome.run_dir);
+  }
+  return outcome.exit_code;
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,95 @@
+// chaosbench worker ROLE [...] — the built-in workload processes that `run` starts, one
+// per rank. Rank, world size and the metrics address come from the environment the
+// runner sets (CHAOSBENCH_RANK, CHAOSBENCH_WORLD_SIZE, CHAOSBENCH_METRICS), so a worker
+// can also be started by hand for debugging.
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "bench/collective/collective_benchmark.h"
+#include "faults/units.h"
+#include "harness/cli/cli_options.h"
+#include "harness/cli/exit_code.h"
+
+namespace chaosbench::harness {
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::uint64_t size_option(const po::variables_map& vm, const char* name) {
+  auto parsed = faults::parse_size(vm[name].as<std::string>());
+  if (!parsed) throw UsageError(std::string("--") + name + ": " + parsed.error);
+  return parsed->bytes;
+}
+
+int worker_collective(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("collectives", po::value<std::string>()->default_value("allreduce"), "comma-separated collectives")
+      ("algorithms", po::value<std::string>()->default_value("ring"), "comma-separated allreduce algorithms")
+      ("min-size", po::value<std::string>()->default_value("1KiB"), "smallest message")
+      ("max-size", po::value<std::string>()->default_value("16MiB"), "largest message")
+      ("factor", po::value<std::uint64_t>()->default_value(2), "size step factor")
+      ("warmup", po::value<int>()->default_value(5), "warm-up iterations per size")
+      ("iters", po::value<int>()->default_value(20), "timed iterations per size")
+      ("check", po::value<bool>()->default_value(true), "check results (0 or 1)")
+      ("store", po::value<std::string>()->required(), "rendezvous store, file:/dir")
+      ("prefix", po::value<std::string>()->default_value("chaosbench"), "store key prefix")
+      ("host", po::value<std::string>()->default_value("127.0.0.1"), "address to bind")
+      ("timeout-ms", po::value<long>()->default_value(30000), "gloo operation timeout");
+  po::options_description visible("Options");
+  visible.add(options);
+  auto cl = parse_command_line(args, options, {});
+  if (cl.help) {
+    print_help("chaosbench worker collective --store file:/dir [options]",
+               "One rank of the built-in collective benchmark (gloo over TCP). Reads CHAOSBENCH_RANK,\n"
+               "CHAOSBENCH_WORLD_SIZE and CHAOSBENCH_METRICS from the environment.",
+               visible);
+    return kExitPass;
+  }
+  bench::CollectiveConfig cfg;
+  cfg.rank = env_int("CHAOSBENCH_RANK", 0);
+  cfg.world_size = env_int("CHAOSBENCH_WORLD_SIZE", 1);
+  cfg.collectives = split_list(cl.vm["collectives"].as<std::string>());
+  cfg.algorithms = split_list(cl.vm["algorithms"].as<std::string>());
+  cfg.min_bytes = size_option(cl.vm, "min-size");
+  cfg.max_bytes = size_option(cl.vm, "max-size");
+  cfg.factor = cl.vm["factor"].as<std::uint64_t>();
+  cfg.warmup_iters = cl.vm["warmup"].as<int>();
+  cfg.iters = cl.vm["iters"].as<int>();
+  cfg.check = cl.vm["check"].as<bool>();
+  cfg.store = cl.vm["store"].as<std::string>();
+  cfg.store_prefix = cl.vm["prefix"].as<std::string>();
+  cfg.host = cl.vm["host"].as<std::string>();
+  cfg.timeout = std::chrono::milliseconds(cl.vm["timeout-ms"].as<long>());
+  if (auto why = bench::collective_config_error(cfg)) throw UsageError(*why);
+  auto metrics = bench::MetricsClient::from_environment();
+  return bench::run_collective_benchmark(cfg, metrics);
+}
+
+}  // namespace
+
+int cmd_worker(const Args& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << "Usage: chaosbench worker ROLE [options]\n\nRoles:\n"
+                 "  collective   one rank of the built-in collective benchmark\n";
+    return args.empty() ? kExitUsage : kExitPass;
+  }
+  Args rest(args.begin() + 1, args.end());
+  if (args[0] == "collective") return worker_collective(rest);
+  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective)");
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,75 @@
+#include "harness/runner/result_builder.h"
+
+#include <fmt/format.h>
+#include <sys/utsname.h>
+#include <thread>
+#include <unistd.h>
+
+#include "harness/runner/aggregator.h"
+#include "harness/runner/check_evaluator.h"
+
+namespace chaosbench::harness {
+
+reports::Environment describe_environment() {
+  reports::Environment env;
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) == 0) env.host = host;
+  utsname u{};
+  if (::uname(&u) == 0) env.kernel = fmt::format("{} {}", u.sysname, u.release);
+  env.cpus = static_cast<int>(std::thread::hardware_concurrency());
+  env.cluster = "local processes";
+  return env;
+}
+
+reports::RunResult build_result(const ResultInputs& in, const std::string& verdict, const std::string& reason) {
+  reports::RunResult r;
+  r.tool_version = CHAOSBENCH_VERSION;
+  r.scenario_json = in.scenario.resolved_json;
+  r.scenario_name = in.scenario.name;
+  r.environment = describe_environment();
+  for (const auto& f : in.faults)
+    if (!f.backend.empty()) r.environment.backends[f.type] = f.backend;
+  if (std::holds_alternative<CollectiveWorkload>(in.scenario.workload)) r.environment.backends["collective"] = "gloo/tcp";
+  r.seed = in.scenario.seed;
+  r.started_at = in.started_at;
+  r.duration_s = in.end_s;
+  r.phases = build_phases(in.schedule, in.scenario.faults, in.end_s);
+  r.faults = in.faults;
+  r.processes = in.processes;
+
+  auto samples = in.store.samples();
+  r.metrics = aggregate(samples, in.t0_wall, r.phases);
+  for (const auto& f : in.faults) {
+    if (!f.apply_latency_us) continue;
+    reports::MetricRecord m{"fault/apply_latency", "us", "lower",
+                            {{"phase", std::string("overall")}, {"fault", f.name},
+                             {"occurrence", static_cast<std::int64_t>(f.occurrence)}},
+                            *f.apply_latency_us, std::nullopt};
+    r.metrics.push_back(std::move(m));
+  }
+  r.series = build_series(samples, in.t0_wall);
+  r.checks = evaluate_checks(in.scenario.checks, r.metrics);
+
+  r.protocol.samples = in.store.sample_count();
+  r.protocol.events = in.store.event_count();
+  r.protocol.malformed = in.malformed;
+  r.protocol.malformed_examples = in.malformed_examples;
+
+  r.verdict = verdict;
+  r.reason = reason;
+  if (r.verdict == "pass") {
+    std::size_t failed = 0;
+    for (const auto& c : r.checks) failed += c.status == "fail";
+    if (failed) {
+      r.verdict = "fail";
+      for (const auto& c : r.checks) {
+        if (c.status != "fail") continue;
+        r.reason = fmt::format("{} check{} failed: {}", failed, failed == 1 ? "" : "s", c.message);
+        break;
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace chaosbench::harness

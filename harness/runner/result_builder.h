@@ -1,0 +1,35 @@
+// Assembles the run model (results.json) from what a run recorded: environment, phases,
+// aggregated metrics, series, fault records, checks and the verdict. Pure over its inputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/runner/fault_schedule.h"
+#include "harness/runner/sample_store.h"
+#include "harness/scenario/scenario.h"
+#include "reports/run_model.h"
+
+namespace chaosbench::harness {
+
+struct ResultInputs {
+  const Scenario& scenario;
+  std::string started_at;
+  double t0_wall;  // Unix seconds when the workload started
+  double end_s;    // workload-relative end of the run
+  const FaultSchedule& schedule;
+  const std::vector<reports::FaultRecord>& faults;
+  const std::vector<reports::ProcessRecord>& processes;
+  const SampleStore& store;
+  std::uint64_t malformed = 0;
+  std::vector<std::string> malformed_examples;
+};
+
+// `verdict`/`reason` are the run's own ("pass" unless something failed); failed checks
+// turn a pass into "fail".
+reports::RunResult build_result(const ResultInputs& in, const std::string& verdict, const std::string& reason);
+
+// Host name, kernel, CPUs: what results.json's "environment" says of this machine.
+reports::Environment describe_environment();
+
+}  // namespace chaosbench::harness

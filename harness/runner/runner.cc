@@ -1,0 +1,321 @@
+#include "harness/runner/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fmt/format.h>
+#include <memory>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "faults/registry.h"
+#include "harness/cli/exit_code.h"
+#include "harness/runner/fault_schedule.h"
+#include "harness/runner/metrics_server.h"
+#include "harness/runner/process_supervisor.h"
+#include "harness/runner/result_builder.h"
+#include "harness/runner/run_directory.h"
+#include "harness/runner/sample_store.h"
+#include "harness/runner/signal_guard.h"
+#include "harness/runner/target_resolver.h"
+#include "harness/runner/timeline_log.h"
+#include "harness/runner/workload_launcher.h"
+#include "reports/json_io.h"
+
+namespace chaosbench::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using TL = TimelineLog;
+
+// When one rank fails, the others get this long to finish (or fail) on their own before
+// they are stopped: a collective's peers notice a dead rank in well under a second.
+constexpr double kPeerGraceS = 3.0;
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("chaosbench") : p.string();
+}
+
+// A free TCP port on loopback for MASTER_PORT (bound then released; the workload binds it).
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 29500;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 29500;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+class Run {
+ public:
+  Run(const Scenario& s, const RunOptions& o) : scenario_(s), options_(o), schedule_(s.faults) {}
+
+  RunOutcome execute();
+
+ private:
+  double now_s() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  void start_workload();
+  void apply(std::size_t occurrence);
+  void revert(std::size_t occurrence);
+  void revert_all();
+  void on_exit(pid_t pid);
+  void fail(std::string reason, std::string verdict = "fail");
+  std::vector<RankProcess> rank_processes() const;
+
+  const Scenario& scenario_;
+  RunOptions options_;
+  FaultSchedule schedule_;
+  std::unique_ptr<RunDirectory> dir_;
+  std::unique_ptr<TimelineLog> timeline_;
+  SampleStore store_;
+  std::unique_ptr<MetricsServer> server_;
+  ProcessSupervisor supervisor_;
+  std::vector<RankLaunch> launches_;
+  std::vector<pid_t> pids_;  // by launch index
+  std::vector<reports::ProcessRecord> processes_;
+  std::vector<std::unique_ptr<faults::Fault>> faults_;  // by occurrence
+  std::vector<reports::FaultRecord> fault_records_;     // by occurrence
+  Clock::time_point t0_ = Clock::now();
+  double t0_wall_ = bench::wall_time_now();
+  std::string verdict_ = "pass";
+  std::string reason_;
+  int exit_code_ = kExitPass;
+  std::optional<double> first_failure_s_;
+};
+
+void Run::fail(std::string reason, std::string verdict) {
+  if (verdict_ == "pass") {
+    verdict_ = std::move(verdict);
+    reason_ = std::move(reason);
+    spdlog::error("{}", reason_);
+  }
+  if (!first_failure_s_) first_failure_s_ = now_s();
+}
+
+std::vector<RankProcess> Run::rank_processes() const {
+  std::vector<RankProcess> out;
+  for (std::size_t i = 0; i < launches_.size(); ++i) {
+    pid_t pid = i < pids_.size() ? pids_[i] : -1;
+    if (pid > 0 && !supervisor_.status(pid).running) pid = -1;
+    out.push_back({launches_[i].rank, launches_[i].node, pid});
+  }
+  return out;
+}
+
+void Run::start_workload() {
+  LaunchContext ctx;
+  ctx.self_exe = self_exe();
+  ctx.run_dir = dir_->out();
+  ctx.runtime_dir = dir_->runtime();
+  ctx.metrics_address = server_->address();
+  ctx.scenario_dir = fs::absolute(fs::path(scenario_.source_path).parent_path()).lexically_normal().string();
+  ctx.run_id = dir_->run_id();
+  ctx.node_addrs.assign(static_cast<std::size_t>(scenario_.cluster.nodes), "127.0.0.1");
+  const auto* command = std::get_if<CommandWorkload>(&scenario_.workload);
+  ctx.master_port = command && command->master_port ? *command->master_port : free_port();
+  launches_ = plan_workload(scenario_, ctx);
+  t0_ = Clock::now();
+  t0_wall_ = bench::wall_time_now();
+  timeline_->write(0, "workload_started", {{"kind", TL::str(workload_kind(scenario_.workload))},
+                                           {"ranks", TL::num(static_cast<double>(launches_.size()))},
+                                           {"wall", TL::num(t0_wall_)}});
+  for (const auto& l : launches_) {
+    pid_t pid = supervisor_.start(l.spec);  // throws when the program cannot start
+    pids_.push_back(pid);
+    reports::ProcessRecord p;
+    p.role = "rank";
+    p.rank = l.rank;
+    p.node = fmt::format("node{}", l.node);
+    p.pid = pid;
+    p.started_at_s = now_s();
+    p.stdout_log = fs::relative(l.spec.stdout_path, dir_->out()).string();
+    p.stderr_log = fs::relative(l.spec.stderr_path, dir_->out()).string();
+    processes_.push_back(p);
+    timeline_->write(p.started_at_s, "process_started",
+                     {{"rank", TL::num(l.rank)}, {"node", TL::str(p.node)}, {"pid", TL::num(pid)},
+                      {"argv0", TL::str(l.spec.argv.front())}});
+  }
+}
+
+void Run::apply(std::size_t i) {
+  const auto& o = schedule_.occurrences()[i];
+  const auto& spec = scenario_.faults[o.fault];
+  const auto* info = faults::find_fault_type(spec.type);
+  auto& rec = fault_records_[i];
+  double scheduled = o.due_s.value_or(now_s());
+  try {
+    auto target = resolve_target(spec.target, scenario_.cluster, rank_processes(), scenario_.seed, o.fault);
+    rec.targets = target.names();
+    faults_[i] = info->make(spec.params);
+    faults_[i]->apply(target);
+    double t = now_s();
+    schedule_.mark_applied(i, t);
+    rec.applied_at_s = t;
+    rec.backend = faults_[i]->backend();
+    // Scheduled time to in effect: the harness's own timing precision.
+    rec.apply_latency_us = std::max(0.0, (t - (o.due_step ? t : scheduled)) * 1e6 +
+                                             std::chrono::duration<double, std::micro>(faults_[i]->apply_duration()).count());
+    timeline_->write(t, "fault_applied", {{"fault", TL::str(spec.name)}, {"type", TL::str(spec.type)},
+                                          {"occurrence", TL::num(o.number)}, {"backend", TL::str(rec.backend)},
+                                          {"apply_latency_us", TL::num(*rec.apply_latency_us)}});
+    spdlog::info("fault {} ({}) applied at {:.3f}s on {}", spec.name, spec.type, t, fmt::join(rec.targets, ", "));
+  } catch (const std::exception& e) {
+    schedule_.mark_failed(i);
+    rec.error = e.what();
+    timeline_->write(now_s(), "fault_failed", {{"fault", TL::str(spec.name)}, {"error", TL::str(e.what())}});
+    fail(fmt::format("fault {} ({}) could not be applied: {}", spec.name, spec.type, e.what()), "error");
+  }
+}
+
+void Run::revert(std::size_t i) {
+  const auto& o = schedule_.occurrences()[i];
+  const auto& spec = scenario_.faults[o.fault];
+  auto& rec = fault_records_[i];
+  try {
+    if (faults_[i] && faults_[i]->reversible()) faults_[i]->revert();
+    double t = now_s();
+    schedule_.mark_reverted(i, t);
+    rec.reverted_at_s = t;
+    timeline_->write(t, "fault_reverted", {{"fault", TL::str(spec.name)}, {"occurrence", TL::num(o.number)}});
+    spdlog::info("fault {} reverted at {:.3f}s", spec.name, t);
+  } catch (const std::exception& e) {
+    schedule_.mark_failed(i);
+    rec.error = fmt::format("revert failed: {}", e.what());
+    timeline_->write(now_s(), "fault_revert_failed", {{"fault", TL::str(spec.name)}, {"error", TL::str(e.what())}});
+    fail(fmt::format("fault {} could not be reverted: {}", spec.name, e.what()), "error");
+  }
+}
+
+void Run::revert_all() {
+  // Reverse order of application, so layered faults unwind as they were built.
+  std::vector<std::size_t> active;
+  for (std::size_t i = 0; i < schedule_.occurrences().size(); ++i)
+    if (schedule_.occurrences()[i].state == OccurrenceState::kActive) active.push_back(i);
+  std::sort(active.begin(), active.end(), [&](auto a, auto b) {
+    return schedule_.occurrences()[a].applied_s > schedule_.occurrences()[b].applied_s;
+  });
+  for (auto i : active) revert(i);
+}
+
+void Run::on_exit(pid_t pid) {
+  auto it = std::find(pids_.begin(), pids_.end(), pid);
+  if (it == pids_.end()) return;
+  auto idx = static_cast<std::size_t>(it - pids_.begin());
+  const auto& st = supervisor_.status(pid);
+  auto& p = processes_[idx];
+  p.exit_code = st.exit_code;
+  p.signal = st.signal;
+  p.ended_at_s = now_s();
+  timeline_->write(*p.ended_at_s, "process_exited",
+                   {{"rank", TL::num(p.rank)}, {"pid", TL::num(static_cast<double>(pid))},
+                    {"exit_code", st.exit_code ? TL::num(*st.exit_code) : "null"},
+                    {"signal", st.signal ? TL::num(*st.signal) : "null"}});
+  bool ok = st.exit_code && *st.exit_code == 0;
+  if (!ok && !SignalGuard::received()) {
+    fail(st.exit_code ? fmt::format("rank {} exited with code {} (see {})", p.rank, *st.exit_code, p.stderr_log)
+                      : fmt::format("rank {} was killed by signal {} (see {})", p.rank, st.signal.value_or(0), p.stderr_log));
+  }
+}
+
+RunOutcome Run::execute() {
+  dir_ = std::make_unique<RunDirectory>(options_.out_dir, scenario_.name);
+  timeline_ = std::make_unique<TimelineLog>(dir_->out() + "/timeline.jsonl");
+  std::string started_at = utc_timestamp_iso();
+  timeline_->write(0, "run_started", {{"scenario", TL::str(scenario_.name)}, {"out", TL::str(dir_->out())},
+                                      {"seed", TL::num(static_cast<double>(scenario_.seed))}});
+  server_ = std::make_unique<MetricsServer>(dir_->runtime() + "/metrics.sock",
+                                            [this](const bench::Record& r, double received) {
+                                              store_.add(r, received);
+                                              if (const auto* e = std::get_if<bench::Event>(&r)) {
+                                                if (e->name != "step")
+                                                  timeline_->write(e->time - t0_wall_, "workload_event",
+                                                                   {{"rank", TL::num(e->rank)}, {"name", TL::str(e->name)}});
+                                              }
+                                            });
+  faults_.resize(schedule_.occurrences().size());
+  for (const auto& o : schedule_.occurrences()) {
+    const auto& spec = scenario_.faults[o.fault];
+    reports::FaultRecord rec;
+    rec.name = spec.name;
+    rec.type = spec.type;
+    rec.occurrence = o.number;
+    rec.reversible = faults::find_fault_type(spec.type)->reversible;
+    fault_records_.push_back(rec);
+  }
+  SignalGuard signals;
+  const double timeout_s = scenario_.timeout.seconds();
+  bool timed_out = false;
+  try {
+    start_workload();
+    while (true) {
+      if (SignalGuard::received()) break;
+      double t = now_s();
+      if (t > timeout_s) {
+        timed_out = true;
+        fail(fmt::format("the run passed its timeout of {}", faults::to_string(scenario_.timeout)));
+        break;
+      }
+      for (const auto& action : schedule_.due(t, store_.max_step())) {
+        if (action.kind == ScheduledAction::kApply) apply(action.occurrence);
+        else revert(action.occurrence);
+      }
+      if (verdict_ == "error") break;  // a fault could not be applied: stop, do not half-run
+      if (first_failure_s_ && t - *first_failure_s_ > kPeerGraceS) break;
+      auto wait = std::chrono::milliseconds(20);
+      if (auto next = schedule_.next_deadline()) {
+        auto until = std::chrono::duration<double>(std::max(0.0, *next - now_s()));
+        wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(until) + std::chrono::milliseconds(1));
+      }
+      for (pid_t pid : supervisor_.wait_any(wait)) on_exit(pid);
+      if (!supervisor_.any_running()) break;
+    }
+  } catch (const std::exception& e) {
+    fail(e.what(), "error");
+    exit_code_ = kExitUsage;
+  }
+  const double end_s = now_s();
+  if (int sig = SignalGuard::received()) {
+    verdict_ = "interrupted";
+    reason_ = fmt::format("interrupted by signal {}", sig);
+    spdlog::warn("{}: stopping every process and reverting every fault", reason_);
+  }
+  // Unwind: faults first (the workload may still be reporting), then processes.
+  revert_all();
+  supervisor_.stop_all();
+  for (std::size_t i = 0; i < pids_.size(); ++i)
+    if (!processes_[i].ended_at_s) on_exit(pids_[i]);
+  server_->stop();
+  timeline_->write(now_s(), "run_finished", {{"verdict", TL::str(verdict_)}, {"timed_out", timed_out ? "true" : "false"}});
+
+  ResultInputs in{scenario_, started_at, t0_wall_, end_s, schedule_, fault_records_, processes_, store_,
+                  server_->malformed(), server_->malformed_examples()};
+  RunOutcome out;
+  out.run_dir = dir_->out();
+  out.result = build_result(in, verdict_, reason_);
+  dir_->write_file("results.json", reports::to_json(out.result) + "\n");
+  if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;
+  else if (exit_code_ != kExitPass) out.exit_code = exit_code_;
+  else if (out.result.verdict != "pass") out.exit_code = kExitCheckFailed;
+  else out.exit_code = kExitPass;
+  return out;
+}
+
+}  // namespace
+
+RunOutcome run_scenario(const Scenario& scenario, const RunOptions& options) {
+  Run run(scenario, options);
+  return run.execute();
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,31 @@
+// Runs one scenario end to end: output directory, metrics server, workload processes,
+// fault timeline, supervision, then aggregation, checks and results.json. Every exit
+// path (normal, error, SIGINT/SIGTERM, timeout) stops every process it started and
+// reverts every fault it applied, in reverse order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/scenario/scenario.h"
+#include "reports/run_model.h"
+
+namespace chaosbench::harness {
+
+struct RunOptions {
+  std::string out_dir;  // empty: runs/<scenario>-<UTC timestamp>/
+  bool dry_run = false;
+  bool quiet = false;
+};
+
+struct RunOutcome {
+  int exit_code = 0;          // exit_code.h
+  std::string run_dir;        // where results.json and logs/ are
+  reports::RunResult result;  // what results.json holds
+};
+
+// Blocks until the run is over. Throws only for set-up failures before anything was
+// started (output directory not writable, ...).
+RunOutcome run_scenario(const Scenario& scenario, const RunOptions& options);
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,47 @@
+#include "harness/runner/sample_store.h"
+
+namespace chaosbench::harness {
+
+void SampleStore::add(const bench::Record& record, double received_at) {
+  if (const auto* s = std::get_if<bench::Sample>(&record)) {
+    std::lock_guard lock(mutex_);
+    samples_.push_back({*s, received_at});
+    return;
+  }
+  const auto& e = std::get<bench::Event>(record);
+  if (e.name == "step") {
+    auto it = e.fields.find("step");
+    if (it != e.fields.end()) {
+      std::int64_t step = -1;
+      if (const auto* i = std::get_if<std::int64_t>(&it->second)) step = *i;
+      else if (const auto* d = std::get_if<double>(&it->second)) step = static_cast<std::int64_t>(*d);
+      std::int64_t prev = max_step_.load();
+      while (step > prev && !max_step_.compare_exchange_weak(prev, step)) {
+      }
+    }
+  }
+  std::lock_guard lock(mutex_);
+  events_.push_back({e, received_at});
+}
+
+std::vector<StoredSample> SampleStore::samples() const {
+  std::lock_guard lock(mutex_);
+  return samples_;
+}
+
+std::vector<StoredEvent> SampleStore::events() const {
+  std::lock_guard lock(mutex_);
+  return events_;
+}
+
+std::uint64_t SampleStore::sample_count() const {
+  std::lock_guard lock(mutex_);
+  return samples_.size();
+}
+
+std::uint64_t SampleStore::event_count() const {
+  std::lock_guard lock(mutex_);
+  return events_.size();
+}
+
+}  // namespace chaosbench::harness

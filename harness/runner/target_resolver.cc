@@ -1,0 +1,59 @@
+#include "harness/runner/target_resolver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace chaosbench::harness {
+
+faults::ResolvedTarget resolve_target(const TargetSpec& target, const ClusterSpec& cluster,
+                                      const std::vector<RankProcess>& ranks, std::uint64_t seed,
+                                      std::size_t fault_index) {
+  using faults::TargetForm;
+  faults::ResolvedTarget out;
+  auto pick_nodes = [&](int count) {
+    std::vector<int> all(static_cast<std::size_t>(cluster.nodes));
+    std::iota(all.begin(), all.end(), 0);
+    // splitmix-style mixing keeps neighbouring faults' choices independent.
+    std::mt19937_64 rng(seed ^ (0x9E3779B97F4A7C15ull * (fault_index + 1)));
+    std::shuffle(all.begin(), all.end(), rng);
+    all.resize(static_cast<std::size_t>(std::clamp(count, 0, cluster.nodes)));
+    std::sort(all.begin(), all.end());
+    return all;
+  };
+  switch (target.form) {
+    case TargetForm::kAll:
+      for (int n = 0; n < cluster.nodes; ++n) out.nodes.push_back(n);
+      break;
+    case TargetForm::kNodes: out.nodes = target.indices; break;
+    case TargetForm::kRanks: out.ranks = target.indices; break;
+    case TargetForm::kRandom: out.nodes = pick_nodes(target.count); break;
+    case TargetForm::kPercent:
+      out.nodes = pick_nodes(static_cast<int>(std::ceil(target.percent.fraction() * cluster.nodes)));
+      break;
+    case TargetForm::kLinks:
+      out.links = target.links;
+      for (const auto& [a, b] : target.links) {
+        for (int n : {a, b})
+          if (std::find(out.nodes.begin(), out.nodes.end(), n) == out.nodes.end()) out.nodes.push_back(n);
+      }
+      break;
+    case TargetForm::kGroups:
+      out.groups = target.groups;
+      for (const auto& g : target.groups) out.nodes.insert(out.nodes.end(), g.begin(), g.end());
+      break;
+  }
+  // Ranks and pids follow from the nodes (or the ranks named).
+  bool by_rank = target.form == TargetForm::kRanks;
+  for (const auto& r : ranks) {
+    bool hit = by_rank ? std::find(out.ranks.begin(), out.ranks.end(), r.rank) != out.ranks.end()
+                       : std::find(out.nodes.begin(), out.nodes.end(), r.node) != out.nodes.end();
+    if (!hit) continue;
+    if (!by_rank) out.ranks.push_back(r.rank);
+    if (r.pid > 0) out.pids.push_back(r.pid);
+  }
+  return out;
+}
+
+}  // namespace chaosbench::harness

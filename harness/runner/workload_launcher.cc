@@ -1,0 +1,95 @@
+#include "harness/runner/workload_launcher.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "harness/scenario/placeholders.h"
+
+namespace chaosbench::harness {
+namespace {
+
+std::vector<std::string> collective_argv(const CollectiveWorkload& w, const LaunchContext& ctx, const std::string& host) {
+  return {ctx.self_exe,
+          "worker",
+          "collective",
+          "--collectives", fmt::format("{}", fmt::join(w.collectives, ",")),
+          "--algorithms", fmt::format("{}", fmt::join(w.algorithms, ",")),
+          "--min-size", fmt::format("{}B", w.min_size.bytes),
+          "--max-size", fmt::format("{}B", w.max_size.bytes),
+          "--factor", std::to_string(w.factor),
+          "--warmup", std::to_string(w.warmup_iters),
+          "--iters", std::to_string(w.iters),
+          "--check", w.check ? "1" : "0",
+          "--store", "file:" + ctx.runtime_dir + "/store",
+          "--prefix", ctx.run_id,
+          "--host", host,
+          "--timeout-ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(w.timeout.value).count())};
+}
+
+}  // namespace
+
+std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchContext& ctx) {
+  const auto& cluster = scenario.cluster;
+  std::vector<int> nodes;
+  const auto* command = std::get_if<CommandWorkload>(&scenario.workload);
+  if (command && !command->nodes.empty()) {
+    nodes = command->nodes;
+  } else {
+    for (int n = 0; n < cluster.nodes; ++n) nodes.push_back(n);
+  }
+  const int world = static_cast<int>(nodes.size()) * cluster.ranks_per_node;
+  const std::string master_addr = ctx.node_addrs.at(static_cast<std::size_t>(nodes.front()));
+
+  std::vector<RankLaunch> out;
+  int rank = 0;
+  for (int node : nodes) {
+    for (int local = 0; local < cluster.ranks_per_node; ++local, ++rank) {
+      RankLaunch l;
+      l.rank = rank;
+      l.node = node;
+      l.local_rank = local;
+      const std::string& addr = ctx.node_addrs.at(static_cast<std::size_t>(node));
+      auto lookup = [&](std::string_view name) -> std::string {
+        if (name == "rank") return std::to_string(l.rank);
+        if (name == "local_rank") return std::to_string(local);
+        if (name == "world_size") return std::to_string(world);
+        if (name == "node") return std::to_string(node);
+        if (name == "master_addr") return master_addr;
+        if (name == "master_port") return std::to_string(ctx.master_port);
+        if (name == "out") return ctx.run_dir;
+        if (name == "scenario_dir") return ctx.scenario_dir;
+        // "node.N.addr", checked by the parser
+        auto idx = std::stoul(std::string(name.substr(5, name.size() - 10)));
+        return ctx.node_addrs.at(idx);
+      };
+      auto& spec = l.spec;
+      spec.name = fmt::format("rank{}", rank);
+      spec.stdout_path = fmt::format("{}/logs/rank{}.out", ctx.run_dir, rank);
+      spec.stderr_path = fmt::format("{}/logs/rank{}.err", ctx.run_dir, rank);
+      spec.env = {{"CHAOSBENCH_RANK", std::to_string(rank)},
+                  {"CHAOSBENCH_WORLD_SIZE", std::to_string(world)},
+                  {"CHAOSBENCH_LOCAL_RANK", std::to_string(local)},
+                  {"CHAOSBENCH_NODE", std::to_string(node)},
+                  {"CHAOSBENCH_NODE_ADDR", addr},
+                  {"CHAOSBENCH_METRICS", ctx.metrics_address},
+                  {"CHAOSBENCH_RUN_DIR", ctx.run_dir},
+                  {"RANK", std::to_string(rank)},
+                  {"WORLD_SIZE", std::to_string(world)},
+                  {"LOCAL_RANK", std::to_string(local)},
+                  {"LOCAL_WORLD_SIZE", std::to_string(cluster.ranks_per_node)},
+                  {"MASTER_ADDR", master_addr},
+                  {"MASTER_PORT", std::to_string(ctx.master_port)}};
+      if (const auto* coll = std::get_if<CollectiveWorkload>(&scenario.workload)) {
+        spec.argv = collective_argv(*coll, ctx, addr);
+      } else {
+        for (const auto& a : command->argv) spec.argv.push_back(expand_placeholders(a, lookup));
+        for (const auto& [k, v] : command->env) spec.env[k] = expand_placeholders(v, lookup);
+        if (!command->cwd.empty()) spec.cwd = expand_placeholders(command->cwd, lookup);
+      }
+      out.push_back(std::move(l));
+    }
+  }
+  return out;
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,36 @@
+// Turns the scenario's workload into one process description per rank: the program, its
+// arguments (placeholders expanded), its environment (CHAOSBENCH_* and the torchrun
+// names) and its log files. Pure: starts nothing, so the plan is unit-tested and printed
+// by --dry-run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/runner/process_supervisor.h"
+#include "harness/scenario/scenario.h"
+
+namespace chaosbench::harness {
+
+struct LaunchContext {
+  std::string self_exe;         // this chaosbench binary, for built-in workers
+  std::string run_dir;          // --out, absolute
+  std::string runtime_dir;      // sockets and the rendezvous store
+  std::string metrics_address;  // "unix:/.../metrics.sock"
+  std::string scenario_dir;     // directory of the scenario file, absolute
+  std::string run_id;           // unique per run: separates rendezvous keys
+  int master_port = 29500;
+  std::vector<std::string> node_addrs;  // per node; "127.0.0.1" for local processes
+};
+
+struct RankLaunch {
+  int rank = 0;
+  int node = 0;
+  int local_rank = 0;
+  ProcessSpec spec;
+};
+
+// Throws std::runtime_error for what the parser cannot know (none today).
+std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchContext& ctx);
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,102 @@
+// checks: limits on metric records. Quantity strings are converted into the metric's unit
+// here, once, so the runner compares plain numbers.
+#include <fmt/format.h>
+
+#include "bench/catalogue/metric_catalogue.h"
+#include "harness/scenario/scenario_parts.h"
+#include "harness/scenario/suggest.h"
+
+namespace chaosbench::harness {
+namespace {
+
+const std::vector<std::string_view> kStats{"value", "mean", "min", "max", "p50", "p90", "p99"};
+
+// A limit written as a number, or as a quantity in a unit convertible to the metric's.
+std::optional<double> read_limit(ParseContext& ctx, const json& v, const std::string& path, std::string_view unit) {
+  if (v.is_number()) return v.get<double>();
+  if (!v.is_string()) {
+    ctx.error(path, fmt::format("expected a number or a quantity string such as \"30s\", got {}", describe(v)));
+    return std::nullopt;
+  }
+  const auto& text = v.get_ref<const std::string&>();
+  auto fail = [&](const std::string& why) {
+    ctx.error(path, why);
+    return std::nullopt;
+  };
+  if (unit == "s" || unit == "ms" || unit == "us" || unit == "ns") {
+    auto d = faults::parse_duration(text);
+    if (!d) return fail(d.error);
+    double ns = static_cast<double>(d->value.count());
+    double per = unit == "s" ? 1e9 : unit == "ms" ? 1e6 : unit == "us" ? 1e3 : 1.0;
+    return ns / per;
+  }
+  if (unit == "bytes") {
+    auto s = faults::parse_size(text);
+    if (!s) return fail(s.error);
+    return static_cast<double>(s->bytes);
+  }
+  if (unit == "%") {
+    auto p = faults::parse_percent(text);
+    if (!p) return fail(p.error);
+    return p->value;
+  }
+  if (unit == "GB/s") {
+    auto r = faults::parse_rate(text);
+    if (!r) return fail(r.error);
+    return static_cast<double>(r->bits_per_second) / 8e9;
+  }
+  return fail(fmt::format("\"{}\" cannot be converted into this metric's unit ({}): give a plain number", text,
+                          unit.empty() ? "none" : unit));
+}
+
+}  // namespace
+
+std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
+  std::vector<CheckSpec> out;
+  if (!value.is_array()) {
+    ctx.error("checks", fmt::format("expected an array of checks, got {}", describe(value)));
+    return out;
+  }
+  std::vector<std::string_view> catalogue;
+  for (const auto& m : bench::metric_catalogue()) catalogue.push_back(m.name);
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    std::string path = join_path("checks", i);
+    ObjectReader r(ctx, value[i], path, {"metric", "labels", "phase", "stat", "min", "max"});
+    if (!r.ok()) continue;
+    CheckSpec c;
+    r.require("metric", "a metric name such as \"comm/busbw\"");
+    if (auto m = r.string("metric")) {
+      c.metric = *m;
+      if (m->empty() || m->find('/') == std::string::npos)
+        ctx.error(r.path_of("metric"), fmt::format("expected a slash-separated metric name such as \"comm/busbw\", got \"{}\"", *m));
+      else if (!bench::find_metric(*m))
+        ctx.warning(r.path_of("metric"), fmt::format("\"{}\" is not in the catalogue (`chaosbench metrics`){}; fine for a "
+                                                     "metric your workload sends itself", *m, suggestion_suffix(*m, catalogue)));
+    }
+    if (const json* labels = r.raw("labels")) {
+      if (!labels->is_object()) {
+        ctx.error(r.path_of("labels"), fmt::format("expected an object of label values, got {}", describe(*labels)));
+      } else {
+        for (const auto& [k, v] : labels->items()) {
+          if (v.is_string()) c.labels[k] = v.get<std::string>();
+          else if (v.is_number_integer()) c.labels[k] = v.get<std::int64_t>();
+          else if (v.is_number()) c.labels[k] = v.get<double>();
+          else ctx.error(join_path(r.path_of("labels"), k), fmt::format("expected a string or number, got {}", describe(v)));
+        }
+      }
+    }
+    if (auto p = r.string("phase")) c.phase = *p;
+    if (auto s = r.choice("stat", kStats)) c.stat = *s;
+    if (!r.has("min") && !r.has("max")) ctx.error(path, "a check needs \"min\" or \"max\" (or both)");
+    const auto* spec = bench::find_metric(c.metric);
+    std::string_view unit = spec ? spec->unit : std::string_view();
+    if (const json* v = r.raw("min")) c.min = read_limit(ctx, *v, r.path_of("min"), unit);
+    if (const json* v = r.raw("max")) c.max = read_limit(ctx, *v, r.path_of("max"), unit);
+    if (c.min && c.max && *c.min > *c.max)
+      ctx.error(path, fmt::format("min ({}) is larger than max ({})", *c.min, *c.max));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,249 @@
+// faults: the generic envelope (name, type, target, trigger, duration, repeat) parsed
+// once here; each type's own parameters come from its declarations in the registry.
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <set>
+
+#include "faults/registry.h"
+#include "harness/scenario/scenario_parts.h"
+#include "harness/scenario/suggest.h"
+
+namespace chaosbench::harness {
+namespace {
+
+using faults::ParamKind;
+using faults::TargetForm;
+
+const std::vector<std::string_view> kEnvelope{"type", "name", "target", "at", "at_step", "duration", "repeat"};
+
+std::vector<std::string_view> type_names() {
+  std::vector<std::string_view> out;
+  for (const auto& t : faults::fault_registry()) out.push_back(t.type);
+  return out;
+}
+
+bool valid_name(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s[0])) return false;
+  for (char c : s)
+    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+  return true;
+}
+
+std::optional<TargetSpec> parse_target(ParseContext& ctx, const json& v, const std::string& path,
+                                       const ClusterSpec& cluster, std::uint32_t accepted) {
+  static const std::vector<std::pair<std::string_view, TargetForm>> kForms{
+      {"all", TargetForm::kAll},         {"nodes", TargetForm::kNodes},     {"ranks", TargetForm::kRanks},
+      {"random", TargetForm::kRandom},   {"percent", TargetForm::kPercent}, {"links", TargetForm::kLinks},
+      {"groups", TargetForm::kGroups}};
+  std::vector<std::string_view> names;
+  for (const auto& [n, f] : kForms) names.push_back(n);
+  if (!v.is_object() || v.size() != 1) {
+    ctx.error(path, fmt::format("expected an object with exactly one of \"{}\", got {}", fmt::join(names, "\", \""),
+                                v.is_object() ? fmt::format("{} keys", v.size()) : describe(v)));
+    return std::nullopt;
+  }
+  const auto& key = v.begin().key();
+  const json& val = v.begin().value();
+  std::string kp = join_path(path, key);
+  auto form = std::find_if(kForms.begin(), kForms.end(), [&](const auto& p) { return p.first == key; });
+  if (form == kForms.end()) {
+    ctx.error(kp, "unknown target form" + suggestion_suffix(key, names), true);
+    return std::nullopt;
+  }
+  if (!faults::accepts(accepted, form->second)) {
+    std::vector<std::string_view> ok;
+    for (const auto& [n, f] : kForms)
+      if (faults::accepts(accepted, f)) ok.push_back(n);
+    ctx.error(kp, fmt::format("this fault type does not accept \"{}\" targets (it accepts: {})", key, fmt::join(ok, ", ")),
+              true);
+    return std::nullopt;
+  }
+  TargetSpec t;
+  t.form = form->second;
+  switch (t.form) {
+    case TargetForm::kAll:
+      if (!val.is_boolean() || !val.get<bool>()) {
+        ctx.error(kp, fmt::format("expected true, got {}", describe(val)));
+        return std::nullopt;
+      }
+      break;
+    case TargetForm::kNodes:
+    case TargetForm::kRanks: {
+      int limit = t.form == TargetForm::kNodes ? cluster.nodes : cluster.world_size();
+      auto idx = read_index_list(ctx, val, kp, limit, t.form == TargetForm::kNodes ? "node" : "rank");
+      if (!idx) return std::nullopt;
+      t.indices = *idx;
+      break;
+    }
+    case TargetForm::kRandom: {
+      auto n = read_integer(ctx, val, kp, 1, cluster.nodes);
+      if (!n) return std::nullopt;
+      t.count = static_cast<int>(*n);
+      break;
+    }
+    case TargetForm::kPercent: {
+      if (!val.is_string()) {
+        ctx.error(kp, fmt::format("expected a percentage such as \"50%\", got {}", describe(val)));
+        return std::nullopt;
+      }
+      auto p = faults::parse_percent(val.get_ref<const std::string&>());
+      if (!p || p->value <= 0) {
+        ctx.error(kp, p ? std::string("expected a percentage above 0%") : p.error);
+        return std::nullopt;
+      }
+      t.percent = *p;
+      break;
+    }
+    case TargetForm::kLinks: {
+      if (!val.is_array() || val.empty()) {
+        ctx.error(kp, fmt::format("expected a non-empty array of node pairs such as [[0,1]], got {}", describe(val)));
+        return std::nullopt;
+      }
+      for (std::size_t i = 0; i < val.size(); ++i) {
+        auto pair = read_index_list(ctx, val[i], join_path(kp, i), cluster.nodes, "node");
+        if (!pair) return std::nullopt;
+        if (pair->size() != 2) {
+          ctx.error(join_path(kp, i), "expected a pair of two different nodes");
+          return std::nullopt;
+        }
+        t.links.emplace_back((*pair)[0], (*pair)[1]);
+      }
+      break;
+    }
+    case TargetForm::kGroups: {
+      if (!val.is_array() || val.size() < 2) {
+        ctx.error(kp, fmt::format("expected at least two groups of nodes such as [[0,1],[2,3]], got {}", describe(val)));
+        return std::nullopt;
+      }
+      std::set<int> seen;
+      for (std::size_t i = 0; i < val.size(); ++i) {
+        auto g = read_index_list(ctx, val[i], join_path(kp, i), cluster.nodes, "node");
+        if (!g) return std::nullopt;
+        for (int n : *g) {
+          if (!seen.insert(n).second) {
+            ctx.error(join_path(kp, i), fmt::format("node {} is in two groups", n));
+            return std::nullopt;
+          }
+        }
+        t.groups.push_back(*g);
+      }
+      break;
+    }
+  }
+  return t;
+}
+
+void parse_params(ObjectReader& r, const faults::FaultTypeInfo& info, faults::Params& out) {
+  for (const auto& p : info.params) {
+    if (!r.has(p.name)) {
+      if (p.required) r.require(p.name, fmt::format("a {}: {}", to_string(p.kind), p.description));
+      continue;
+    }
+    std::optional<faults::ParamValue> v;
+    switch (p.kind) {
+      case ParamKind::kDuration: if (auto x = r.duration(p.name)) v = *x; break;
+      case ParamKind::kRate: if (auto x = r.rate(p.name)) v = *x; break;
+      case ParamKind::kSize: if (auto x = r.size(p.name)) v = *x; break;
+      case ParamKind::kPercent: if (auto x = r.percent(p.name)) v = *x; break;
+      case ParamKind::kInteger:
+        if (auto x = r.integer(p.name, static_cast<std::int64_t>(p.min), static_cast<std::int64_t>(p.max))) v = *x;
+        break;
+      case ParamKind::kNumber:
+        if (auto x = r.number(p.name)) {
+          if (*x < p.min || *x > p.max)
+            r.ctx().error(r.path_of(p.name), fmt::format("expected a number from {} to {}, got {}", p.min, p.max, *x));
+          else v = *x;
+        }
+        break;
+      case ParamKind::kString: if (auto x = r.string(p.name)) v = *x; break;
+      case ParamKind::kBool: if (auto x = r.boolean(p.name)) v = *x; break;
+    }
+    if (v) out.set(std::string(p.name), std::move(*v));
+  }
+}
+
+}  // namespace
+
+std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
+  std::vector<FaultSpec> out;
+  if (!value.is_array()) {
+    ctx.error("faults", fmt::format("expected an array of faults, got {}", describe(value)));
+    return out;
+  }
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const json& f = value[i];
+    std::string path = join_path("faults", i);
+    if (!f.is_object()) {
+      ctx.error(path, fmt::format("expected a fault object, got {}", describe(f)));
+      continue;
+    }
+    const faults::FaultTypeInfo* info = nullptr;
+    auto type_it = f.find("type");
+    if (type_it == f.end()) {
+      ctx.error(path, fmt::format("missing required key \"type\" (one of: {})", fmt::join(type_names(), ", ")));
+    } else if (!type_it->is_string()) {
+      ctx.error(join_path(path, "type"), fmt::format("expected a string, got {}", describe(*type_it)));
+    } else {
+      info = faults::find_fault_type(type_it->get_ref<const std::string&>());
+      if (!info) {
+        const auto& t = type_it->get_ref<const std::string&>();
+        ctx.error(join_path(path, "type"), fmt::format("unknown fault type \"{}\"{} (known: {})", t,
+                                                       suggestion_suffix(t, type_names()), fmt::join(type_names(), ", ")));
+      }
+    }
+    std::vector<std::string_view> allowed = kEnvelope;
+    if (info)
+      for (const auto& p : info->params) allowed.push_back(p.name);
+    else  // without a known type, only report what is surely wrong
+      for (const auto& [k, _] : f.items()) allowed.push_back(k);
+    ObjectReader r(ctx, f, path, allowed);
+    FaultSpec spec;
+    if (info) spec.type = std::string(info->type);
+    if (auto n = r.string("name")) {
+      if (!valid_name(*n))
+        ctx.error(r.path_of("name"), fmt::format("expected 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit; got \"{}\"", *n));
+      spec.name = *n;
+    } else {
+      spec.name = fmt::format("{}-{}", spec.type.empty() ? "fault" : spec.type, i);
+    }
+    if (!names.insert(spec.name).second)
+      ctx.error(r.has("name") ? r.path_of("name") : path, fmt::format("two faults are named \"{}\"", spec.name));
+    if (info) {
+      if (const json* t = r.raw("target")) {
+        if (auto ts = parse_target(ctx, *t, r.path_of("target"), cluster, info->target_forms)) spec.target = *ts;
+      }
+      parse_params(r, *info, spec.params);
+    }
+    bool has_at = r.has("at"), has_step = r.has("at_step");
+    if (has_at == has_step)
+      ctx.error(path, has_at ? "has both \"at\" and \"at_step\": give exactly one trigger"
+                             : "missing a trigger: give \"at\" (a duration) or \"at_step\" (a step number)");
+    spec.at = r.duration("at");
+    if (auto s = r.integer("at_step", 0, INT64_MAX)) spec.at_step = *s;
+    spec.duration = r.duration("duration", /*allow_zero=*/false);
+    if (const json* rep = r.raw("repeat")) {
+      ObjectReader rr(ctx, *rep, r.path_of("repeat"), {"every", "count"});
+      rr.require("every", "a duration between applications");
+      rr.require("count", "how many times in all, 2 or more");
+      auto every = rr.duration("every", /*allow_zero=*/false);
+      auto count = rr.integer("count", 2, 1000);
+      if (every && count) {
+        spec.repeat = RepeatSpec{*every, static_cast<int>(*count)};
+        if (!spec.duration)
+          ctx.error(r.path_of("repeat"), "a repeated fault needs a \"duration\" shorter than \"every\"");
+        else if (spec.duration->value >= every->value)
+          ctx.error(r.path_of("repeat"), fmt::format("\"duration\" ({}) must be shorter than \"every\" ({})",
+                                                     faults::to_string(*spec.duration), faults::to_string(*every)));
+        if (has_step) ctx.error(r.path_of("repeat"), "\"repeat\" works with \"at\", not with \"at_step\"");
+      }
+    }
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
+}  // namespace chaosbench::harness

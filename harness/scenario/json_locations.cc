@@ -1,0 +1,182 @@
+#include "harness/scenario/json_locations.h"
+
+namespace chaosbench::harness {
+
+TextPosition position_of(std::string_view text, std::size_t offset) {
+  if (offset > text.size()) offset = text.size();
+  TextPosition pos{1, 1};
+  for (std::size_t i = 0; i < offset; ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++pos.line;
+      pos.column = 1;
+    } else if ((c & 0xC0) != 0x80) {  // count UTF-8 lead bytes only
+      ++pos.column;
+    }
+  }
+  return pos;
+}
+
+std::optional<std::size_t> find_nesting_over(std::string_view text, std::size_t limit) {
+  std::size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string join_path(std::string_view parent, std::string_view key) {
+  if (parent.empty()) return std::string(key);
+  std::string out(parent);
+  out += '.';
+  out += key;
+  return out;
+}
+
+std::string join_path(std::string_view parent, std::size_t index) {
+  std::string out(parent);
+  out += '[';
+  out += std::to_string(index);
+  out += ']';
+  return out;
+}
+
+namespace {
+
+struct Frame {
+  bool is_object = false;
+  std::string path;
+  std::size_t next_index = 0;  // arrays: index of the next element
+  std::string pending_key;     // objects: key whose value comes next
+};
+
+std::size_t skip_space(std::string_view t, std::size_t i) {
+  while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
+  return i;
+}
+
+// Reads a string starting at the opening quote; returns the offset after the closing quote
+// and the decoded key (escapes other than \" and \\ are kept raw; keys in scenarios are
+// plain ASCII, and an exotic key only loses its precise location).
+std::size_t read_string(std::string_view t, std::size_t i, std::string* out) {
+  ++i;
+  while (i < t.size() && t[i] != '"') {
+    if (t[i] == '\\' && i + 1 < t.size()) {
+      if (out) out->push_back(t[i + 1] == '"' || t[i + 1] == '\\' ? t[i + 1] : t[i]);
+      if (out && t[i + 1] != '"' && t[i + 1] != '\\') out->push_back(t[i + 1]);
+      i += 2;
+      continue;
+    }
+    if (out) out->push_back(t[i]);
+    ++i;
+  }
+  return i + 1;
+}
+
+}  // namespace
+
+JsonLocations JsonLocations::scan(std::string_view t) {
+  JsonLocations loc;
+  std::vector<Frame> stack;
+  std::size_t i = skip_space(t, 0);
+  // The path of the value that starts at the current position.
+  auto current_path = [&]() -> std::string {
+    if (stack.empty()) return "";
+    Frame& f = stack.back();
+    if (f.is_object) return join_path(f.path, f.pending_key);
+    return join_path(f.path, f.next_index);
+  };
+  bool expect_value = true;
+  while (i < t.size()) {
+    char c = t[i];
+    if (expect_value) {
+      std::string path = current_path();
+      loc.values_.emplace(path, i);
+      if (!stack.empty() && !stack.back().is_object) ++stack.back().next_index;
+      if (c == '{' || c == '[') {
+        stack.push_back(Frame{c == '{', path, 0, {}});
+        i = skip_space(t, i + 1);
+        if (i < t.size() && (t[i] == '}' || t[i] == ']')) {
+          stack.pop_back();
+          ++i;
+          expect_value = false;
+        } else if (c == '{') {
+          // Read the first key.
+          std::string key;
+          std::size_t key_at = i;
+          i = read_string(t, i, &key);
+          stack.back().pending_key = key;
+          loc.keys_.emplace(join_path(path, key), key_at);
+          i = skip_space(t, i);
+          if (i < t.size() && t[i] == ':') ++i;
+          i = skip_space(t, i);
+          expect_value = true;
+        } else {
+          expect_value = true;
+        }
+        continue;
+      }
+      if (c == '"') {
+        i = read_string(t, i, nullptr);
+      } else {
+        while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']' && t[i] != ' ' &&
+               t[i] != '\n' && t[i] != '\r' && t[i] != '\t')
+          ++i;
+      }
+      expect_value = false;
+      i = skip_space(t, i);
+      continue;
+    }
+    // After a value: a comma, or the end of the enclosing container.
+    if (c == ',') {
+      i = skip_space(t, i + 1);
+      if (!stack.empty() && stack.back().is_object) {
+        std::string key;
+        std::size_t key_at = i;
+        i = read_string(t, i, &key);
+        stack.back().pending_key = key;
+        loc.keys_.emplace(join_path(stack.back().path, key), key_at);
+        i = skip_space(t, i);
+        if (i < t.size() && t[i] == ':') ++i;
+        i = skip_space(t, i);
+      }
+      expect_value = true;
+      continue;
+    }
+    if (c == '}' || c == ']') {
+      if (!stack.empty()) stack.pop_back();
+      i = skip_space(t, i + 1);
+      continue;
+    }
+    ++i;  // not valid JSON; stay robust
+  }
+  return loc;
+}
+
+std::optional<std::size_t> JsonLocations::value_offset(const std::string& path) const {
+  auto it = values_.find(path);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::size_t> JsonLocations::key_offset(const std::string& path) const {
+  auto it = keys_.find(path);
+  if (it == keys_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace chaosbench::harness

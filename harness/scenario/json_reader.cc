@@ -1,0 +1,262 @@
+#include "harness/scenario/json_reader.h"
+
+#include <cmath>
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "harness/scenario/suggest.h"
+
+namespace chaosbench::harness {
+
+ParseContext::ParseContext(std::string file, std::string_view text, std::vector<AppliedOverride> overrides)
+    : file_(std::move(file)),
+      text_(text),
+      locations_(JsonLocations::scan(text)),
+      overrides_(std::move(overrides)) {}
+
+Diagnostic ParseContext::locate(const std::string& path, bool at_key) const {
+  Diagnostic d;
+  d.file = file_;
+  d.path = path;
+  // A value that an override set (or that lies inside one) has no place in the file.
+  for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it) {
+    const auto& o = it->path;
+    if (path == o || (path.size() > o.size() && path.starts_with(o) &&
+                      (path[o.size()] == '.' || path[o.size()] == '['))) {
+      d.origin = it->origin;
+      return d;
+    }
+  }
+  // Otherwise the nearest ancestor the file has (a missing key is reported at its object).
+  std::string p = path;
+  std::optional<std::size_t> offset;
+  if (at_key) offset = locations_.key_offset(p);
+  while (!offset) {
+    offset = locations_.value_offset(p);
+    if (offset || p.empty()) break;
+    auto cut = p.find_last_of(".[");
+    p = cut == std::string::npos ? std::string() : p.substr(0, cut);
+  }
+  if (offset) {
+    auto pos = position_of(text_, *offset);
+    d.line = pos.line;
+    d.column = pos.column;
+  }
+  return d;
+}
+
+void ParseContext::error(const std::string& path, std::string message, bool at_key) {
+  Diagnostic d = locate(path, at_key);
+  d.message = std::move(message);
+  diagnostics_.push_back(std::move(d));
+}
+
+void ParseContext::warning(const std::string& path, std::string message) {
+  Diagnostic d = locate(path, false);
+  d.message = std::move(message);
+  d.warning = true;
+  diagnostics_.push_back(std::move(d));
+}
+
+bool ParseContext::failed() const {
+  for (const auto& d : diagnostics_)
+    if (!d.warning) return true;
+  return false;
+}
+
+std::string describe(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return fmt::format("a boolean ({})", v.get<bool>());
+    case json::value_t::string: {
+      const auto& s = v.get_ref<const std::string&>();
+      return fmt::format("a string (\"{}\")", s.size() > 40 ? s.substr(0, 40) + "..." : s);
+    }
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return fmt::format("a number ({})", v.dump());
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return "an unsupported value";
+  }
+}
+
+std::optional<std::int64_t> read_integer(ParseContext& ctx, const json& v, const std::string& path,
+                                         std::int64_t min, std::int64_t max) {
+  std::optional<std::int64_t> out;
+  if (v.is_number_integer()) {
+    out = v.get<std::int64_t>();
+  } else if (v.is_number_unsigned()) {
+    auto u = v.get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(INT64_MAX)) out = static_cast<std::int64_t>(u);
+  } else if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) out = static_cast<std::int64_t>(d);
+  }
+  if (!out) {
+    ctx.error(path, fmt::format("expected an integer from {} to {}, got {}", min, max, describe(v)));
+    return std::nullopt;
+  }
+  if (*out < min || *out > max) {
+    ctx.error(path, fmt::format("expected an integer from {} to {}, got {}", min, max, *out));
+    return std::nullopt;
+  }
+  return out;
+}
+
+ObjectReader::ObjectReader(ParseContext& ctx, const json& value, std::string path,
+                           std::vector<std::string_view> allowed)
+    : ctx_(ctx), value_(value), path_(std::move(path)) {
+  if (!value_.is_object()) {
+    ctx_.error(path_, fmt::format("expected an object, got {}", describe(value_)));
+    return;
+  }
+  ok_ = true;
+  for (const auto& [key, _] : value_.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      ctx_.error(path_of(key), "unknown key" + suggestion_suffix(key, allowed), /*at_key=*/true);
+    }
+  }
+}
+
+bool ObjectReader::has(std::string_view key) const {
+  return ok_ && value_.contains(std::string(key));
+}
+
+const json* ObjectReader::raw(std::string_view key) const {
+  if (!ok_) return nullptr;
+  auto it = value_.find(std::string(key));
+  return it == value_.end() ? nullptr : &*it;
+}
+
+void ObjectReader::require(std::string_view key, std::string_view expected) {
+  if (ok_ && !has(key)) ctx_.error(path_, fmt::format("missing required key \"{}\" ({})", key, expected));
+}
+
+std::optional<std::string> ObjectReader::string(std::string_view key) {
+  const json* v = raw(key);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) {
+    ctx_.error(path_of(key), fmt::format("expected a string, got {}", describe(*v)));
+    return std::nullopt;
+  }
+  return v->get<std::string>();
+}
+
+std::optional<std::int64_t> ObjectReader::integer(std::string_view key, std::int64_t min, std::int64_t max) {
+  const json* v = raw(key);
+  if (!v) return std::nullopt;
+  return read_integer(ctx_, *v, path_of(key), min, max);
+}
+
+std::optional<double> ObjectReader::number(std::string_view key) {
+  const json* v = raw(key);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) {
+    ctx_.error(path_of(key), fmt::format("expected a number, got {}", describe(*v)));
+    return std::nullopt;
+  }
+  return v->get<double>();
+}
+
+std::optional<bool> ObjectReader::boolean(std::string_view key) {
+  const json* v = raw(key);
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) {
+    ctx_.error(path_of(key), fmt::format("expected true or false, got {}", describe(*v)));
+    return std::nullopt;
+  }
+  return v->get<bool>();
+}
+
+namespace {
+
+template <class T>
+std::optional<T> read_quantity(ObjectReader& r, std::string_view key, faults::Parsed<T> (*parse)(std::string_view),
+                               std::string_view kind) {
+  const json* v = r.raw(key);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) {
+    r.ctx().error(r.path_of(key), fmt::format("expected {} as a string with a unit, got {}", kind, describe(*v)));
+    return std::nullopt;
+  }
+  auto parsed = parse(v->get_ref<const std::string&>());
+  if (!parsed) {
+    r.ctx().error(r.path_of(key), parsed.error);
+    return std::nullopt;
+  }
+  return *parsed;
+}
+
+}  // namespace
+
+std::optional<faults::Duration> ObjectReader::duration(std::string_view key, bool allow_zero) {
+  auto d = read_quantity<faults::Duration>(*this, key, faults::parse_duration, "a duration (\"1.5s\")");
+  if (d && !allow_zero && d->value.count() == 0) {
+    ctx_.error(path_of(key), "expected a duration greater than zero");
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::optional<faults::Rate> ObjectReader::rate(std::string_view key) {
+  return read_quantity<faults::Rate>(*this, key, faults::parse_rate, "a rate (\"100mbit\")");
+}
+
+std::optional<faults::Size> ObjectReader::size(std::string_view key) {
+  return read_quantity<faults::Size>(*this, key, faults::parse_size, "a size (\"64KiB\")");
+}
+
+std::optional<faults::Percent> ObjectReader::percent(std::string_view key) {
+  return read_quantity<faults::Percent>(*this, key, faults::parse_percent, "a percentage (\"0.5%\")");
+}
+
+std::optional<std::string> ObjectReader::choice(std::string_view key, const std::vector<std::string_view>& choices) {
+  auto s = string(key);
+  if (!s) return std::nullopt;
+  if (std::find(choices.begin(), choices.end(), *s) == choices.end()) {
+    ctx_.error(path_of(key), fmt::format("expected one of \"{}\", got \"{}\"{}", fmt::join(choices, "\", \""), *s,
+                                         suggestion_suffix(*s, choices)));
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<std::vector<std::string>> ObjectReader::choice_list(std::string_view key,
+                                                                  const std::vector<std::string_view>& choices) {
+  const json* v = raw(key);
+  if (!v) return std::nullopt;
+  std::string path = path_of(key);
+  if (!v->is_array() || v->empty()) {
+    ctx_.error(path, fmt::format("expected a non-empty array of \"{}\", got {}", fmt::join(choices, "\", \""),
+                                 v->is_array() ? "an empty array" : describe(*v)));
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  bool good = true;
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const json& e = (*v)[i];
+    std::string ep = join_path(path, i);
+    if (!e.is_string()) {
+      ctx_.error(ep, fmt::format("expected a string, got {}", describe(e)));
+      good = false;
+      continue;
+    }
+    const auto& s = e.get_ref<const std::string&>();
+    if (std::find(choices.begin(), choices.end(), s) == choices.end()) {
+      ctx_.error(ep, fmt::format("expected one of \"{}\", got \"{}\"{}", fmt::join(choices, "\", \""), s,
+                                 suggestion_suffix(s, choices)));
+      good = false;
+    } else if (std::find(out.begin(), out.end(), s) != out.end()) {
+      ctx_.error(ep, fmt::format("\"{}\" is listed twice", s));
+      good = false;
+    } else {
+      out.push_back(s);
+    }
+  }
+  if (!good) return std::nullopt;
+  return out;
+}
+
+}  // namespace chaosbench::harness

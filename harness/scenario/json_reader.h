@@ -1,0 +1,87 @@
+// Typed reading of a JSON document with precise errors: each read names the JSON path,
+// the file's line:column (or the --set that produced the value) and what was expected.
+// Errors are collected, not thrown, so `validate` reports all of them in one go.
+// Internal to the scenario parser; it is the only place that includes nlohmann/json.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "faults/units.h"
+#include "harness/scenario/diagnostic.h"
+#include "harness/scenario/json_locations.h"
+#include "harness/scenario/overrides.h"
+
+namespace chaosbench::harness {
+
+using nlohmann::json;
+
+class ParseContext {
+ public:
+  ParseContext(std::string file, std::string_view text, std::vector<AppliedOverride> overrides);
+
+  // Records an error at the value of `path` (or its key, when at_key).
+  void error(const std::string& path, std::string message, bool at_key = false);
+  void warning(const std::string& path, std::string message);
+  bool failed() const;
+  std::vector<Diagnostic> take() { return std::move(diagnostics_); }
+
+ private:
+  Diagnostic locate(const std::string& path, bool at_key) const;
+
+  std::string file_;
+  std::string_view text_;
+  JsonLocations locations_;
+  std::vector<AppliedOverride> overrides_;
+  std::vector<Diagnostic> diagnostics_;
+};
+
+// Describes a JSON value for messages: "a string (\"abc\")", "an array", "null".
+std::string describe(const json& v);
+
+// One JSON object being read. The constructor reports every key not in `allowed` (with a
+// suggestion); the typed getters report wrong types and ranges and return nullopt then.
+class ObjectReader {
+ public:
+  // `what` names the object for messages ("workload", "a fault").
+  ObjectReader(ParseContext& ctx, const json& value, std::string path, std::vector<std::string_view> allowed);
+
+  bool ok() const { return ok_; }  // false when the value is not an object at all
+  bool has(std::string_view key) const;
+  const json* raw(std::string_view key) const;
+  std::string path_of(std::string_view key) const { return join_path(path_, key); }
+  const std::string& path() const { return path_; }
+  ParseContext& ctx() { return ctx_; }
+
+  // Reports "missing required key" at the object itself.
+  void require(std::string_view key, std::string_view expected);
+
+  std::optional<std::string> string(std::string_view key);
+  std::optional<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max);
+  std::optional<double> number(std::string_view key);
+  std::optional<bool> boolean(std::string_view key);
+  std::optional<faults::Duration> duration(std::string_view key, bool allow_zero = true);
+  std::optional<faults::Rate> rate(std::string_view key);
+  std::optional<faults::Size> size(std::string_view key);
+  std::optional<faults::Percent> percent(std::string_view key);
+  // A string that must be one of `choices`.
+  std::optional<std::string> choice(std::string_view key, const std::vector<std::string_view>& choices);
+  // A non-empty array of distinct strings, each one of `choices`.
+  std::optional<std::vector<std::string>> choice_list(std::string_view key,
+                                                      const std::vector<std::string_view>& choices);
+
+ private:
+  ParseContext& ctx_;
+  const json& value_;
+  std::string path_;
+  bool ok_ = false;
+};
+
+// Reads a whole-number JSON value in [min, max]; reports at `path` otherwise.
+std::optional<std::int64_t> read_integer(ParseContext& ctx, const json& v, const std::string& path,
+                                         std::int64_t min, std::int64_t max);
+
+}  // namespace chaosbench::harness

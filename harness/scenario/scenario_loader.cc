@@ -1,0 +1,115 @@
+#include "harness/scenario/scenario_loader.h"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <sys/stat.h>
+
+#include "harness/scenario/scenario_parts.h"
+
+namespace chaosbench::harness {
+namespace {
+
+[[noreturn]] void fail(const std::string& file, int line, int column, std::string message) {
+  throw ScenarioError({Diagnostic{file, line, column, "", "", std::move(message)}});
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1,
+// column 5: "; the position is ours (characters, not bytes), so keep only the reason.
+std::string parse_reason(const std::string& what) {
+  auto colon = what.find(": ");
+  std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+  return "invalid JSON: " + reason;
+}
+
+bool valid_name(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  auto ok_first = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!ok_first(s[0])) return false;
+  for (char c : s)
+    if (!ok_first(c) && c != '.' && c != '_' && c != '-') return false;
+  return true;
+}
+
+ClusterSpec parse_cluster(ParseContext& ctx, const json* value) {
+  ClusterSpec c;
+  if (!value) return c;
+  ObjectReader r(ctx, *value, "cluster", {"nodes", "ranks_per_node", "link"});
+  if (auto v = r.integer("nodes", 1, 64)) c.nodes = static_cast<int>(*v);
+  if (auto v = r.integer("ranks_per_node", 1, 64)) c.ranks_per_node = static_cast<int>(*v);
+  if (c.world_size() > 256) ctx.error("cluster", fmt::format("nodes x ranks_per_node is {}; at most 256 ranks", c.world_size()));
+  if (const json* link = r.raw("link")) {
+    ObjectReader l(ctx, *link, "cluster.link", {"rate", "delay"});
+    c.link.rate = l.rate("rate");
+    c.link.delay = l.duration("delay");
+  }
+  return c;
+}
+
+}  // namespace
+
+LoadResult parse_scenario(std::string_view text, const std::string& file, const LoadOptions& options) {
+  if (text.size() > kMaxScenarioBytes)
+    fail(file, 0, 0, fmt::format("the file is {} bytes; scenario files are at most {} bytes", text.size(), kMaxScenarioBytes));
+  if (auto deep = find_nesting_over(text, kMaxScenarioDepth)) {
+    auto pos = position_of(text, *deep);
+    fail(file, pos.line, pos.column, fmt::format("nesting deeper than {} levels; a scenario needs a handful", kMaxScenarioDepth));
+  }
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    // e.byte is 1-based: the offset just past the character where parsing stopped.
+    std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    auto pos = position_of(text, offset);
+    fail(file, pos.line, pos.column, parse_reason(e.what()));
+  }
+  auto overrides = apply_overrides(doc, options.overrides, file);
+  ParseContext ctx(file, text, overrides);
+
+  LoadResult result;
+  Scenario& s = result.scenario;
+  s.source_path = file;
+  ObjectReader top(ctx, doc, "",
+                   {"schema_version", "name", "description", "seed", "timeout", "cluster", "workload", "faults", "checks"});
+  if (!top.ok()) throw ScenarioError(ctx.take());
+  top.require("schema_version", "the format version, 1");
+  top.require("name", "a short name such as \"collective-sweep\"");
+  top.require("workload", "what to run: an object with \"kind\"");
+  if (auto v = top.integer("schema_version", 1, 1)) s.schema_version = static_cast<int>(*v);
+  if (auto v = top.string("name")) {
+    if (!valid_name(*v))
+      ctx.error("name", fmt::format("expected 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit; got \"{}\"", *v));
+    s.name = *v;
+  }
+  if (auto v = top.string("description")) s.description = *v;
+  if (auto v = top.integer("seed", 0, INT64_MAX)) s.seed = static_cast<std::uint64_t>(*v);
+  if (options.seed) s.seed = *options.seed;
+  if (auto v = top.duration("timeout", /*allow_zero=*/false)) s.timeout = *v;
+  s.cluster = parse_cluster(ctx, top.raw("cluster"));
+  if (const json* w = top.raw("workload")) s.workload = parse_workload(ctx, *w, s.cluster);
+  if (const json* f = top.raw("faults")) s.faults = parse_faults(ctx, *f, s.cluster);
+  if (const json* c = top.raw("checks")) s.checks = parse_checks(ctx, *c);
+
+  if (ctx.failed()) throw ScenarioError(ctx.take());
+  for (auto& d : ctx.take()) result.warnings.push_back(std::move(d));
+  s.resolved_json = doc.dump();
+  return result;
+}
+
+LoadResult load_scenario(const std::string& file, const LoadOptions& options) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) fail(file, 0, 0, "cannot read the file: it does not exist");
+  if (S_ISDIR(st.st_mode)) fail(file, 0, 0, "is a directory, not a scenario file");
+  if (static_cast<std::size_t>(st.st_size) > kMaxScenarioBytes)
+    fail(file, 0, 0, fmt::format("the file is {} bytes; scenario files are at most {} bytes",
+                                 static_cast<long long>(st.st_size), kMaxScenarioBytes));
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(file, 0, 0, "cannot open the file for reading");
+  std::string text;
+  text.resize(kMaxScenarioBytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return parse_scenario(text, file, options);
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,21 @@
+// The scenario parser's sections, one file each (workload_parser.cc, fault_parser.cc,
+// check_parser.cc); scenario_loader.cc drives them. Internal to harness/scenario.
+#pragma once
+
+#include <vector>
+
+#include "harness/scenario/json_reader.h"
+#include "harness/scenario/scenario.h"
+
+namespace chaosbench::harness {
+
+// Each reports into ctx and returns what it could read (defaults where it could not).
+WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
+std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
+std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value);
+
+// Node indices in [0, nodes): an array of distinct integers.
+std::optional<std::vector<int>> read_index_list(ParseContext& ctx, const json& v, const std::string& path,
+                                                int limit, std::string_view what, bool allow_empty = false);
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,146 @@
+// workload: one parser per kind. A new workload kind is a struct in scenario.h, a branch
+// here, and its runner.
+#include <fmt/format.h>
+
+#include "bench/collective/collective_kind.h"
+#include "harness/scenario/placeholders.h"
+#include "harness/scenario/scenario_parts.h"
+#include "harness/scenario/suggest.h"
+
+namespace chaosbench::harness {
+namespace {
+
+const std::vector<std::string_view> kKinds{"collective", "command"};
+
+CollectiveWorkload parse_collective(ParseContext& ctx, const json& value) {
+  CollectiveWorkload w;
+  ObjectReader r(ctx, value, "workload",
+                 {"kind", "backend", "collectives", "algorithms", "sizes", "warmup_iters", "iters", "check", "timeout"});
+  if (auto v = r.choice("backend", {"gloo"})) w.backend = *v;
+  std::vector<std::string_view> names;
+  for (const auto& c : bench::collective_table()) names.push_back(c.name);
+  if (auto v = r.choice_list("collectives", names)) w.collectives = *v;
+  const auto* allreduce = bench::find_collective("allreduce");
+  std::vector<std::string_view> algos(allreduce->algorithms.begin(), allreduce->algorithms.end());
+  if (auto v = r.choice_list("algorithms", algos)) w.algorithms = *v;
+  if (const json* sizes = r.raw("sizes")) {
+    ObjectReader s(ctx, *sizes, "workload.sizes", {"min", "max", "factor"});
+    if (auto v = s.size("min")) w.min_size = *v;
+    if (auto v = s.size("max")) w.max_size = *v;
+    if (auto v = s.integer("factor", 2, 1024)) w.factor = static_cast<std::uint64_t>(*v);
+    if (w.min_size.bytes < 4) ctx.error("workload.sizes.min", "expected at least 4B (one float element)");
+    if (w.max_size.bytes > (1ull << 32))
+      ctx.error("workload.sizes.max", "expected at most 4GiB per message");
+    if (w.min_size > w.max_size)
+      ctx.error("workload.sizes", fmt::format("min ({}) is larger than max ({})", faults::to_string(w.min_size),
+                                              faults::to_string(w.max_size)));
+  }
+  if (auto v = r.integer("warmup_iters", 0, 10000)) w.warmup_iters = static_cast<int>(*v);
+  if (auto v = r.integer("iters", 1, 100000)) w.iters = static_cast<int>(*v);
+  if (auto v = r.boolean("check")) w.check = *v;
+  if (auto v = r.duration("timeout", /*allow_zero=*/false)) w.timeout = *v;
+  return w;
+}
+
+CommandWorkload parse_command(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
+  CommandWorkload w;
+  ObjectReader r(ctx, value, "workload", {"kind", "argv", "nodes", "env", "cwd", "master_port"});
+  r.require("argv", "the program and its arguments, such as [\"python3\", \"train.py\"]");
+  if (const json* argv = r.raw("argv")) {
+    std::string path = r.path_of("argv");
+    if (!argv->is_array() || argv->empty()) {
+      ctx.error(path, fmt::format("expected a non-empty array of strings, got {}",
+                                  argv->is_array() ? "an empty array" : describe(*argv)));
+    } else {
+      for (std::size_t i = 0; i < argv->size(); ++i) {
+        const json& a = (*argv)[i];
+        if (!a.is_string()) {
+          ctx.error(join_path(path, i), fmt::format("expected a string, got {}", describe(a)));
+        } else {
+          if (auto bad = check_placeholders(a.get_ref<const std::string&>(), cluster.nodes))
+            ctx.error(join_path(path, i), *bad);
+          w.argv.push_back(a.get<std::string>());
+        }
+      }
+      if (!w.argv.empty() && w.argv.front().empty()) ctx.error(join_path(path, 0), "the program name is empty");
+    }
+  }
+  if (const json* nodes = r.raw("nodes")) {
+    if (auto v = read_index_list(ctx, *nodes, r.path_of("nodes"), cluster.nodes, "node")) w.nodes = *v;
+  }
+  if (const json* env = r.raw("env")) {
+    if (!env->is_object()) {
+      ctx.error(r.path_of("env"), fmt::format("expected an object of strings, got {}", describe(*env)));
+    } else {
+      for (const auto& [k, v] : env->items()) {
+        std::string p = join_path(r.path_of("env"), k);
+        if (k.empty() || k.find('=') != std::string::npos) ctx.error(p, "expected a variable name without '='", true);
+        else if (!v.is_string()) ctx.error(p, fmt::format("expected a string, got {}", describe(v)));
+        else if (auto bad = check_placeholders(v.get_ref<const std::string&>(), cluster.nodes)) ctx.error(p, *bad);
+        else w.env[k] = v.get<std::string>();
+      }
+    }
+  }
+  if (auto v = r.string("cwd")) {
+    if (auto bad = check_placeholders(*v, cluster.nodes)) ctx.error(r.path_of("cwd"), *bad);
+    w.cwd = *v;
+  }
+  if (auto v = r.integer("master_port", 1024, 65535)) w.master_port = static_cast<int>(*v);
+  return w;
+}
+
+}  // namespace
+
+std::string_view workload_kind(const WorkloadSpec& w) {
+  return std::holds_alternative<CollectiveWorkload>(w) ? "collective" : "command";
+}
+
+WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
+  if (!value.is_object()) {
+    ctx.error("workload", fmt::format("expected an object with \"kind\", got {}", describe(value)));
+    return CollectiveWorkload{};
+  }
+  auto kind_it = value.find("kind");
+  if (kind_it == value.end()) {
+    ctx.error("workload", "missing required key \"kind\" (\"collective\" or \"command\")");
+    return CollectiveWorkload{};
+  }
+  if (!kind_it->is_string()) {
+    ctx.error("workload.kind", fmt::format("expected a string, got {}", describe(*kind_it)));
+    return CollectiveWorkload{};
+  }
+  const auto& kind = kind_it->get_ref<const std::string&>();
+  if (kind == "collective") return parse_collective(ctx, value);
+  if (kind == "command") return parse_command(ctx, value, cluster);
+  std::string later = (kind == "train" || kind == "serve" || kind == "load")
+                          ? fmt::format(" (\"{}\" is not available in this version)", kind)
+                          : suggestion_suffix(kind, kKinds);
+  ctx.error("workload.kind", fmt::format("expected \"collective\" or \"command\", got \"{}\"{}", kind, later));
+  return CollectiveWorkload{};
+}
+
+std::optional<std::vector<int>> read_index_list(ParseContext& ctx, const json& v, const std::string& path, int limit,
+                                                std::string_view what, bool allow_empty) {
+  if (!v.is_array() || (v.empty() && !allow_empty)) {
+    ctx.error(path, fmt::format("expected a non-empty array of {} indices (0 to {}), got {}", what, limit - 1,
+                                v.is_array() ? "an empty array" : describe(v)));
+    return std::nullopt;
+  }
+  std::vector<int> out;
+  bool good = true;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    auto idx = read_integer(ctx, v[i], join_path(path, i), 0, limit - 1);
+    if (!idx) {
+      good = false;
+    } else if (std::find(out.begin(), out.end(), static_cast<int>(*idx)) != out.end()) {
+      ctx.error(join_path(path, i), fmt::format("{} {} is listed twice", what, *idx));
+      good = false;
+    } else {
+      out.push_back(static_cast<int>(*idx));
+    }
+  }
+  if (!good) return std::nullopt;
+  return out;
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,92 @@
+#include "reports/console_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+namespace chaosbench::reports {
+namespace {
+
+std::string label(const Labels& labels, const char* key) {
+  auto it = labels.find(key);
+  return it == labels.end() ? std::string() : label_to_string(it->second);
+}
+
+std::string human_bytes(double b) {
+  if (b >= 1 << 30) return fmt::format("{:g}GiB", b / (1 << 30));
+  if (b >= 1 << 20) return fmt::format("{:g}MiB", b / (1 << 20));
+  if (b >= 1 << 10) return fmt::format("{:g}KiB", b / (1 << 10));
+  return fmt::format("{:g}B", b);
+}
+
+}  // namespace
+
+std::string format_value(double value, const std::string& unit) {
+  if (!std::isfinite(value)) return "n/a";
+  std::string num;
+  double a = std::fabs(value);
+  if (a != 0 && (a >= 1e6 || a < 1e-3)) num = fmt::format("{:.3g}", value);
+  else if (a >= 100) num = fmt::format("{:.0f}", value);
+  else if (a >= 10) num = fmt::format("{:.1f}", value);
+  else num = fmt::format("{:.3g}", value);
+  return unit.empty() ? num : fmt::format("{} {}", num, unit);
+}
+
+std::string console_summary(const RunResult& run, const std::string& run_dir) {
+  std::string out;
+  out += fmt::format("\n{} — {} in {:.1f}s\n", run.scenario_name, run.verdict == "pass" ? "PASS" : run.verdict == "fail" ? "FAIL" : run.verdict == "interrupted" ? "INTERRUPTED" : "ERROR", run.duration_s);
+  if (!run.reason.empty()) out += fmt::format("  {}\n", run.reason);
+
+  // Collectives: busbw per collective/algorithm at each size, overall phase.
+  std::map<std::pair<std::string, std::string>, std::vector<const MetricRecord*>> comm;
+  for (const auto& m : run.metrics)
+    if (m.name == "comm/busbw" && label(m.labels, "phase") == "overall")
+      comm[{label(m.labels, "collective"), label(m.labels, "algorithm")}].push_back(&m);
+  if (!comm.empty()) {
+    out += fmt::format("\n  {:<16} {:<17} {:>9} {:>12} {:>12} {:>12}\n", "collective", "algorithm", "bytes", "latency p50",
+                       "algbw", "busbw");
+    for (auto& [key, recs] : comm) {
+      for (const auto* m : recs) {
+        const MetricRecord* lat = nullptr;
+        const MetricRecord* alg = nullptr;
+        for (const auto& o : run.metrics) {
+          if (o.labels != m->labels) continue;
+          if (o.name == "comm/latency") lat = &o;
+          if (o.name == "comm/algbw") alg = &o;
+        }
+        double bytes = std::atof(label(m->labels, "bytes").c_str());
+        out += fmt::format("  {:<16} {:<17} {:>9} {:>12} {:>12} {:>12}\n", key.first, key.second, human_bytes(bytes),
+                           lat && lat->stats ? format_value(lat->stats->p50, "us") : "-",
+                           alg ? format_value(alg->value, "GB/s") : "-", format_value(m->value, "GB/s"));
+      }
+    }
+    for (const auto& m : run.metrics)
+      if (m.name == "comm/avg_busbw" && label(m.labels, "phase") == "overall")
+        out += fmt::format("  avg busbw {} {}: {}\n", label(m.labels, "collective"), label(m.labels, "algorithm"),
+                           format_value(m.value, m.unit));
+  }
+  // Other metrics: the overall value of each (first 20).
+  std::size_t shown = 0;
+  for (const auto& m : run.metrics) {
+    if (m.name.starts_with("comm/") || label(m.labels, "phase") != "overall") continue;
+    if (shown++ == 0) out += "\n";
+    if (shown > 20) break;
+    std::string extra;
+    for (const auto& [k, v] : m.labels)
+      if (k != "phase") extra += fmt::format(" {}={}", k, label_to_string(v));
+    out += fmt::format("  {:<28} {:>14}{}\n", m.name, format_value(m.value, m.unit), extra);
+  }
+  if (!run.checks.empty()) {
+    out += "\n";
+    for (const auto& c : run.checks)
+      out += fmt::format("  [{}] {} {} {:g}: {}\n", c.status == "pass" ? "PASS" : "FAIL", c.metric, c.op, c.threshold,
+                         c.message);
+  }
+  if (run.protocol.malformed)
+    out += fmt::format("\n  {} malformed metric records were ignored (see results.json protocol)\n", run.protocol.malformed);
+  out += fmt::format("\nresults: {}/results.json\n", run_dir);
+  return out;
+}
+
+}  // namespace chaosbench::reports
