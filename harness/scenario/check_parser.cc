@@ -67,7 +67,8 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
     r.require("metric", "a metric name such as \"comm/busbw\"");
     if (auto m = r.string("metric")) {
       c.metric = *m;
-      if (m->empty() || m->find('/') == std::string::npos)
+      bool segments_ok = !m->empty() && m->front() != '/' && m->back() != '/' && m->find("//") == std::string::npos;
+      if (!segments_ok || m->find('/') == std::string::npos)
         ctx.error(r.path_of("metric"), fmt::format("expected a slash-separated metric name such as \"comm/busbw\", got \"{}\"", *m));
       else if (!bench::find_metric(*m))
         ctx.warning(r.path_of("metric"), fmt::format("\"{}\" is not in the catalogue (`chaosbench metrics`){}; fine for a "

@@ -59,6 +59,14 @@ void ParseContext::warning(const std::string& path, std::string message) {
   diagnostics_.push_back(std::move(d));
 }
 
+std::vector<Diagnostic> ParseContext::take() {
+  std::stable_sort(diagnostics_.begin(), diagnostics_.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    auto key = [](const Diagnostic& d) { return std::pair(d.line == 0 ? INT32_MAX : d.line, d.column); };
+    return key(a) < key(b);
+  });
+  return std::move(diagnostics_);
+}
+
 bool ParseContext::failed() const {
   for (const auto& d : diagnostics_)
     if (!d.warning) return true;

@@ -27,7 +27,8 @@ class ParseContext {
   void error(const std::string& path, std::string message, bool at_key = false);
   void warning(const std::string& path, std::string message);
   bool failed() const;
-  std::vector<Diagnostic> take() { return std::move(diagnostics_); }
+  // The diagnostics in file order (values from --set last), handing them over.
+  std::vector<Diagnostic> take();
 
  private:
   Diagnostic locate(const std::string& path, bool at_key) const;

@@ -45,6 +45,27 @@ ClusterSpec parse_cluster(ParseContext& ctx, const json* value) {
   return c;
 }
 
+// A check's phase must be one the run can have: baseline, overall, or the fault or
+// recovery window of a fault the scenario names.
+void check_phases(ParseContext& ctx, const Scenario& s) {
+  for (std::size_t i = 0; i < s.checks.size(); ++i) {
+    const auto& phase = s.checks[i].phase;
+    if (phase == "baseline" || phase == "overall") continue;
+    std::string name;
+    if (phase.starts_with("fault:")) name = phase.substr(6);
+    else if (phase.starts_with("recovery:")) name = phase.substr(9);
+    else {
+      ctx.error(join_path(join_path("checks", i), "phase"),
+                fmt::format("expected \"baseline\", \"overall\", \"fault:NAME\" or \"recovery:NAME\", got \"{}\"", phase));
+      continue;
+    }
+    bool known = false;
+    for (const auto& f : s.faults) known = known || f.name == name;
+    if (!known)
+      ctx.error(join_path(join_path("checks", i), "phase"), fmt::format("no fault is named \"{}\"", name));
+  }
+}
+
 }  // namespace
 
 LoadResult parse_scenario(std::string_view text, const std::string& file, const LoadOptions& options) {
@@ -75,7 +96,11 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   top.require("schema_version", "the format version, 1");
   top.require("name", "a short name such as \"collective-sweep\"");
   top.require("workload", "what to run: an object with \"kind\"");
-  if (auto v = top.integer("schema_version", 1, 1)) s.schema_version = static_cast<int>(*v);
+  if (const json* v = top.raw("schema_version")) {
+    if (v->is_number_integer() && v->get<std::int64_t>() != 1)
+      ctx.error("schema_version", fmt::format("unsupported schema_version {} (this chaosbench reads 1)", v->dump()));
+    else if (auto n = top.integer("schema_version", 1, 1)) s.schema_version = static_cast<int>(*n);
+  }
   if (auto v = top.string("name")) {
     if (!valid_name(*v))
       ctx.error("name", fmt::format("expected 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit; got \"{}\"", *v));
@@ -89,6 +114,7 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   if (const json* w = top.raw("workload")) s.workload = parse_workload(ctx, *w, s.cluster);
   if (const json* f = top.raw("faults")) s.faults = parse_faults(ctx, *f, s.cluster);
   if (const json* c = top.raw("checks")) s.checks = parse_checks(ctx, *c);
+  check_phases(ctx, s);
 
   if (ctx.failed()) throw ScenarioError(ctx.take());
   for (auto& d : ctx.take()) result.warnings.push_back(std::move(d));

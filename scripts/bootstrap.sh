@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every dependency of chaosbench from Debian packages. Idempotent and quiet when
+# everything is already there; later features add their packages to this list only.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config python3 python3-jsonschema
+  libboost-program-options-dev nlohmann-json3-dev catch2 libgloo-dev libbenchmark-dev
+  libnl-3-dev libnl-route-3-dev libspdlog-dev libfmt-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "bootstrap: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then sudo="sudo"; else
+    echo "bootstrap: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 3
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
