@@ -6,14 +6,17 @@ namespace chaosbench::bench {
 namespace {
 
 constexpr std::array<std::string_view, 2> kAllreduceAlgorithms{"ring", "halving_doubling"};
+// Names say what gloo really runs: gloo::allgather is a ring, gloo::broadcast a binomial
+// tree (gloo/broadcast.cc; the old-API BroadcastOneToAll is not used), and
+// ReduceScatterHalvingDoubling recursive halving.
 constexpr std::array<std::string_view, 1> kRing{"ring"};
-constexpr std::array<std::string_view, 1> kOneToAll{"one_to_all"};
+constexpr std::array<std::string_view, 1> kBinomialTree{"binomial_tree"};
 constexpr std::array<std::string_view, 1> kHalvingDoubling{"halving_doubling"};
 
 constexpr std::array<CollectiveInfo, 4> kCollectives{{
     {CollectiveKind::kAllreduce, "allreduce", kAllreduceAlgorithms},
     {CollectiveKind::kAllgather, "allgather", kRing},
-    {CollectiveKind::kBroadcast, "broadcast", kOneToAll},
+    {CollectiveKind::kBroadcast, "broadcast", kBinomialTree},
     {CollectiveKind::kReduceScatter, "reduce_scatter", kHalvingDoubling},
 }};
 

@@ -87,8 +87,8 @@ std::vector<reports::CheckResult> evaluate_checks(const std::vector<CheckSpec>& 
         res.labels = worst->labels;
         bool pass = op == ">=" ? *worst_value >= threshold : *worst_value <= threshold;
         res.status = pass ? "pass" : "fail";
-        res.message = fmt::format("{} {} = {:.6g} {} (worst of {} record{}){}", c.metric, c.stat, *worst_value,
-                                  worst->unit, matched, matched == 1 ? "" : "s",
+        res.message = fmt::format("{} {} = {:.6g}{}{} (worst of {} record{}){}", c.metric, c.stat, *worst_value,
+                                  worst->unit.empty() ? "" : " ", worst->unit, matched, matched == 1 ? "" : "s",
                                   pass ? "" : fmt::format("; limit {} {:.6g}", op, threshold));
       }
       out.push_back(std::move(res));

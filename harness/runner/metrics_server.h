@@ -4,7 +4,8 @@
 //
 // Threads: one background thread accepts and reads; the callbacks run on it. Records of
 // one connection arrive in order. Malformed lines are counted, never fatal. What a rank
-// wrote before it died is delivered.
+// wrote before it died is delivered. A line longer than 1 MiB is malformed and skipped up
+// to its newline; a last line without newline is decoded at EOF; blank lines are ignored.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -22,11 +24,14 @@ namespace chaosbench::harness {
 
 class MetricsServer {
  public:
-  // Called for every well-formed record, with the harness's receive time (Unix seconds).
+  // Called for every well-formed record, with the harness's receive time (Unix seconds),
+  // on the server thread: it must not call stop(). An exception it throws is logged and
+  // the record still counts.
   using RecordHandler = std::function<void(const bench::Record&, double received_at)>;
 
   // Binds and listens on `socket_path` (which must not exist) and starts the thread.
-  // Throws std::runtime_error on failure.
+  // Throws std::runtime_error on failure. The socket file is mode 0600 whatever the umask:
+  // ranks run as the harness's user.
   MetricsServer(std::string socket_path, RecordHandler on_record);
   ~MetricsServer();  // stop()
   MetricsServer(const MetricsServer&) = delete;
@@ -42,22 +47,38 @@ class MetricsServer {
 
   std::uint64_t records() const { return records_.load(); }
   std::uint64_t malformed() const { return malformed_.load(); }
-  // The first few malformed lines (truncated to 200 bytes) with the reason.
+  // The first few malformed lines (truncated to 200 bytes) with the reason:
+  // rank 3 line 17: not valid JSON: {"type":... ("connection 2" while the connection
+  // has sent no good record yet). Bytes outside printable ASCII are shown as \xNN.
   std::vector<std::string> malformed_examples() const;
 
  private:
+  struct Connection;  // one accepted socket and its partial line; lives on the thread
+
   void loop();
+  // false: accepting failed for want of resources (EMFILE...); the loop pauses it.
+  bool accept_all(std::vector<Connection>& connections, std::uint64_t& next_id);
+  bool read_connection(Connection& c);  // false once it closed
+  void consume(Connection& c, const char* data, std::size_t size, double received_at);
+  void finish_connection(Connection& c, double received_at);
+  void handle_line(Connection& c, std::string_view line, double received_at);
+  void count_malformed(const Connection& c, std::string_view reason, std::string_view line);
+  void close_fds() noexcept;
 
   std::string path_;
   RecordHandler on_record_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd that stop() uses to wake the loop
+  bool bound_ = false;  // the socket file is ours to unlink
   std::thread thread_;
+  std::mutex stop_mutex_;  // makes stop() idempotent when called from two threads
   std::atomic<bool> stopping_{false};
+  std::atomic<std::int64_t> drain_idle_ms_{200};
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> malformed_{0};
   mutable std::mutex examples_mutex_;
   std::vector<std::string> examples_;
+  std::uint64_t handler_failures_ = 0;  // thread only: the first one is logged
 };
 
 }  // namespace chaosbench::harness

@@ -3,14 +3,19 @@
 // never finds or kills anything by name.
 //
 // Threads: every method is called from the runner's thread, except that nothing here
-// is thread-safe; the runner serialises access.
+// is thread-safe; the runner serialises access. PR_SET_PDEATHSIG fires when the *thread*
+// that forked exits, so start() must run on a thread that outlives the processes.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <sys/types.h>
+#include <utility>
 #include <vector>
 
 namespace chaosbench::harness {
@@ -20,8 +25,10 @@ struct ProcessSpec {
   std::vector<std::string> argv;    // argv[0] is looked up in PATH when it has no '/'
   std::map<std::string, std::string> env;  // added to (and overriding) the harness's environment
   std::string cwd;                  // empty: the harness's working directory
-  std::string stdout_path;          // file the process's stdout goes to (created/truncated)
-  std::string stderr_path;          // file the process's stderr goes to
+  std::string stdout_path;          // file the process's stdout goes to (created/truncated);
+                                    // empty: /dev/null
+  std::string stderr_path;          // file the process's stderr goes to; the same path as
+                                    // stdout_path shares one file (and one offset)
 };
 
 struct ProcessStatus {
@@ -46,12 +53,16 @@ class ProcessSupervisor {
   // exit 127).
   pid_t start(const ProcessSpec& spec);
 
-  // Reaps whatever exited (non-blocking) and returns the pids that changed state.
+  // Reaps whatever exited (non-blocking) and returns the pids that changed state. Waits
+  // only for the started processes and their process groups (orphaned grandchildren in
+  // them), never for other children of the harness, so their owners still get their status.
   std::vector<pid_t> poll();
 
-  // Waits up to `timeout` for some child to exit, then behaves like poll().
+  // Waits up to `timeout` for some child to exit, then behaves like poll(). Returns at
+  // once when nothing runs. Sleeps in poll(2) on pidfds, not in a busy loop.
   std::vector<pid_t> wait_any(std::chrono::milliseconds timeout);
 
+  // Throws std::out_of_range for a pid this supervisor did not start.
   const ProcessStatus& status(pid_t pid) const;
   bool any_running() const;
   std::vector<pid_t> pids() const;
@@ -60,12 +71,29 @@ class ProcessSupervisor {
   // already exited.
   void signal(pid_t pid, int sig);
 
-  // SIGTERM to every running group, waits up to `grace`, then SIGKILL, then reaps all.
+  // SIGTERM (and SIGCONT, for stopped ones) to every running group, waits up to `grace`
+  // for the groups to empty, then SIGKILL, then reaps all.
   // Idempotent. Also reaps orphaned grandchildren (the harness is a child subreaper).
+  // The final sweep is waitpid(-1): exit statuses of children the harness forked elsewhere
+  // and that are already dead are consumed there (recorded privately), so call this when
+  // no other component still waits for its own children.
   void stop_all(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
 
  private:
+  void reap(std::vector<pid_t>* changed);
+  void record_exit(pid_t pid, int wait_status, std::vector<pid_t>* changed);
+  void signal_groups(int sig);
+  void sweep_children();
+
   std::map<pid_t, ProcessStatus> processes_;
+  std::map<pid_t, int> pidfds_;  // running started processes; readable once one exits
+  // Process groups (ids = the started pids) that may still hold something of ours: the
+  // leader is unreaped or a child of ours is in the group. Only these are ever signalled,
+  // so a group id whose number was recycled by the system is never hit.
+  std::set<pid_t> live_groups_;
+  // Exits of pids not started here (orphans, other components' children): recorded so
+  // nothing is lost silently, bounded so a long run cannot grow it without limit.
+  std::deque<std::pair<pid_t, int>> other_exits_;
 };
 
 }  // namespace chaosbench::harness

@@ -1,0 +1,128 @@
+// chaosbench doctor — what this host can inject, and with which backend. Probes the host
+// (harness/doctor/host_probe.h) and prints the report as grouped tables or one JSON object.
+// Doctor reports; it does not fail: exit 0 whenever the probe ran, 2 on usage errors.
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "harness/cli/cli_options.h"
+#include "harness/cli/exit_code.h"
+#include "harness/doctor/host_probe.h"
+
+namespace chaosbench::harness {
+namespace {
+
+struct GroupTitle {
+  std::string_view group, title;
+};
+
+constexpr GroupTitle kGroups[] = {
+    {"host", "host"},
+    {"namespaces", "network namespaces"},
+    {"kernel", "kernel features (traffic control, netfilter)"},
+    {"cgroups", "cgroups"},
+    {"tools", "tools on PATH"},
+    {"gpu", "GPU"},
+    {"transport", "transport"},
+};
+
+nlohmann::ordered_json report_json(const HostReport& report) {
+  using nlohmann::ordered_json;
+  const auto& h = report.host;
+  ordered_json out;
+  out["host"] = {{"hostname", h.hostname},
+                 {"kernel_release", h.kernel_release},
+                 {"machine", h.machine},
+                 {"cpus", h.cpu_count},
+                 {"memory_total_bytes", h.memory_total_bytes},
+                 {"os", h.os_release},
+                 {"root", h.root},
+                 {"cap_net_admin", h.cap_net_admin},
+                 {"cap_sys_admin", h.cap_sys_admin}};
+  out["capabilities"] = ordered_json::array();
+  for (const auto& c : report.capabilities)
+    out["capabilities"].push_back({{"name", c.name}, {"group", c.group}, {"status", to_string(c.status)},
+                                   {"detail", c.detail}, {"impact", c.impact}});
+  // backends: family -> the backend a run would use, null when it cannot be injected here;
+  // backend_details keeps every usable backend and the reasons behind the choice.
+  out["backends"] = ordered_json::object();
+  out["backend_details"] = ordered_json::object();
+  for (const auto& b : report.backends) {
+    out["backends"][b.fault] = b.usable.empty() ? ordered_json(nullptr) : ordered_json(b.usable.front());
+    out["backend_details"][b.fault] = {{"usable", b.usable}, {"detail", b.detail}};
+  }
+  out["cluster"] = report.cluster_mode;
+  out["cluster_detail"] = report.cluster_detail;
+  out["probe_ms"] = static_cast<double>(report.probe_duration.count()) / 1000.0;
+  return out;
+}
+
+std::string report_text(const HostReport& report) {
+  std::size_t name_width = 0;
+  for (const auto& c : report.capabilities) name_width = std::max(name_width, c.name.size());
+  constexpr std::size_t kStatusWidth = 7;  // "missing"
+  const std::string impact_indent(2 + kStatusWidth + 2 + name_width + 2, ' ');
+
+  std::string out = fmt::format("chaosbench doctor: what this host can inject, and with which backend\n"
+                                "(probed in {:.1f} ms, read-only)\n",
+                                static_cast<double>(report.probe_duration.count()) / 1000.0);
+  for (const auto& [group, title] : kGroups) {
+    bool header = false;
+    for (const auto& c : report.capabilities) {
+      if (c.group != group) continue;
+      if (!header) out += fmt::format("\n{}\n", title);
+      header = true;
+      out += fmt::format("  {:<{}}  {:<{}}  {}\n", to_string(c.status), kStatusWidth, c.name, name_width, c.detail);
+      if (c.status != CapabilityStatus::kOk && !c.impact.empty())
+        out += fmt::format("{}→ {}\n", impact_indent, c.impact);
+    }
+  }
+
+  std::size_t fault_width = 0, backend_width = 0;
+  for (const auto& b : report.backends) {
+    fault_width = std::max(fault_width, b.fault.size());
+    backend_width = std::max(backend_width, b.usable.empty() ? std::size_t{7} : b.usable.front().size());
+  }
+  out += "\nfault backends (the first usable backend is used)\n";
+  for (const auto& b : report.backends) {
+    std::vector<std::string> notes;
+    if (b.usable.size() > 1)
+      notes.push_back(fmt::format("also {}", fmt::join(b.usable.begin() + 1, b.usable.end(), ", ")));
+    if (!b.detail.empty()) notes.push_back(b.detail);
+    auto line = fmt::format("  {:<{}}  {:<{}}  {}", b.fault, fault_width,
+                            b.usable.empty() ? "missing" : b.usable.front(), backend_width, fmt::join(notes, "; "));
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+  }
+  out += fmt::format("\ncluster: {} ({})\n", report.cluster_mode, report.cluster_detail);
+  return out;
+}
+
+}  // namespace
+
+int cmd_doctor(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()("json", "print one JSON object instead of tables");
+  auto cl = parse_command_line(args, options, {});
+  if (cl.help) {
+    print_help("chaosbench doctor [--json]",
+               "Probes this host, read-only, and reports what chaosbench can inject here: kernel\n"
+               "traffic-control and netfilter features, cgroup controllers, tools, privileges and\n"
+               "GPU, then the backend each fault family would use (netem, nfqueue, htb, cgroups, ...)\n"
+               "and the cluster mode (network namespaces or local processes). Missing items say\n"
+               "what they change. Exits 0 whenever the probe ran.",
+               options);
+    return kExitPass;
+  }
+  const auto report = probe_host();
+  if (cl.vm.count("json"))
+    std::cout << report_json(report).dump(2) << "\n";
+  else
+    std::cout << report_text(report);
+  return kExitPass;
+}
+
+}  // namespace chaosbench::harness

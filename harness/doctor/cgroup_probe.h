@@ -1,0 +1,36 @@
+// cgroup controllers the node faults need (cpu, memory, freezer, pids), on v1 hierarchies
+// or the unified v2 one, from /proc/self/mountinfo, /proc/cgroups and cgroup.controllers.
+// Parsing and judging are pure; probe_cgroups() reads the real files.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/doctor/host_probe.h"
+
+namespace chaosbench::harness {
+
+struct MountEntry {
+  std::string mount_point;    // octal escapes (\040) decoded
+  std::string fs_type;        // "cgroup", "cgroup2", ...
+  std::string super_options;  // "rw,cpu" — v1 hierarchies name their controllers here
+};
+
+std::vector<MountEntry> parse_mountinfo(std::string_view text);
+
+struct CgroupInputs {
+  std::vector<MountEntry> mounts;
+  std::string proc_cgroups;     // /proc/cgroups text; empty when absent
+  std::string v2_controllers;   // cgroup.controllers of the first cgroup2 mount; empty when none
+  bool v2_core_freezer = false; // kernel >= 5.2: cgroup.freeze in every non-root v2 group
+  std::function<bool(const std::string&)> writable;  // may this process create groups there?
+};
+
+// "cgroup.mode" then "cgroup.cpu", "cgroup.memory", "cgroup.freezer", "cgroup.pids".
+std::vector<Capability> assess_cgroups(const CgroupInputs& inputs);
+
+std::vector<Capability> probe_cgroups(const std::string& kernel_release);
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,106 @@
+#include <catch2/catch.hpp>
+
+#include "harness/runner/aggregator.h"
+#include "harness/runner/check_evaluator.h"
+#include "harness/runner/comm_derivation.h"
+
+using namespace chaosbench;
+using namespace chaosbench::harness;
+
+namespace {
+
+StoredSample sample(double t, const std::string& name, double v, bench::Labels labels = {}, int rank = 0) {
+  return StoredSample{bench::Sample{rank, 1000.0 + t, name, v, "ms", std::move(labels)}, 1000.0 + t};
+}
+
+const reports::MetricRecord* find(const std::vector<reports::MetricRecord>& rs, const std::string& name,
+                                  const std::string& phase) {
+  for (const auto& r : rs)
+    if (r.name == name && reports::label_to_string(r.labels.at("phase")) == phase) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("stats: nearest-rank percentiles, mean, stddev", "[aggregate]") {
+  std::vector<double> v;
+  for (int i = 1; i <= 100; ++i) v.push_back(i);
+  auto s = compute_stats(v);
+  CHECK(s.n == 100);
+  CHECK(s.p50 == 50);
+  CHECK(s.p90 == 90);
+  CHECK(s.p99 == 99);
+  CHECK(s.min == 1);
+  CHECK(s.max == 100);
+  CHECK(s.mean == Approx(50.5));
+  CHECK(s.stddev == Approx(28.866).epsilon(1e-3));
+  CHECK(compute_stats({7}).p99 == 7);
+  CHECK(compute_stats({}).n == 0);
+}
+
+TEST_CASE("phases: baseline, fault windows and recovery from the schedule", "[aggregate]") {
+  FaultSpec f;
+  f.name = "slow";
+  f.type = "marker";
+  f.at = Duration{std::chrono::seconds(2)};
+  f.duration = Duration{std::chrono::seconds(3)};
+  FaultSchedule s({f});
+  s.mark_applied(0, 2.0);
+  s.mark_reverted(0, 5.0);
+  auto phases = build_phases(s, {f}, 10.0);
+  REQUIRE(phases.size() == 3);
+  CHECK(phases[0].name == "baseline");
+  CHECK(phases[0].end_s == 2.0);
+  CHECK(phases[1].name == "fault:slow");
+  CHECK(phases[2].name == "recovery:slow");
+  CHECK(phases[2].end_s == 10.0);
+
+  std::vector<StoredSample> samples{sample(1, "train/step_time", 10), sample(3, "train/step_time", 30, {}, 1),
+                                    sample(4, "train/step_time", 50), sample(6, "train/step_time", 12)};
+  auto records = aggregate(samples, 1000.0, phases);
+  CHECK(find(records, "train/step_time", "baseline")->value == 10);
+  CHECK(find(records, "train/step_time", "fault:slow")->value == 40);
+  CHECK(find(records, "train/step_time", "fault:slow")->stats->n == 2);
+  CHECK(find(records, "train/step_time", "recovery:slow")->value == 12);
+  CHECK(find(records, "train/step_time", "overall")->stats->n == 4);
+  CHECK(find(records, "train/step_time", "overall")->better == "lower");
+}
+
+TEST_CASE("comm: algbw is bytes over mean time, busbw applies the nccl-tests factor", "[aggregate]") {
+  reports::Labels labels{{"collective", std::string("allreduce")}, {"algorithm", std::string("ring")},
+                         {"bytes", std::int64_t{16 << 20}}, {"ranks", std::int64_t{4}},
+                         {"phase", std::string("overall")}};
+  auto rs = derive_comm_records(labels, {1000.0, 3000.0});  // mean 2 ms
+  REQUIRE(rs.size() == 3);
+  CHECK(rs[0].name == "comm/algbw");
+  CHECK(rs[0].value == Approx((16 << 20) / 2e-3 / 1e9));
+  CHECK(rs[1].name == "comm/busbw");
+  CHECK(rs[1].value == Approx(rs[0].value * 1.5));
+  CHECK(rs[2].name == "comm/iter_cv");
+  CHECK(rs[2].value == Approx(50.0));
+  labels["collective"] = std::string("broadcast");
+  auto b = derive_comm_records(labels, {1000.0});
+  CHECK(b[1].value == Approx(b[0].value));
+  labels["collective"] = std::string("allgather");
+  auto g = derive_comm_records(labels, {1000.0});
+  CHECK(g[1].value == Approx(g[0].value * 0.75));
+}
+
+TEST_CASE("checks: worst matching record decides; no record fails", "[aggregate]") {
+  std::vector<reports::MetricRecord> rs{
+      {"comm/busbw", "GB/s", "higher", {{"phase", std::string("overall")}, {"bytes", std::int64_t{1024}}}, 0.5, {}},
+      {"comm/busbw", "GB/s", "higher", {{"phase", std::string("overall")}, {"bytes", std::int64_t{2048}}}, 0.2, {}}};
+  CheckSpec c;
+  c.metric = "comm/busbw";
+  c.min = 0.3;
+  auto res = evaluate_checks({c}, rs);
+  REQUIRE(res.size() == 1);
+  CHECK(res[0].status == "fail");
+  CHECK(*res[0].value == 0.2);
+  c.labels["bytes"] = std::int64_t{1024};
+  CHECK(evaluate_checks({c}, rs)[0].status == "pass");
+  c.metric = "comm/nothing";
+  auto none = evaluate_checks({c}, rs);
+  CHECK(none[0].status == "fail");
+  CHECK_THAT(none[0].message, Catch::Contains("no record"));
+}
