@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_util.h"
 #include "bench/collective/collective_benchmark.h"
 #include "bench/collective/collective_kind.h"
 #include "bench/collective/collective_report.h"
@@ -46,24 +47,9 @@ using namespace chaosbench::bench;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// A fresh directory under /tmp, removed with its contents however the test ends.
-class TempDir {
- public:
-  TempDir() {
-    char name[] = "/tmp/chaosbench-collective.XXXXXX";
-    if (::mkdtemp(name) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = name;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+// test_util's TempDir (removed however the test ends), seen as a std::filesystem path.
+struct TempDir : chaosbench::test::TempDir {
+  fs::path path() const { return chaosbench::test::TempDir::path(); }
 };
 
 // Processes this test forked. Whatever is still running when the test ends (a failed
@@ -281,7 +267,8 @@ void run_full_sweep(int ranks) {
   REQUIRE(wait_all(children, collector, 45s));
 
   for (int rank = 0; rank < ranks; ++rank) {
-    INFO("rank " << rank << " stderr: " << read_file(dir.path() / ("rank" + std::to_string(rank) + ".err")));
+    const auto err = dir.path() / ("rank" + std::to_string(rank) + ".err");
+    INFO("rank " << rank << " stderr: " << read_file(err));
     CHECK(describe(children.status(pids[rank])) == "exit 0");
   }
   CHECK(collector.errors().empty());
@@ -356,7 +343,7 @@ void run_full_sweep(int ranks) {
 
 }  // namespace
 
-TEST_CASE("size sweep follows min, min*factor, ... <= max", "[collective]") {
+TEST_CASE("collective: size sweep follows min, min*factor, ... <= max", "[collective]") {
   CHECK(size_sweep(1024, 65536, 4) == std::vector<std::uint64_t>{1024, 4096, 16384, 65536});
   CHECK(size_sweep(1000, 9000, 3) == std::vector<std::uint64_t>{1000, 3000, 9000});
   CHECK(size_sweep(8, 8, 2) == std::vector<std::uint64_t>{8});
@@ -365,7 +352,8 @@ TEST_CASE("size sweep follows min, min*factor, ... <= max", "[collective]") {
   CHECK(size_sweep(1ull << 62, ~0ull, 4) == std::vector<std::uint64_t>{1ull << 62});
 }
 
-TEST_CASE("element counts round down to whole floats and equal shares", "[collective]") {
+TEST_CASE("collective: element counts round down to whole floats and equal shares",
+          "[collective]") {
   CHECK(element_count(CollectiveKind::kAllreduce, 1024, 3) == 256);
   CHECK(element_count(CollectiveKind::kAllreduce, 1023, 3) == 255);
   CHECK(element_count(CollectiveKind::kAllgather, 1024, 3) == 255);
@@ -378,7 +366,7 @@ TEST_CASE("element counts round down to whole floats and equal shares", "[collec
   CHECK(format_bytes(1020) == "1020B");
 }
 
-TEST_CASE("bandwidth is in GB/s of 10^9 bytes", "[collective]") {
+TEST_CASE("collective: bandwidth is in GB/s of 10^9 bytes", "[collective]") {
   CHECK(algorithm_bandwidth(16'000'000, 10'000) == Approx(1.6));
   CHECK(algorithm_bandwidth(1, 0) == 0);
   CHECK(bus_bandwidth_factor(CollectiveKind::kAllreduce, 4) == Approx(1.5));
@@ -391,13 +379,14 @@ TEST_CASE("bandwidth is in GB/s of 10^9 bytes", "[collective]") {
   CHECK(format_row(row).find("N/A") != std::string::npos);
 }
 
-TEST_CASE("broadcast and allgather are named after what gloo runs", "[collective]") {
+TEST_CASE("collective: broadcast and allgather are named after what gloo runs", "[collective]") {
   CHECK(find_collective("broadcast")->algorithms.front() == "binomial_tree");
   CHECK(find_collective("allgather")->algorithms.front() == "ring");
   CHECK(find_collective("reduce_scatter")->algorithms.front() == "halving_doubling");
 }
 
-TEST_CASE("make_store: file stores work, unknown schemes are rejected", "[collective]") {
+TEST_CASE("collective: make_store: file stores work, unknown schemes are rejected",
+          "[collective]") {
   TempDir dir;
   CHECK_THROWS_AS(make_store("tcp:127.0.0.1:29500", "p"), std::invalid_argument);
   CHECK_THROWS_AS(make_store("file:", "p"), std::invalid_argument);
@@ -411,7 +400,7 @@ TEST_CASE("make_store: file stores work, unknown schemes are rejected", "[collec
   CHECK(b->store().get("k") == std::vector<char>{'y'});
 }
 
-TEST_CASE("bad configs exit 2 before any gloo object exists", "[collective]") {
+TEST_CASE("collective: bad configs exit 2 before any gloo object exists", "[collective]") {
   TempDir dir;
   MetricsClient metrics;  // connected to nothing: every call is a no-op
   CollectiveConfig cfg = small_sweep(dir.path(), 2);
@@ -430,20 +419,23 @@ TEST_CASE("bad configs exit 2 before any gloo object exists", "[collective]") {
   CHECK(collective_config_error(cfg) == std::nullopt);
 }
 
-TEST_CASE("every collective and algorithm runs and checks out on 2 ranks", "[collective]") {
+TEST_CASE("collective: every collective and algorithm runs and checks out on 2 ranks",
+          "[collective]") {
   run_full_sweep(2);
 }
 
-TEST_CASE("every collective and algorithm runs and checks out on 3 ranks", "[collective]") {
+TEST_CASE("collective: every collective and algorithm runs and checks out on 3 ranks",
+          "[collective]") {
   // Not a power of two, and 1 KiB is not a multiple of 4*3 bytes: exercises rounding.
   run_full_sweep(3);
 }
 
-TEST_CASE("every collective and algorithm runs and checks out on 4 ranks", "[collective]") {
+TEST_CASE("collective: every collective and algorithm runs and checks out on 4 ranks",
+          "[collective]") {
   run_full_sweep(4);
 }
 
-TEST_CASE("ranks whose peer dies exit 1 promptly instead of hanging", "[collective]") {
+TEST_CASE("collective: ranks whose peer dies exit 1 promptly instead of hanging", "[collective]") {
   TempDir dir;
   RecordCollector collector(dir.path() / "metrics.sock");
   Children children;

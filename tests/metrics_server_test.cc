@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "test_util.h"
 #include "bench/protocol/metrics_client.h"
 #include "bench/protocol/record.h"
 #include "harness/runner/metrics_server.h"
@@ -31,19 +32,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "chaosbench-metrics-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+// test_util's TempDir, seen as a std::filesystem path.
+struct TempDir : chaosbench::test::TempDir {
+  fs::path path{chaosbench::test::TempDir::path()};
   std::string socket() const { return (path / "metrics.sock").string(); }
 };
 

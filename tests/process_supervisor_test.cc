@@ -14,6 +14,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "test_util.h"
 #include "harness/runner/process_supervisor.h"
 
 using chaosbench::harness::ProcessSpec;
@@ -25,20 +26,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A fresh directory under $TMPDIR, removed with everything in it even when a test fails.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "chaosbench-supervisor-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+// test_util's TempDir (removed even when a test fails), seen as a std::filesystem path.
+struct TempDir : chaosbench::test::TempDir {
+  fs::path path{chaosbench::test::TempDir::path()};
 };
 
 std::string read_file(const fs::path& p) {

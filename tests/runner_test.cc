@@ -31,8 +31,8 @@ bool alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0; }
 
 TEST_CASE("runner: 4-rank collective sweep gives busbw = algbw x 2(n-1)/n and no wrong elements", "[runner]") {
   TempDir dir;
-  auto r = run_command({binary(), "run", source("scenarios/collective-sweep.json"), "--out", dir.file("out"),
-                        "--set", "workload.sizes.max=1MiB", "--set", "workload.iters=5", "--quiet"},
+  // The scenario exactly as shipped: 1 KiB to 16 MiB (x4), 10 timed iterations.
+  auto r = run_command({binary(), "run", source("scenarios/collective-sweep.json"), "--out", dir.file("out"), "--quiet"},
                        120s);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -59,11 +59,11 @@ TEST_CASE("runner: 4-rank collective sweep gives busbw = algbw x 2(n-1)/n and no
       CHECK(b["value"].get<double>() == Approx((*a)["value"].get<double>() * 2.0 * 3 / 4).epsilon(1e-12));
     }
   }
-  CHECK(allreduce == 2 * 6 * 2);  // ring + halving_doubling, 6 sizes (1KiB..1MiB x4), baseline + overall
+  CHECK(allreduce == 2 * 8 * 2);  // ring + halving_doubling, 8 sizes (1KiB..16MiB x4), baseline + overall
   for (const auto& w : metrics_named(res, "comm/wrong_elements")) CHECK(w["value"] == 0);
   auto lat = metrics_named(res, "comm/latency");
   REQUIRE(!lat.empty());
-  CHECK(lat[0]["stats"]["n"] == 5 * 4);  // iterations x ranks, pooled
+  CHECK(lat[0]["stats"]["n"] == 10 * 4);  // iterations x ranks, pooled
   CHECK(lat[0]["stats"]["p99"].get<double>() >= lat[0]["stats"]["p50"].get<double>());
   CHECK(!metrics_named(res, "comm/avg_busbw").empty());
   CHECK(!metrics_named(res, "comm/iter_cv").empty());

@@ -23,15 +23,6 @@ std::vector<std::string_view> type_names() {
   return out;
 }
 
-bool valid_name(const std::string& s) {
-  if (s.empty() || s.size() > 64) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s[0])) return false;
-  for (char c : s)
-    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
-  return true;
-}
-
 std::optional<TargetSpec> parse_target(ParseContext& ctx, const json& v, const std::string& path,
                                        const ClusterSpec& cluster, std::uint32_t accepted) {
   static const std::vector<std::pair<std::string_view, TargetForm>> kForms{

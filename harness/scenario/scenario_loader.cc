@@ -21,15 +21,6 @@ std::string parse_reason(const std::string& what) {
   return "invalid JSON: " + reason;
 }
 
-bool valid_name(const std::string& s) {
-  if (s.empty() || s.size() > 64) return false;
-  auto ok_first = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!ok_first(s[0])) return false;
-  for (char c : s)
-    if (!ok_first(c) && c != '.' && c != '_' && c != '-') return false;
-  return true;
-}
-
 ClusterSpec parse_cluster(ParseContext& ctx, const json* value) {
   ClusterSpec c;
   if (!value) return c;
@@ -67,6 +58,15 @@ void check_phases(ParseContext& ctx, const Scenario& s) {
 }
 
 }  // namespace
+
+bool valid_name(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s[0])) return false;
+  for (char c : s)
+    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+  return true;
+}
 
 LoadResult parse_scenario(std::string_view text, const std::string& file, const LoadOptions& options) {
   if (text.size() > kMaxScenarioBytes)

@@ -14,6 +14,10 @@ WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterS
 std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value);
 
+// Scenario and fault names: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit
+// (they become directory names and phase names).
+bool valid_name(const std::string& s);
+
 // Node indices in [0, nodes): an array of distinct integers.
 std::optional<std::vector<int>> read_index_list(ParseContext& ctx, const json& v, const std::string& path,
                                                 int limit, std::string_view what, bool allow_empty = false);
