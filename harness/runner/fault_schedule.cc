@@ -76,3 +76,13 @@ bool FaultSchedule::any_active() const {
 }
 
 }  // namespace chaosbench::harness
+
+namespace chaosbench::harness {
+
+bool FaultSchedule::waiting_for_step() const {
+  return std::any_of(occurrences_.begin(), occurrences_.end(), [](const auto& o) {
+    return o.state == OccurrenceState::kPending && o.due_step.has_value();
+  });
+}
+
+}  // namespace chaosbench::harness

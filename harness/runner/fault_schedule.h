@@ -52,6 +52,8 @@ class FaultSchedule {
 
   const std::vector<Occurrence>& occurrences() const { return occurrences_; }
   bool any_active() const;
+  // True while an at_step occurrence has not fired yet.
+  bool waiting_for_step() const;
 
  private:
   std::vector<Occurrence> occurrences_;

@@ -390,8 +390,10 @@ std::vector<pid_t> ProcessSupervisor::wait_any(milliseconds timeout) {
     }
     // Without pidfds (kernels before 5.3) fall back to checking every 10 ms.
     auto wait_ms = all_have_pidfd ? left.count() : std::min<long long>(left.count(), 10);
-    ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));  // EINTR: just poll again
+    // A signal (EINTR) ends the wait early so the caller sees SIGINT/SIGTERM at once.
+    bool interrupted = ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms)) < 0 && errno == EINTR;
     changed = poll();
+    if (interrupted) break;
   }
   return changed;
 }

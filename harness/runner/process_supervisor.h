@@ -59,7 +59,8 @@ class ProcessSupervisor {
   std::vector<pid_t> poll();
 
   // Waits up to `timeout` for some child to exit, then behaves like poll(). Returns at
-  // once when nothing runs. Sleeps in poll(2) on pidfds, not in a busy loop.
+  // once when nothing runs, and early when a signal interrupts the wait (so SIGINT is
+  // handled at once). Sleeps in poll(2) on pidfds, not in a busy loop.
   std::vector<pid_t> wait_any(std::chrono::milliseconds timeout);
 
   // Throws std::out_of_range for a pid this supervisor did not start.

@@ -272,7 +272,10 @@ RunOutcome Run::execute() {
       }
       if (verdict_ == "error") break;  // a fault could not be applied: stop, do not half-run
       if (first_failure_s_ && t - *first_failure_s_ > kPeerGraceS) break;
-      auto wait = std::chrono::milliseconds(20);
+      // Sleep until the next deadline; poll steps every 20 ms while a step trigger is
+      // pending; otherwise wake only every 100 ms (signals, timeout) so the harness stays
+      // off the CPU the workload measures on. Process exits wake it at once.
+      auto wait = std::chrono::milliseconds(schedule_.waiting_for_step() ? 20 : 100);
       if (auto next = schedule_.next_deadline()) {
         auto until = std::chrono::duration<double>(std::max(0.0, *next - now_s()));
         wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(until) + std::chrono::milliseconds(1));
