@@ -99,8 +99,8 @@ int cmd_version(const Args& args) {
     std::cout << "Usage: chaosbench version\n\nPrints the version of chaosbench and what it was built with.\n";
     return kExitPass;
   }
-  std::cout << fmt::format("chaosbench {}\nresults schema_version 1, scenario schema_version 1\nCUDA parts: {}\n",
-                           CHAOSBENCH_VERSION, CHAOSBENCH_CUDA_BUILT ? "built" : "not built");
+  std::cout << fmt::format("chaosbench {}\nresults schema_version 1, scenario schema_version 1\nCUDA: {}\n",
+                           CHAOSBENCH_VERSION, CHAOSBENCH_CUDA_BUILT ? "enabled at build time" : "disabled at build time");
   return kExitPass;
 }
 
