@@ -183,3 +183,11 @@ TEST_CASE("scenario: every example scenario in scenarios/ is valid", "[scenario]
     CHECK_NOTHROW(load_scenario(std::string(CHAOSBENCH_SOURCE_DIR) + "/" + f));
   }
 }
+
+TEST_CASE("scenario: a key given twice in one object is an error at the repeat", "[scenario]") {
+  std::string text = "{\"schema_version\": 1, \"name\": \"t\",\n \"workload\": {\"kind\": \"collective\", \"iters\": 5, \"iters\": 50}}";
+  auto ds = errors_of(text);
+  REQUIRE(ds.size() == 1);
+  CHECK(format_diagnostic(ds[0]) ==
+        "s.json:2:49: workload.iters: duplicate key: it is already set above in the same object (only the last would count)");
+}

@@ -70,14 +70,17 @@ std::size_t skip_space(std::string_view t, std::size_t i) {
 }
 
 // Reads a string starting at the opening quote; returns the offset after the closing quote
-// and the decoded key (escapes other than \" and \\ are kept raw; keys in scenarios are
-// plain ASCII, and an exotic key only loses its precise location).
+// and, when `out` is given, the string with \" and \\ unescaped (other escapes are kept
+// as written: scenario keys are plain ASCII, and an exotic key only loses its location).
 std::size_t read_string(std::string_view t, std::size_t i, std::string* out) {
   ++i;
   while (i < t.size() && t[i] != '"') {
     if (t[i] == '\\' && i + 1 < t.size()) {
-      if (out) out->push_back(t[i + 1] == '"' || t[i + 1] == '\\' ? t[i + 1] : t[i]);
-      if (out && t[i + 1] != '"' && t[i + 1] != '\\') out->push_back(t[i + 1]);
+      char next = t[i + 1];
+      if (out) {
+        if (next != '"' && next != '\\') out->push_back('\\');
+        out->push_back(next);
+      }
       i += 2;
       continue;
     }
@@ -120,7 +123,7 @@ JsonLocations JsonLocations::scan(std::string_view t) {
           std::size_t key_at = i;
           i = read_string(t, i, &key);
           stack.back().pending_key = key;
-          loc.keys_.emplace(join_path(path, key), key_at);
+          loc.add_key(join_path(path, key), key_at);
           i = skip_space(t, i);
           if (i < t.size() && t[i] == ':') ++i;
           i = skip_space(t, i);
@@ -149,7 +152,7 @@ JsonLocations JsonLocations::scan(std::string_view t) {
         std::size_t key_at = i;
         i = read_string(t, i, &key);
         stack.back().pending_key = key;
-        loc.keys_.emplace(join_path(stack.back().path, key), key_at);
+        loc.add_key(join_path(stack.back().path, key), key_at);
         i = skip_space(t, i);
         if (i < t.size() && t[i] == ':') ++i;
         i = skip_space(t, i);
@@ -165,6 +168,11 @@ JsonLocations JsonLocations::scan(std::string_view t) {
     ++i;  // not valid JSON; stay robust
   }
   return loc;
+}
+
+void JsonLocations::add_key(std::string path, std::size_t offset) {
+  auto [it, inserted] = keys_.emplace(path, offset);
+  if (!inserted) duplicates_.emplace_back(std::move(path), offset);
 }
 
 std::optional<std::size_t> JsonLocations::value_offset(const std::string& path) const {

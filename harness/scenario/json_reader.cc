@@ -13,7 +13,18 @@ ParseContext::ParseContext(std::string file, std::string_view text, std::vector<
     : file_(std::move(file)),
       text_(text),
       locations_(JsonLocations::scan(text)),
-      overrides_(std::move(overrides)) {}
+      overrides_(std::move(overrides)) {
+  for (const auto& [path, offset] : locations_.duplicate_keys()) {
+    Diagnostic d;
+    d.file = file_;
+    d.path = path;
+    auto pos = position_of(text_, offset);
+    d.line = pos.line;
+    d.column = pos.column;
+    d.message = "duplicate key: it is already set above in the same object (only the last would count)";
+    diagnostics_.push_back(std::move(d));
+  }
+}
 
 Diagnostic ParseContext::locate(const std::string& path, bool at_key) const {
   Diagnostic d;
