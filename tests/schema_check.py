@@ -219,6 +219,20 @@ def check_bad(validator, binary, root, rel, expected):
     return None
 
 
+def check_fault_types(schema, binary):
+    """The schema lists exactly the fault types the registry has, so editors and
+    `validate` never disagree on which types exist."""
+    try:
+        out = subprocess.run([binary, "faults", "--json"], capture_output=True, text=True, timeout=20)
+        registry = sorted(t["type"] for t in json.loads(out.stdout))
+    except (OSError, ValueError, subprocess.TimeoutExpired, KeyError, TypeError) as e:
+        return f"cannot read the registry: {e}"
+    in_schema = sorted(schema["$defs"]["fault"]["properties"]["type"]["enum"])
+    if registry != in_schema:
+        return f"registry {registry} but schema {in_schema}"
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binary", help="the chaosbench executable")
@@ -262,6 +276,9 @@ def main():
     if validator is None:
         print(f"{passed} passed, {failed} failed")
         return 1
+
+    if binary:
+        report("fault types: schema enum = `chaosbench faults --json`", check_fault_types(schema, binary))
 
     good = sorted(p for p in (root / "scenarios").glob("*.json") if p.name != "schema.json")
     if not good:
