@@ -42,7 +42,7 @@ bool split_number(std::string_view text, double& number, std::string_view& unit)
 template <class T, std::size_t N>
 Parsed<T> parse_with(std::string_view text, const std::array<UnitFactor, N>& units,
                      std::string_view what, std::string_view examples,
-                     T (*make)(double)) {
+                     T (*make)(double), double max_base, std::string_view max_text) {
   Parsed<T> out;
   auto fail = [&](std::string detail) {
     out.error = fmt::format("expected {} such as {}; {}", what, examples, detail);
@@ -59,6 +59,9 @@ Parsed<T> parse_with(std::string_view text, const std::array<UnitFactor, N>& uni
   if (unit.empty()) return fail(fmt::format("got \"{}\": the unit is missing", text));
   for (const auto& u : units) {
     if (u.unit == unit) {
+      // Beyond the type's range the conversion would wrap (llround of a huge double).
+      if (number * u.factor > max_base)
+        return fail(fmt::format("got \"{}\": too large (at most {})", text, max_text));
       out.value = make(number * u.factor);
       return out;
     }
@@ -110,24 +113,26 @@ Parsed<Duration> parse_duration(std::string_view text) {
   return parse_with<Duration>(text, kDurationUnits, "a duration", "\"250us\", \"1.5s\" or \"2m\"",
                               [](double ns) {
                                 return Duration{std::chrono::nanoseconds(std::llround(ns))};
-                              });
+                              },
+                              1e18, "1000000000s, about 31 years");
 }
 
 Parsed<Rate> parse_rate(std::string_view text) {
-  return parse_with<Rate>(text, kRateUnits, "a rate", "\"100mbit\" or \"1gbit\"", [](double bps) {
-    return Rate{static_cast<std::uint64_t>(std::llround(bps))};
-  });
+  return parse_with<Rate>(
+      text, kRateUnits, "a rate", "\"100mbit\" or \"1gbit\"",
+      [](double bps) { return Rate{static_cast<std::uint64_t>(std::llround(bps))}; }, 1e18, "1000000tbit");
 }
 
 Parsed<Size> parse_size(std::string_view text) {
   auto out = parse_with<Size>(text, kSizeUnits, "a size", "\"64KiB\", \"1MB\" or \"512B\"",
-                              [](double b) { return Size{static_cast<std::uint64_t>(std::llround(b))}; });
+                              [](double b) { return Size{static_cast<std::uint64_t>(std::llround(b))}; },
+                              1e18, "1000000TB");
   return out;
 }
 
 Parsed<Percent> parse_percent(std::string_view text) {
   auto out = parse_with<Percent>(text, kPercentUnits, "a percentage", "\"0.5%\" or \"10%\"",
-                                 [](double p) { return Percent{p}; });
+                                 [](double p) { return Percent{p}; }, 1e300, "100%");
   if (out && out->value > 100.0) {
     out.error = fmt::format("expected a percentage between 0% and 100%; got \"{}\"", text);
     out.value.reset();

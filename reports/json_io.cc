@@ -137,8 +137,8 @@ std::string to_json(const RunResult& run, int indent) {
   json procs = json::array();
   for (const auto& p : run.processes) {
     procs.push_back({{"role", p.role}, {"rank", p.rank}, {"node", p.node}, {"pid", p.pid},
-                     {"exit_code", optional_number(p.exit_code)},
-                     {"signal", optional_number(p.signal)},
+                     {"exit_code", p.exit_code ? json(*p.exit_code) : json(nullptr)},
+                     {"signal", p.signal ? json(*p.signal) : json(nullptr)},
                      {"started_at_s", number(p.started_at_s)},
                      {"ended_at_s", optional_number(p.ended_at_s)},
                      {"stdout", p.stdout_log}, {"stderr", p.stderr_log}});

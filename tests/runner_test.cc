@@ -215,3 +215,27 @@ TEST_CASE("runner: --dry-run prints the plan and starts nothing", "[runner]") {
   CHECK_THAT(r.out, Catch::Contains("fault mid-run (marker) #1 at step 20"));
   CHECK_FALSE(std::filesystem::exists(dir.file("out")));
 }
+
+TEST_CASE("runner: a workload's daemon that left its process group does not outlive the run", "[runner]") {
+  TempDir dir;
+  dir.write("s.json", R"({"schema_version": 1, "name": "daemon",
+    "workload": {"kind": "command", "argv": ["/bin/sh", "-c", "setsid sh -c 'echo $$ > {out}/daemon.pid; exec sleep 300' & sleep 0.5"]}})");
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
+  CHECK(r.exit_code == 0);
+  auto pid_text = read_file(dir.file("out/daemon.pid"));
+  REQUIRE(!pid_text.empty());
+  long pid = std::stol(pid_text);
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(alive(pid));
+}
+
+TEST_CASE("runner: a scenario named without a directory runs (scenario_dir is the cwd)", "[runner]") {
+  TempDir dir;
+  dir.write("s.json", R"({"schema_version": 1, "name": "bare", "workload": {"kind": "command", "argv": ["/bin/sh", "-c", "echo {scenario_dir}"]}})");
+  auto here = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  auto r = run_command({binary(), "run", "s.json", "--out", "out", "--quiet"}, 60s);
+  std::filesystem::current_path(here);
+  CHECK(r.exit_code == 0);
+  CHECK(read_file(dir.file("out/logs/rank0.out")) == std::filesystem::canonical(dir.path()).string() + "\n");
+}

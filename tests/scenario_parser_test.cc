@@ -27,6 +27,7 @@ std::string first_error(const std::string& text, const LoadOptions& options = {}
 const char* kMinimal = R"({
   "schema_version": 1,
   "name": "t",
+  "cluster": { "nodes": 2 },
   "workload": { "kind": "collective" }
 })";
 
@@ -35,7 +36,7 @@ const char* kMinimal = R"({
 TEST_CASE("scenario: a minimal collective scenario gets the documented defaults", "[scenario]") {
   auto s = parse_scenario(kMinimal, "s.json").scenario;
   CHECK(s.name == "t");
-  CHECK(s.cluster.nodes == 1);
+  CHECK(s.cluster.nodes == 2);
   CHECK(s.seed == 42);
   const auto& w = std::get<CollectiveWorkload>(s.workload);
   CHECK(w.collectives == std::vector<std::string>{"allreduce"});
@@ -45,7 +46,7 @@ TEST_CASE("scenario: a minimal collective scenario gets the documented defaults"
 }
 
 TEST_CASE("scenario: unknown keys are located at the key and suggest the near miss", "[scenario]") {
-  std::string text = "{\n  \"schema_version\": 1,\n  \"name\": \"t\",\n  \"workload\": { \"kind\": \"collective\", \"itres\": 5 }\n}";
+  std::string text = "{\n  \"schema_version\": 1,\n  \"name\": \"t\", \"cluster\": {\"nodes\": 2},\n  \"workload\": { \"kind\": \"collective\", \"itres\": 5 }\n}";
   CHECK(first_error(text) == "s.json:4:39: workload.itres: unknown key (did you mean \"iters\"?)");
 }
 
@@ -58,7 +59,7 @@ TEST_CASE("scenario: wrong types and ranges name the path and what was expected"
 
 TEST_CASE("scenario: bad quantities are clear errors at the value", "[scenario]") {
   auto with_at = [](const std::string& at) {
-    return R"({"schema_version": 1, "name": "t", "workload": {"kind": "collective"},
+    return R"({"schema_version": 1, "name": "t", "cluster": {"nodes": 2}, "workload": {"kind": "collective"},
                "faults": [{"type": "marker", "at": )" + at + "}]}";
   };
   CHECK_THAT(first_error(with_at("\"20 ms\"")), Catch::Contains("faults[0].at: expected a duration") &&
@@ -70,7 +71,7 @@ TEST_CASE("scenario: bad quantities are clear errors at the value", "[scenario]"
 }
 
 TEST_CASE("scenario: every error is reported, in file order", "[scenario]") {
-  std::string text = "{\n\"schema_version\": 1,\n\"name\": \"t\",\n\"bogus\": 1,\n"
+  std::string text = "{\n\"schema_version\": 1,\n\"name\": \"t\", \"cluster\": {\"nodes\": 2},\n\"bogus\": 1,\n"
                      "\"workload\": {\"kind\": \"collective\", \"iters\": -1, \"check\": \"yes\"}\n}";
   auto ds = errors_of(text);
   REQUIRE(ds.size() == 3);
@@ -95,7 +96,7 @@ TEST_CASE("scenario: syntax errors give line and column of where parsing stopped
 }
 
 TEST_CASE("scenario: columns count characters, not bytes", "[scenario]") {
-  std::string text = "{\"description\": \"ü–ß\", \"nodez\": 1, \"schema_version\": 1, \"name\": \"t\", \"workload\": {\"kind\": \"collective\"}}";
+  std::string text = "{\"description\": \"ü–ß\", \"nodez\": 1, \"schema_version\": 1, \"name\": \"t\", \"cluster\": {\"nodes\": 2}, \"workload\": {\"kind\": \"collective\"}}";
   auto ds = errors_of(text);
   REQUIRE(ds.size() == 1);
   CHECK(ds[0].column == 24);  // 21 bytes of "ü–ß" are 5 characters
@@ -149,7 +150,7 @@ TEST_CASE("scenario: fault envelope rules", "[scenario]") {
 }
 
 TEST_CASE("scenario: checks convert quantity limits into the metric's unit", "[scenario]") {
-  std::string text = R"({"schema_version": 1, "name": "t", "workload": {"kind": "collective"}, "checks": [
+  std::string text = R"({"schema_version": 1, "name": "t", "cluster": {"nodes": 2}, "workload": {"kind": "collective"}, "checks": [
     {"metric": "resilience/time_to_recover", "max": "30s"},
     {"metric": "comm/latency", "stat": "p99", "max": "2ms"},
     {"metric": "ckpt/size", "max": "1GB"}]})";
@@ -158,7 +159,7 @@ TEST_CASE("scenario: checks convert quantity limits into the metric's unit", "[s
   CHECK(*s.checks[0].max == Approx(30));
   CHECK(*s.checks[1].max == Approx(2000));
   CHECK(*s.checks[2].max == Approx(1e9));
-  CHECK_THAT(first_error(R"({"schema_version": 1, "name": "t", "workload": {"kind": "collective"}, "checks": [{"metric": "comm/busbw"}]})"),
+  CHECK_THAT(first_error(R"({"schema_version": 1, "name": "t", "cluster": {"nodes": 2}, "workload": {"kind": "collective"}, "checks": [{"metric": "comm/busbw"}]})"),
              Catch::Contains("needs \"min\" or \"max\""));
 }
 
@@ -185,9 +186,52 @@ TEST_CASE("scenario: every example scenario in scenarios/ is valid", "[scenario]
 }
 
 TEST_CASE("scenario: a key given twice in one object is an error at the repeat", "[scenario]") {
-  std::string text = "{\"schema_version\": 1, \"name\": \"t\",\n \"workload\": {\"kind\": \"collective\", \"iters\": 5, \"iters\": 50}}";
+  std::string text = "{\"schema_version\": 1, \"name\": \"t\", \"cluster\": {\"nodes\": 2},\n \"workload\": {\"kind\": \"collective\", \"iters\": 5, \"iters\": 50}}";
   auto ds = errors_of(text);
   REQUIRE(ds.size() == 1);
   CHECK(format_diagnostic(ds[0]) ==
         "s.json:2:49: workload.iters: duplicate key: it is already set above in the same object (only the last would count)");
+}
+
+TEST_CASE("scenario: locations survive escapes, a BOM, and keys with dots", "[scenario]") {
+  // An escaped key is the same key: "\u0069ters" is "iters", so writing both is a duplicate.
+  std::string escaped = "{\"schema_version\": 1, \"name\": \"t\", \"cluster\": {\"nodes\": 2},\n"
+                        "\"workload\": {\"kind\": \"collective\", \"iters\": 5, \"\\u0069ters\": 6}}";
+  auto ds = errors_of(escaped);
+  REQUIRE(ds.size() == 1);
+  CHECK(ds[0].line == 2);
+  CHECK(ds[0].column == 48);
+  // A byte order mark is skipped and takes no column.
+  std::string bom = "\xEF\xBB\xBF{\"schema_version\": 1, \"name\": \"t\", \"cluster\": {\"nodes\": 2},\n"
+                    "\"workload\": {\"kind\": \"collective\", \"iters\": \"x\"}}";
+  auto b = errors_of(bom);
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].line == 2);
+  CHECK(b[0].column == 45);
+  // A repeated object is one duplicate, not one per child; "x.y" and x{y} do not collide.
+  std::string twice = "{\"schema_version\": 1, \"name\": \"t\", \"cluster\": {\"nodes\": 2}, \"cluster\": {\"nodes\": 3},"
+                      "\"workload\": {\"kind\": \"collective\"}, \"checks\": [{\"metric\": \"comm/busbw\", \"min\": 0,"
+                      "\"labels\": {\"x.y\": 1, \"x\": 2}}]}";
+  auto t = errors_of(twice);
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].path == "cluster");
+}
+
+TEST_CASE("scenario: numbers too large for a double are located", "[scenario]") {
+  auto ds = errors_of("{\"schema_version\": 1,\n \"seed\": 1e400}");
+  REQUIRE(ds.size() == 1);
+  CHECK(ds[0].line == 2);
+  CHECK(ds[0].column == 10);
+  CHECK_THAT(ds[0].message, Catch::Contains("number overflow"));
+}
+
+TEST_CASE("scenario: quantities beyond their type's range are refused, not wrapped", "[scenario]") {
+  CHECK_THAT(first_error(kMinimal, LoadOptions{{"timeout=9999999999999999999999h"}, {}}), Catch::Contains("too large"));
+  CHECK_THAT(first_error(kMinimal, LoadOptions{{"workload.sizes.max=2GiB"}, {}}), Catch::Contains("less than 2GiB"));
+  CHECK_THAT(first_error(kMinimal, LoadOptions{{"workload.timeout=500us"}, {}}), Catch::Contains("at least 1ms"));
+  CHECK_THAT(first_error(kMinimal, LoadOptions{{"cluster.nodes=1"}, {}}), Catch::Contains("at least 2 ranks"));
+  CHECK_THAT(first_error(kMinimal, LoadOptions{{"cluster.nodes=64", "cluster.ranks_per_node=2"}, {}}),
+             Catch::Contains("at most 64 ranks"));
+  // An override that creates an object the file never had is blamed on the --set.
+  CHECK_THAT(first_error(kMinimal, LoadOptions{{"a.b.c=1"}, {}}), Catch::StartsWith("s.json: --set a.b.c=1: a: unknown key"));
 }

@@ -1,6 +1,7 @@
 #include "bench/protocol/record.h"
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -53,7 +54,8 @@ DecodeResult decode_record(std::string_view line) {
   }
   auto get_common = [&](int& rank, double& time, std::string& name) -> bool {
     auto rk = j.find("rank");
-    if (rk == j.end() || !rk->is_number_integer() || rk->get<std::int64_t>() < 0) {
+    if (rk == j.end() || !rk->is_number_integer() || rk->get<std::int64_t>() < 0 ||
+        rk->get<std::int64_t>() > INT32_MAX) {
       r.error = "\"rank\" must be a non-negative integer";
       return false;
     }
@@ -82,6 +84,11 @@ DecodeResult decode_record(std::string_view line) {
       return false;
     }
     for (const auto& [k, v] : it->items()) {
+      // The harness adds "phase" and "rank" itself; a workload's own would merge series.
+      if (std::string_view(key) == "labels" && (k == "phase" || k == "rank")) {
+        r.error = fmt::format("label \"{}\" is reserved (the harness sets it)", k);
+        return false;
+      }
       LabelValue lv;
       if (!to_label(v, lv)) {
         r.error = fmt::format("\"{}.{}\" must be a string, number or boolean", key, k);

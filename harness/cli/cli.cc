@@ -9,6 +9,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/exit_code.h"
+#include "harness/host_error.h"
 #include "harness/scenario/diagnostic.h"
 
 namespace chaosbench::harness {
@@ -74,6 +75,9 @@ int cli_main(int argc, char** argv) {
     } catch (const ScenarioError& e) {
       for (const auto& d : e.diagnostics()) std::cerr << format_diagnostic(d) << "\n";
       return kExitUsage;
+    } catch (const HostError& e) {
+      std::cerr << "chaosbench " << name << ": " << e.what() << "\n";
+      return kExitHost;
     } catch (const std::exception& e) {
       std::cerr << "chaosbench " << name << ": error: " << e.what() << "\n";
       return kExitCheckFailed;

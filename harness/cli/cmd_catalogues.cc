@@ -95,8 +95,10 @@ int cmd_metrics(const Args& args) {
 }
 
 int cmd_version(const Args& args) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    std::cout << "Usage: chaosbench version\n\nPrints the version of chaosbench and what it was built with.\n";
+  po::options_description options("Options");
+  auto cl = parse_command_line(args, options, {});
+  if (cl.help) {
+    print_help("chaosbench version", "Prints the version of chaosbench and what it was built with.", options);
     return kExitPass;
   }
   std::cout << fmt::format("chaosbench {}\nresults schema_version 1, scenario schema_version 1\nCUDA: {}\n",

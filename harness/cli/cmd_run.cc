@@ -50,7 +50,7 @@ int cmd_run(const Args& args) {
       ("scenario", po::value<std::string>(), "scenario file")
       ("out,o", po::value<std::string>(), "output directory (default runs/<scenario>-<UTC timestamp>/)")
       ("set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override, e.g. workload.iters=50 (repeatable)")
-      ("seed", po::value<std::uint64_t>(), "seed for random choices (overrides the scenario's)")
+      ("seed", po::value<std::int64_t>(), "seed for random choices, >= 0 (overrides the scenario's)")
       ("dry-run", "validate and print the plan; start nothing");
   po::positional_options_description positional;
   positional.add("scenario", 1);
@@ -67,7 +67,11 @@ int cmd_run(const Args& args) {
   if (!cl.vm.count("scenario")) throw UsageError("no scenario file given");
   LoadOptions load;
   if (cl.vm.count("set")) load.overrides = cl.vm["set"].as<std::vector<std::string>>();
-  if (cl.vm.count("seed")) load.seed = cl.vm["seed"].as<std::uint64_t>();
+  if (cl.vm.count("seed")) {
+    auto seed = cl.vm["seed"].as<std::int64_t>();
+    if (seed < 0) throw UsageError("--seed must be 0 or more");
+    load.seed = static_cast<std::uint64_t>(seed);
+  }
   auto loaded = load_scenario(cl.vm["scenario"].as<std::string>(), load);
   for (const auto& w : loaded.warnings) std::cerr << format_diagnostic(w) << "\n";
   if (cl.vm.count("dry-run")) {

@@ -1,6 +1,9 @@
 #include "harness/runner/process_supervisor.h"
 
 #include <cerrno>
+#include <sstream>
+#include <fstream>
+#include <filesystem>
 #include <csignal>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -473,6 +476,46 @@ void ProcessSupervisor::stop_all(milliseconds grace) {
   }
   signal_groups(SIGKILL);
   sweep_children();
+  // After the groups are empty, their members' exits have reparented any escaped
+  // descendant to us (subreaper), so the scan below sees it.
+  if (kill_adopted_orphans_) kill_adopted_orphans();
+}
+
+void ProcessSupervisor::kill_adopted_orphans() {
+  // Direct children found through /proc (their parent is us); the started ones are gone
+  // by now, so whatever is left was adopted. Bounded: a daemon that keeps forking is
+  // caught in a few rounds because each round kills every child seen.
+  const pid_t self = ::getpid();
+  for (int round = 0; round < 5; ++round) {
+    std::vector<pid_t> orphans;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+      const auto name = entry.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      if (!std::getline(stat, line)) continue;
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses; skip to the last ')'.
+      auto close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(line.substr(close + 1));
+      char state = 0;
+      pid_t ppid = 0;
+      rest >> state >> ppid;
+      pid_t pid = static_cast<pid_t>(std::stol(name));
+      if (ppid == self && state != 'Z' && processes_.find(pid) == processes_.end()) orphans.push_back(pid);
+    }
+    if (orphans.empty()) return;
+    for (pid_t pid : orphans) {
+      spdlog::debug("process supervisor: killing adopted orphan {}", pid);
+      ::kill(pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(kStopStep);
+    reap(nullptr);
+    int ws;
+    while (::waitpid(-1, &ws, WNOHANG) > 0) {
+    }
+  }
 }
 
 }  // namespace chaosbench::harness

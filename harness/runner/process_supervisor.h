@@ -80,11 +80,18 @@ class ProcessSupervisor {
   // no other component still waits for its own children.
   void stop_all(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
 
+  // When on, stop_all() also kills every child of this process it did not start itself.
+  // With the harness as child subreaper those are orphaned workload descendants that left
+  // their process group (a daemon that called setsid). Only for a process that forks
+  // nothing else, as the chaosbench binary during `run`; off by default.
+  void set_kill_adopted_orphans(bool on) { kill_adopted_orphans_ = on; }
+
  private:
   void reap(std::vector<pid_t>* changed);
   void record_exit(pid_t pid, int wait_status, std::vector<pid_t>* changed);
   void signal_groups(int sig);
   void sweep_children();
+  void kill_adopted_orphans();
 
   std::map<pid_t, ProcessStatus> processes_;
   std::map<pid_t, int> pidfds_;  // running started processes; readable once one exits
@@ -95,6 +102,7 @@ class ProcessSupervisor {
   // Exits of pids not started here (orphans, other components' children): recorded so
   // nothing is lost silently, bounded so a long run cannot grow it without limit.
   std::deque<std::pair<pid_t, int>> other_exits_;
+  bool kill_adopted_orphans_ = false;
 };
 
 }  // namespace chaosbench::harness

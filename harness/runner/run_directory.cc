@@ -1,5 +1,7 @@
 #include "harness/runner/run_directory.h"
 
+#include "harness/host_error.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -32,13 +34,13 @@ RunDirectory::RunDirectory(const std::string& out, const std::string& scenario_n
   std::string dir = out.empty() ? fmt::format("runs/{}-{}", scenario_name, utc_format("%Y%m%dT%H%M%SZ")) : out;
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "logs", ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot create the output directory {}: {}", dir, ec.message()));
+  if (ec) throw HostError(fmt::format("cannot create the output directory {}: {}", dir, ec.message()));
   out_ = fs::absolute(dir).lexically_normal().string();
   if (out_.size() > 1 && out_.back() == '/') out_.pop_back();
   // The socket path must fit sockaddr_un (108 bytes): keep the runtime directory short.
   std::string tmpl = "/tmp/chaosbench-XXXXXX";
   if (!::mkdtemp(tmpl.data()))
-    throw std::runtime_error(fmt::format("cannot create a runtime directory in /tmp: {}", std::strerror(errno)));
+    throw HostError(fmt::format("cannot create a runtime directory in /tmp: {}", std::strerror(errno)));
   runtime_ = tmpl;
   run_id_ = fmt::format("{}-{}", fs::path(runtime_).filename().string(), ::getpid());
 }
@@ -52,7 +54,7 @@ void RunDirectory::write_file(const std::string& name, const std::string& conten
   std::string path = out_ + "/" + name;
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  if (fd < 0) throw HostError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
   std::size_t done = 0;
   while (done < content.size()) {
     ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -60,14 +62,14 @@ void RunDirectory::write_file(const std::string& name, const std::string& conten
     if (n <= 0) {
       int err = errno;
       ::close(fd);
-      throw std::runtime_error(fmt::format("cannot write {}: {}", tmp, std::strerror(err)));
+      throw HostError(fmt::format("cannot write {}: {}", tmp, std::strerror(err)));
     }
     done += static_cast<std::size_t>(n);
   }
   ::fsync(fd);
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error(fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(errno)));
+    throw HostError(fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(errno)));
 }
 
 }  // namespace chaosbench::harness

@@ -10,7 +10,7 @@ namespace chaosbench::harness {
 class RunDirectory {
  public:
   // Creates `out` (and parents) or runs/<name>-<UTC timestamp> when empty, logs/ in it,
-  // and the runtime directory. Throws std::runtime_error naming the path on failure.
+  // and the runtime directory. Throws HostError (exit 3) naming the path on failure.
   RunDirectory(const std::string& out, const std::string& scenario_name);
   ~RunDirectory();  // removes the runtime directory
   RunDirectory(const RunDirectory&) = delete;

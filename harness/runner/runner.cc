@@ -1,6 +1,7 @@
 #include "harness/runner/runner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
+#include "harness/host_error.h"
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/metrics_server.h"
 #include "harness/runner/process_supervisor.h"
@@ -59,13 +61,18 @@ int free_port() {
 
 class Run {
  public:
-  Run(const Scenario& s, const RunOptions& o) : scenario_(s), options_(o), schedule_(s.faults) {}
+  Run(const Scenario& s, const RunOptions& o) : scenario_(s), options_(o), schedule_(s.faults) {
+    // chaosbench forks nothing but the workload, so every other child it has at the end
+    // is an orphaned workload descendant: none may outlive the run.
+    supervisor_.set_kill_adopted_orphans(true);
+  }
 
   RunOutcome execute();
 
  private:
   double now_s() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
   void start_workload();
+  void start_metrics_server();
   void apply(std::size_t occurrence);
   void revert(std::size_t occurrence);
   void revert_all();
@@ -87,7 +94,8 @@ class Run {
   std::vector<std::unique_ptr<faults::Fault>> faults_;  // by occurrence
   std::vector<reports::FaultRecord> fault_records_;     // by occurrence
   Clock::time_point t0_ = Clock::now();
-  double t0_wall_ = bench::wall_time_now();
+  // Read by the metrics server thread (event times), written once before ranks start.
+  std::atomic<double> t0_wall_{bench::wall_time_now()};
   std::string verdict_ = "pass";
   std::string reason_;
   int exit_code_ = kExitPass;
@@ -113,13 +121,26 @@ std::vector<RankProcess> Run::rank_processes() const {
   return out;
 }
 
+void Run::start_metrics_server() {
+  // Runs on the server's thread: the store and the timeline are thread-safe.
+  auto on_record = [this](const bench::Record& r, double received) {
+    store_.add(r, received);
+    const auto* e = std::get_if<bench::Event>(&r);
+    if (e && e->name != "step") {
+      double t = (e->time > 0 ? e->time : received) - t0_wall_;
+      timeline_->write(t, "workload_event", {{"rank", TL::num(e->rank)}, {"name", TL::str(e->name)}});
+    }
+  };
+  server_ = std::make_unique<MetricsServer>(dir_->runtime() + "/metrics.sock", on_record);
+}
+
 void Run::start_workload() {
   LaunchContext ctx;
   ctx.self_exe = self_exe();
   ctx.run_dir = dir_->out();
   ctx.runtime_dir = dir_->runtime();
   ctx.metrics_address = server_->address();
-  ctx.scenario_dir = fs::absolute(fs::path(scenario_.source_path).parent_path()).lexically_normal().string();
+  ctx.scenario_dir = fs::absolute(scenario_.source_path).parent_path().lexically_normal().string();
   ctx.run_id = dir_->run_id();
   ctx.node_addrs.assign(static_cast<std::size_t>(scenario_.cluster.nodes), "127.0.0.1");
   const auto* command = std::get_if<CommandWorkload>(&scenario_.workload);
@@ -163,9 +184,13 @@ void Run::apply(std::size_t i) {
     schedule_.mark_applied(i, t);
     rec.applied_at_s = t;
     rec.backend = faults_[i]->backend();
-    // Scheduled time to in effect: the harness's own timing precision.
-    rec.apply_latency_us = std::max(0.0, (t - (o.due_step ? t : scheduled)) * 1e6 +
-                                             std::chrono::duration<double, std::micro>(faults_[i]->apply_duration()).count());
+    // Scheduled time to in effect: the harness's own timing precision. For a step
+    // trigger the schedule is the arrival of the step event that reached it.
+    if (o.due_step) {
+      auto reached = store_.step_reached_at(*o.due_step);
+      scheduled = reached ? *reached - t0_wall_ : t;
+    }
+    rec.apply_latency_us = std::max(0.0, (t - scheduled) * 1e6);
     timeline_->write(t, "fault_applied", {{"fault", TL::str(spec.name)}, {"type", TL::str(spec.type)},
                                           {"occurrence", TL::num(o.number)}, {"backend", TL::str(rec.backend)},
                                           {"apply_latency_us", TL::num(*rec.apply_latency_us)}});
@@ -234,16 +259,14 @@ RunOutcome Run::execute() {
   std::string started_at = utc_timestamp_iso();
   timeline_->write(0, "run_started", {{"scenario", TL::str(scenario_.name)}, {"out", TL::str(dir_->out())},
                                       {"seed", TL::num(static_cast<double>(scenario_.seed))}});
-  server_ = std::make_unique<MetricsServer>(dir_->runtime() + "/metrics.sock",
-                                            [this](const bench::Record& r, double received) {
-                                              store_.add(r, received);
-                                              if (const auto* e = std::get_if<bench::Event>(&r)) {
-                                                if (e->name != "step")
-                                                  timeline_->write(e->time - t0_wall_, "workload_event",
-                                                                   {{"rank", TL::num(e->rank)}, {"name", TL::str(e->name)}});
-                                              }
-                                            });
+  try {
+    start_metrics_server();
+  } catch (const std::runtime_error& e) {
+    throw HostError(fmt::format("cannot listen for metrics: {}", e.what()));
+  }
   faults_.resize(schedule_.occurrences().size());
+  for (const auto& o : schedule_.occurrences())
+    if (o.due_step) store_.watch_step(*o.due_step);
   for (const auto& o : schedule_.occurrences()) {
     const auto& spec = scenario_.faults[o.fault];
     reports::FaultRecord rec;

@@ -24,8 +24,8 @@ struct RunOutcome {
   reports::RunResult result;  // what results.json holds
 };
 
-// Blocks until the run is over. Throws only for set-up failures before anything was
-// started (output directory not writable, ...).
+// Blocks until the run is over. Throws HostError (exit 3) only for set-up failures
+// before anything was started (output directory not writable, no socket).
 RunOutcome run_scenario(const Scenario& scenario, const RunOptions& options);
 
 }  // namespace chaosbench::harness

@@ -6,9 +6,11 @@ void SampleStore::add(const bench::Record& record, double received_at) {
   if (const auto* s = std::get_if<bench::Sample>(&record)) {
     std::lock_guard lock(mutex_);
     samples_.push_back({*s, received_at});
+    if (samples_.back().sample.time <= 0) samples_.back().sample.time = received_at;
     return;
   }
-  const auto& e = std::get<bench::Event>(record);
+  bench::Event e = std::get<bench::Event>(record);
+  if (e.time <= 0) e.time = received_at;
   if (e.name == "step") {
     auto it = e.fields.find("step");
     if (it != e.fields.end()) {
@@ -18,10 +20,25 @@ void SampleStore::add(const bench::Record& record, double received_at) {
       std::int64_t prev = max_step_.load();
       while (step > prev && !max_step_.compare_exchange_weak(prev, step)) {
       }
+      std::lock_guard lock(mutex_);
+      for (auto& [watched, at] : watched_)
+        if (!at && step >= watched) at = received_at;
     }
   }
   std::lock_guard lock(mutex_);
   events_.push_back({e, received_at});
+}
+
+void SampleStore::watch_step(std::int64_t step) {
+  std::lock_guard lock(mutex_);
+  watched_.emplace_back(step, std::nullopt);
+}
+
+std::optional<double> SampleStore::step_reached_at(std::int64_t step) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [watched, at] : watched_)
+    if (watched == step) return at;
+  return std::nullopt;
 }
 
 std::vector<StoredSample> SampleStore::samples() const {

@@ -7,12 +7,16 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "bench/protocol/record.h"
 
 namespace chaosbench::harness {
 
+// Records keep the sender's clock; one without a time (0) gets the receive time, so it
+// still falls into the right phase.
 struct StoredSample {
   bench::Sample sample;
   double received_at = 0;  // harness clock, Unix seconds
@@ -35,11 +39,18 @@ class SampleStore {
   // The highest step any rank reported with a "step" event ({"step": N}); -1 before any.
   std::int64_t max_step() const { return max_step_.load(); }
 
+  // Remembers when the first step event reaching `step` arrives (for at_step triggers'
+  // apply latency). Call before the workload starts.
+  void watch_step(std::int64_t step);
+  // The receive time (Unix seconds) of the first event that reached a watched step.
+  std::optional<double> step_reached_at(std::int64_t step) const;
+
  private:
   mutable std::mutex mutex_;
   std::vector<StoredSample> samples_;
   std::vector<StoredEvent> events_;
   std::atomic<std::int64_t> max_step_{-1};
+  std::vector<std::pair<std::int64_t, std::optional<double>>> watched_;  // under mutex_
 };
 
 }  // namespace chaosbench::harness

@@ -1,11 +1,14 @@
 #include "harness/scenario/json_locations.h"
 
+#include <set>
+
 namespace chaosbench::harness {
 
 TextPosition position_of(std::string_view text, std::size_t offset) {
   if (offset > text.size()) offset = text.size();
   TextPosition pos{1, 1};
-  for (std::size_t i = 0; i < offset; ++i) {
+  std::size_t start = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // a BOM is no column
+  for (std::size_t i = start; i < offset; ++i) {
     auto c = static_cast<unsigned char>(text[i]);
     if (c == '\n') {
       ++pos.line;
@@ -62,7 +65,39 @@ struct Frame {
   std::string path;
   std::size_t next_index = 0;  // arrays: index of the next element
   std::string pending_key;     // objects: key whose value comes next
+  std::set<std::string> keys;  // objects: keys seen so far, for duplicates
 };
+
+void append_utf8(std::string& out, unsigned cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Four hex digits at t[i..i+4), or -1.
+long hex4(std::string_view t, std::size_t i) {
+  if (i + 4 > t.size()) return -1;
+  long v = 0;
+  for (std::size_t k = i; k < i + 4; ++k) {
+    char c = t[k];
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
 
 std::size_t skip_space(std::string_view t, std::size_t i) {
   while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
@@ -70,22 +105,42 @@ std::size_t skip_space(std::string_view t, std::size_t i) {
 }
 
 // Reads a string starting at the opening quote; returns the offset after the closing quote
-// and, when `out` is given, the string with \" and \\ unescaped (other escapes are kept
-// as written: scenario keys are plain ASCII, and an exotic key only loses its location).
+// and, when `out` is given, the decoded string (JSON escapes, \\uXXXX and surrogate
+// pairs included), so "\\u0069ters" is the key "iters" as nlohmann sees it.
 std::size_t read_string(std::string_view t, std::size_t i, std::string* out) {
   ++i;
   while (i < t.size() && t[i] != '"') {
-    if (t[i] == '\\' && i + 1 < t.size()) {
-      char next = t[i + 1];
-      if (out) {
-        if (next != '"' && next != '\\') out->push_back('\\');
-        out->push_back(next);
-      }
-      i += 2;
+    if (t[i] != '\\' || i + 1 >= t.size()) {
+      if (out) out->push_back(t[i]);
+      ++i;
       continue;
     }
-    if (out) out->push_back(t[i]);
-    ++i;
+    char e = t[i + 1];
+    if (e == 'u') {
+      long cp = hex4(t, i + 2);
+      std::size_t used = 6;
+      if (cp >= 0xD800 && cp < 0xDC00 && i + 12 <= t.size() && t[i + 6] == '\\' && t[i + 7] == 'u') {
+        long low = hex4(t, i + 8);
+        if (low >= 0xDC00 && low < 0xE000) {
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          used = 12;
+        }
+      }
+      if (out && cp >= 0) append_utf8(*out, static_cast<unsigned>(cp));
+      i += used;
+      continue;
+    }
+    if (out) {
+      switch (e) {
+        case 'n': out->push_back('\n'); break;
+        case 't': out->push_back('\t'); break;
+        case 'r': out->push_back('\r'); break;
+        case 'b': out->push_back('\b'); break;
+        case 'f': out->push_back('\f'); break;
+        default: out->push_back(e);  // \" \\ \/
+      }
+    }
+    i += 2;
   }
   return i + 1;
 }
@@ -95,7 +150,8 @@ std::size_t read_string(std::string_view t, std::size_t i, std::string* out) {
 JsonLocations JsonLocations::scan(std::string_view t) {
   JsonLocations loc;
   std::vector<Frame> stack;
-  std::size_t i = skip_space(t, 0);
+  // nlohmann skips a UTF-8 byte order mark; so do we.
+  std::size_t i = skip_space(t, t.starts_with("\xEF\xBB\xBF") ? 3 : 0);
   // The path of the value that starts at the current position.
   auto current_path = [&]() -> std::string {
     if (stack.empty()) return "";
@@ -111,7 +167,7 @@ JsonLocations JsonLocations::scan(std::string_view t) {
       loc.values_.emplace(path, i);
       if (!stack.empty() && !stack.back().is_object) ++stack.back().next_index;
       if (c == '{' || c == '[') {
-        stack.push_back(Frame{c == '{', path, 0, {}});
+        stack.push_back(Frame{c == '{', path, 0, {}, {}});
         i = skip_space(t, i + 1);
         if (i < t.size() && (t[i] == '}' || t[i] == ']')) {
           stack.pop_back();
@@ -123,7 +179,8 @@ JsonLocations JsonLocations::scan(std::string_view t) {
           std::size_t key_at = i;
           i = read_string(t, i, &key);
           stack.back().pending_key = key;
-          loc.add_key(join_path(path, key), key_at);
+          stack.back().keys.insert(key);
+          loc.keys_.emplace(join_path(path, key), key_at);
           i = skip_space(t, i);
           if (i < t.size() && t[i] == ':') ++i;
           i = skip_space(t, i);
@@ -152,7 +209,9 @@ JsonLocations JsonLocations::scan(std::string_view t) {
         std::size_t key_at = i;
         i = read_string(t, i, &key);
         stack.back().pending_key = key;
-        loc.add_key(join_path(stack.back().path, key), key_at);
+        std::string key_path = join_path(stack.back().path, key);
+        if (!stack.back().keys.insert(key).second) loc.duplicates_.emplace_back(key_path, key_at);
+        loc.keys_.emplace(std::move(key_path), key_at);
         i = skip_space(t, i);
         if (i < t.size() && t[i] == ':') ++i;
         i = skip_space(t, i);
@@ -168,11 +227,6 @@ JsonLocations JsonLocations::scan(std::string_view t) {
     ++i;  // not valid JSON; stay robust
   }
   return loc;
-}
-
-void JsonLocations::add_key(std::string path, std::size_t offset) {
-  auto [it, inserted] = keys_.emplace(path, offset);
-  if (!inserted) duplicates_.emplace_back(std::move(path), offset);
 }
 
 std::optional<std::size_t> JsonLocations::value_offset(const std::string& path) const {

@@ -37,13 +37,11 @@ class JsonLocations {
   std::optional<std::size_t> value_offset(const std::string& path) const;
   std::optional<std::size_t> key_offset(const std::string& path) const;
 
-  // Keys that appear twice in one object (JSON allows it; the last one wins, which
-  // silently hides the first): path and offset of each repeat.
+  // Keys that appear twice in one object, compared after decoding escapes (JSON allows
+  // it; the last one wins, which silently hides the first): path and offset of each repeat.
   const std::vector<std::pair<std::string, std::size_t>>& duplicate_keys() const { return duplicates_; }
 
  private:
-  void add_key(std::string path, std::size_t offset);
-
   std::unordered_map<std::string, std::size_t> values_;
   std::unordered_map<std::string, std::size_t> keys_;
   std::vector<std::pair<std::string, std::size_t>> duplicates_;

@@ -31,10 +31,16 @@ Diagnostic ParseContext::locate(const std::string& path, bool at_key) const {
   d.file = file_;
   d.path = path;
   // A value that an override set (or that lies inside one) has no place in the file.
+  auto under = [](const std::string& inner, const std::string& outer) {
+    return inner.size() > outer.size() && inner.starts_with(outer) &&
+           (inner[outer.size()] == '.' || inner[outer.size()] == '[');
+  };
+  const bool in_file = at_key ? locations_.key_offset(path).has_value() : locations_.value_offset(path).has_value();
   for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it) {
     const auto& o = it->path;
-    if (path == o || (path.size() > o.size() && path.starts_with(o) &&
-                      (path[o.size()] == '.' || path[o.size()] == '['))) {
+    // At or inside the overridden value; or an object the override created on its way
+    // (--set a.b.c=1 makes "a", which the file never had).
+    if (path == o || under(path, o) || (!in_file && under(o, path))) {
       d.origin = it->origin;
       return d;
     }
@@ -81,6 +87,16 @@ std::vector<Diagnostic> ParseContext::take() {
 bool ParseContext::failed() const {
   for (const auto& d : diagnostics_)
     if (!d.warning) return true;
+  return false;
+}
+
+bool ParseContext::failed_under(std::string_view path) const {
+  for (const auto& d : diagnostics_) {
+    if (d.warning) continue;
+    if (d.path == path || (d.path.starts_with(path) && d.path.size() > path.size() &&
+                           (d.path[path.size()] == '.' || d.path[path.size()] == '[')))
+      return true;
+  }
   return false;
 }
 

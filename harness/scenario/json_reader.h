@@ -27,6 +27,9 @@ class ParseContext {
   void error(const std::string& path, std::string message, bool at_key = false);
   void warning(const std::string& path, std::string message);
   bool failed() const;
+  // True when an error was reported at `path` or inside it (so derived checks can stay
+  // quiet instead of piling a second message on the first).
+  bool failed_under(std::string_view path) const;
   // The diagnostics in file order (values from --set last), handing them over.
   std::vector<Diagnostic> take();
 

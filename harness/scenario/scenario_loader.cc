@@ -83,6 +83,20 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
     std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     auto pos = position_of(text, offset);
     fail(file, pos.line, pos.column, parse_reason(e.what()));
+  } catch (const json::exception& e) {
+    // A number too large for a double ("1e400") carries no position: find the token.
+    std::string what = e.what();
+    auto q1 = what.find('\''), q2 = what.rfind('\'');
+    int line = 0, column = 0;
+    if (q1 != std::string::npos && q2 > q1) {
+      auto at = text.find(std::string_view(what).substr(q1 + 1, q2 - q1 - 1));
+      if (at != std::string_view::npos) {
+        auto pos = position_of(text, at);
+        line = pos.line;
+        column = pos.column;
+      }
+    }
+    fail(file, line, column, parse_reason(what));
   }
   auto overrides = apply_overrides(doc, options.overrides, file);
   ParseContext ctx(file, text, overrides);

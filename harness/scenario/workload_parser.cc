@@ -12,7 +12,13 @@ namespace {
 
 const std::vector<std::string_view> kKinds{"collective", "command"};
 
-CollectiveWorkload parse_collective(ParseContext& ctx, const json& value) {
+// A gloo full mesh opens a listening port per peer pair; on one loopback address more
+// than this many ranks run out of ports (256 ranks failed with EADDRINUSE here).
+constexpr int kMaxCollectiveRanks = 64;
+// gloo's older algorithms count bytes in an int.
+constexpr std::uint64_t kMaxMessageBytes = 2147483647;
+
+CollectiveWorkload parse_collective(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
   CollectiveWorkload w;
   ObjectReader r(ctx, value, "workload",
                  {"kind", "backend", "collectives", "algorithms", "sizes", "warmup_iters", "iters", "check", "timeout"});
@@ -29,8 +35,9 @@ CollectiveWorkload parse_collective(ParseContext& ctx, const json& value) {
     if (auto v = s.size("max")) w.max_size = *v;
     if (auto v = s.integer("factor", 2, 1024)) w.factor = static_cast<std::uint64_t>(*v);
     if (w.min_size.bytes < 4) ctx.error("workload.sizes.min", "expected at least 4B (one float element)");
-    if (w.max_size.bytes > (1ull << 32))
-      ctx.error("workload.sizes.max", "expected at most 4GiB per message");
+    if (w.max_size.bytes > kMaxMessageBytes)
+      ctx.error("workload.sizes.max", fmt::format("expected less than 2GiB per message (gloo counts bytes in an int), "
+                                                  "got {}", faults::to_string(w.max_size)));
     if (w.min_size > w.max_size)
       ctx.error("workload.sizes", fmt::format("min ({}) is larger than max ({})", faults::to_string(w.min_size),
                                               faults::to_string(w.max_size)));
@@ -38,7 +45,19 @@ CollectiveWorkload parse_collective(ParseContext& ctx, const json& value) {
   if (auto v = r.integer("warmup_iters", 0, 10000)) w.warmup_iters = static_cast<int>(*v);
   if (auto v = r.integer("iters", 1, 100000)) w.iters = static_cast<int>(*v);
   if (auto v = r.boolean("check")) w.check = *v;
-  if (auto v = r.duration("timeout", /*allow_zero=*/false)) w.timeout = *v;
+  if (auto v = r.duration("timeout", /*allow_zero=*/false)) {
+    if (v->value < std::chrono::milliseconds(1))
+      ctx.error(r.path_of("timeout"), fmt::format("expected at least 1ms, got {}", faults::to_string(*v)));
+    w.timeout = *v;
+  }
+  if (ctx.failed_under("cluster")) return w;  // the cluster's own error says it all
+  if (cluster.world_size() < 2)
+    ctx.error("cluster", "a collective needs at least 2 ranks: set nodes or ranks_per_node so that nodes x "
+                         "ranks_per_node >= 2");
+  if (cluster.world_size() > kMaxCollectiveRanks)
+    ctx.error("cluster", fmt::format("the collective workload runs at most {} ranks on one machine (gloo's full "
+                                     "mesh needs a port per rank pair); this cluster has {}",
+                                     kMaxCollectiveRanks, cluster.world_size()));
   return w;
 }
 
@@ -110,7 +129,7 @@ WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterS
     return CollectiveWorkload{};
   }
   const auto& kind = kind_it->get_ref<const std::string&>();
-  if (kind == "collective") return parse_collective(ctx, value);
+  if (kind == "collective") return parse_collective(ctx, value, cluster);
   if (kind == "command") return parse_command(ctx, value, cluster);
   std::string later = (kind == "train" || kind == "serve" || kind == "load")
                           ? fmt::format(" (\"{}\" is not available in this version)", kind)

@@ -1,0 +1,14 @@
+// The host cannot do what was asked: a directory that cannot be created, a missing
+// capability or permission. The CLI turns it into exit code 3 (ARCHITECTURE.md table).
+#pragma once
+
+#include <stdexcept>
+
+namespace chaosbench::harness {
+
+class HostError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace chaosbench::harness
