@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 
 #include "faults/registry.h"
@@ -301,7 +302,13 @@ RunOutcome Run::execute() {
       auto wait = std::chrono::milliseconds(schedule_.waiting_for_step() ? 20 : 100);
       if (auto next = schedule_.next_deadline()) {
         auto until = std::chrono::duration<double>(std::max(0.0, *next - now_s()));
-        wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(until) + std::chrono::milliseconds(1));
+        // poll(2) counts whole milliseconds: sleep the last stretch precisely instead, so
+        // faults apply within ~0.1 ms of their time (fault/apply_latency).
+        if (until < std::chrono::milliseconds(2)) {
+          std::this_thread::sleep_for(until);
+          continue;
+        }
+        wait = std::min(wait, std::chrono::floor<std::chrono::milliseconds>(until) - std::chrono::milliseconds(1));
       }
       for (pid_t pid : supervisor_.wait_any(wait)) on_exit(pid);
       if (!supervisor_.any_running()) break;
