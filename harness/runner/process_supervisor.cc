@@ -60,6 +60,7 @@ struct ChildPlan {
   const char* cwd;  // nullptr: stay
   pid_t parent;
   int error_fd;
+  int go_fd;  // -1, or a pipe the child reads one byte from before exec (see on_forked)
   struct sigaction default_action;
   sigset_t empty_mask;
 };
@@ -113,6 +114,15 @@ int redirect(const char* path, int flags, int target) {
   ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 #endif
   if (p.cwd != nullptr && ::chdir(p.cwd) != 0) child_fail(p.error_fd, Stage::kCwd, errno);
+  if (p.go_fd >= 0) {
+    // Wait until the parent has recorded us (journal): EOF means it gave up or died.
+    char go = 0;
+    ssize_t r;
+    do {
+      r = ::read(p.go_fd, &go, 1);
+    } while (r < 0 && errno == EINTR);
+    if (r != 1) ::_exit(127);
+  }
   ::execve(p.path, p.argv, p.envp);
   child_fail(p.error_fd, Stage::kExec, errno);
 }
@@ -252,7 +262,21 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
     throw failure(fmt::format("pipe: {}", errno_text(err)));
   }
 
+  int go_read = -1, go_write = -1;
+  if (on_forked_) {
+    int go_fds[2];
+    if (::pipe2(go_fds, O_CLOEXEC) != 0) {
+      int err = errno;
+      ::close(read_fd);
+      ::close(write_fd);
+      throw failure(fmt::format("pipe: {}", errno_text(err)));
+    }
+    go_read = above_stdio(go_fds[0]);
+    go_write = above_stdio(go_fds[1]);
+  }
+
   ChildPlan plan{};
+  plan.go_fd = go_read;
   plan.path = path.c_str();
   plan.argv = argv.data();
   plan.envp = envp.data();
@@ -276,11 +300,30 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
   ::close(write_fd);
   if (pid < 0) {
     ::close(read_fd);
+    if (go_read >= 0) ::close(go_read);
+    if (go_write >= 0) ::close(go_write);
     throw failure(fmt::format("fork: {}", errno_text(fork_err)));
   }
   // Also here, so that a signal() right after start() reaches the group even when the
   // child has not run yet. EACCES: it already exec'd (and set it itself).
   ::setpgid(pid, pid);
+  if (go_read >= 0) {
+    ::close(go_read);
+    try {
+      on_forked_(pid);
+    } catch (...) {
+      ::close(go_write);  // EOF: the child exits without running anything
+      ::close(read_fd);
+      int ignored;
+      while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+      }
+      throw;
+    }
+    char go = 1;
+    while (::write(go_write, &go, 1) < 0 && errno == EINTR) {
+    }
+    ::close(go_write);
+  }
 
   ChildError error{};
   ssize_t n;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstddef>
 #include <deque>
 #include <map>
@@ -86,6 +87,12 @@ class ProcessSupervisor {
   // nothing else, as the chaosbench binary during `run`; off by default.
   void set_kill_adopted_orphans(bool on) { kill_adopted_orphans_ = on; }
 
+  // Called in the parent after fork and before the child may exec, with the child's pid:
+  // what the hook records (the run's journal) exists before the program runs, so a crash
+  // of the harness can never leave an unrecorded process. If the hook throws, the child
+  // exits without running anything and start() rethrows.
+  void set_on_forked(std::function<void(pid_t)> hook) { on_forked_ = std::move(hook); }
+
  private:
   void reap(std::vector<pid_t>* changed);
   void record_exit(pid_t pid, int wait_status, std::vector<pid_t>* changed);
@@ -103,6 +110,7 @@ class ProcessSupervisor {
   // nothing is lost silently, bounded so a long run cannot grow it without limit.
   std::deque<std::pair<pid_t, int>> other_exits_;
   bool kill_adopted_orphans_ = false;
+  std::function<void(pid_t)> on_forked_;
 };
 
 }  // namespace chaosbench::harness

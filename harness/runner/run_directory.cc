@@ -1,6 +1,7 @@
 #include "harness/runner/run_directory.h"
 
 #include "harness/host_error.h"
+#include "harness/journal/journal.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -9,7 +10,9 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <random>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace chaosbench::harness {
@@ -30,28 +33,40 @@ std::string utc_format(const char* format) {
 
 std::string utc_timestamp_iso() { return utc_format("%Y-%m-%dT%H:%M:%SZ"); }
 
-RunDirectory::RunDirectory(const std::string& out, const std::string& scenario_name) {
+std::string make_run_id() {
+  std::random_device rd;
+  std::uint64_t v = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(::getpid());
+  return fmt::format("{:012x}", v & 0xFFFFFFFFFFFFull);
+}
+
+std::string RunDirectory::resolve_out(const std::string& out, const std::string& scenario_name) {
   std::string dir = out.empty() ? fmt::format("runs/{}-{}", scenario_name, utc_format("%Y%m%dT%H%M%SZ")) : out;
+  std::string abs = fs::absolute(dir).lexically_normal().string();
+  if (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+  return abs;
+}
+
+RunDirectory::RunDirectory(const std::string& out, const std::string& run_id, Journal& journal)
+    : out_(out), journal_(journal) {
   std::error_code ec;
-  fs::create_directories(fs::path(dir) / "logs", ec);
-  if (ec) throw HostError(fmt::format("cannot create the output directory {}: {}", dir, ec.message()));
-  out_ = fs::absolute(dir).lexically_normal().string();
-  if (out_.size() > 1 && out_.back() == '/') out_.pop_back();
-  // The socket path must fit sockaddr_un (108 bytes): keep the runtime directory short.
-  std::string tmpl = "/tmp/chaosbench-XXXXXX";
-  if (!::mkdtemp(tmpl.data()))
-    throw HostError(fmt::format("cannot create a runtime directory in /tmp: {}", std::strerror(errno)));
-  runtime_ = tmpl;
-  run_id_ = fmt::format("{}-{}", fs::path(runtime_).filename().string(), ::getpid());
+  fs::create_directories(fs::path(out_) / "logs", ec);
+  if (ec) throw HostError(fmt::format("cannot create the output directory {}: {}", out_, ec.message()));
+  // Short, so the socket path fits sockaddr_un (108 bytes); journaled before it exists.
+  runtime_ = "/tmp/chaosbench-" + run_id;
+  runtime_entry_ = journal_.record_path(runtime_);
+  if (::mkdir(runtime_.c_str(), 0700) != 0)
+    throw HostError(fmt::format("cannot create the runtime directory {}: {}", runtime_, std::strerror(errno)));
 }
 
 RunDirectory::~RunDirectory() {
-  std::error_code ec;
-  fs::remove_all(runtime_, ec);
+  try {
+    journal_.undo(runtime_entry_);
+  } catch (const std::exception&) {
+    // Left in the journal for `chaosbench cleanup`.
+  }
 }
 
-void RunDirectory::write_file(const std::string& name, const std::string& content) const {
-  std::string path = out_ + "/" + name;
+void write_file_atomically(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw HostError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));

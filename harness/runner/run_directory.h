@@ -1,35 +1,44 @@
 // The places a run writes: the output directory (results, timeline, logs/) that stays,
-// and a private runtime directory under /tmp (metrics socket, rendezvous store) that is
-// removed when the run ends.
+// and a private runtime directory /tmp/chaosbench-<run id> (metrics socket, rendezvous
+// store) that is journaled before it is made and removed when the run ends.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace chaosbench::harness {
 
+class Journal;
+
 class RunDirectory {
  public:
-  // Creates `out` (and parents) or runs/<name>-<UTC timestamp> when empty, logs/ in it,
-  // and the runtime directory. Throws HostError (exit 3) naming the path on failure.
-  RunDirectory(const std::string& out, const std::string& scenario_name);
-  ~RunDirectory();  // removes the runtime directory
+  // `out`, made absolute, or runs/<name>-<UTC timestamp> when empty. Creates nothing.
+  static std::string resolve_out(const std::string& out, const std::string& scenario_name);
+
+  // Creates `out` (and parents) with logs/ in it, then journals and creates the runtime
+  // directory. Throws HostError (exit 3) naming the path on failure.
+  RunDirectory(const std::string& out, const std::string& run_id, Journal& journal);
+  ~RunDirectory();  // removes the runtime directory through the journal
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;
 
   const std::string& out() const { return out_; }          // absolute
   const std::string& runtime() const { return runtime_; }  // absolute, private (0700)
-  const std::string& run_id() const { return run_id_; }    // unique per run
-
-  // Writes `content` to out()/name atomically (temp file, fsync, rename).
-  void write_file(const std::string& name, const std::string& content) const;
 
  private:
   std::string out_;
   std::string runtime_;
-  std::string run_id_;
+  Journal& journal_;
+  std::uint64_t runtime_entry_ = 0;
 };
+
+// Writes `content` to `path` atomically (temp file, fsync, rename); HostError on failure.
+void write_file_atomically(const std::string& path, const std::string& content);
 
 // "2026-11-29T21:00:00Z"
 std::string utc_timestamp_iso();
+
+// A fresh id for a run: 12 hex digits, random; names its journal and runtime directory.
+std::string make_run_id();
 
 }  // namespace chaosbench::harness

@@ -15,6 +15,7 @@
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
 #include "harness/host_error.h"
+#include "harness/journal/journal.h"
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/metrics_server.h"
 #include "harness/runner/process_supervisor.h"
@@ -66,6 +67,8 @@ class Run {
     // chaosbench forks nothing but the workload, so every other child it has at the end
     // is an orphaned workload descendant: none may outlive the run.
     supervisor_.set_kill_adopted_orphans(true);
+    // Journal each rank's process group before it may exec (see ProcessSupervisor).
+    supervisor_.set_on_forked([this](pid_t pid) { process_entries_.push_back(journal_->record_process_group(pid)); });
   }
 
   RunOutcome execute();
@@ -84,6 +87,11 @@ class Run {
   const Scenario& scenario_;
   RunOptions options_;
   FaultSchedule schedule_;
+  std::string run_id_ = make_run_id();
+  std::string out_dir_;
+  // Declared before everything it records, so it is destroyed after them.
+  std::unique_ptr<Journal> journal_;
+  std::vector<std::uint64_t> process_entries_;
   std::unique_ptr<RunDirectory> dir_;
   std::unique_ptr<TimelineLog> timeline_;
   SampleStore store_;
@@ -142,7 +150,7 @@ void Run::start_workload() {
   ctx.runtime_dir = dir_->runtime();
   ctx.metrics_address = server_->address();
   ctx.scenario_dir = fs::absolute(scenario_.source_path).parent_path().lexically_normal().string();
-  ctx.run_id = dir_->run_id();
+  ctx.run_id = run_id_;
   ctx.node_addrs.assign(static_cast<std::size_t>(scenario_.cluster.nodes), "127.0.0.1");
   const auto* command = std::get_if<CommandWorkload>(&scenario_.workload);
   ctx.master_port = command && command->master_port ? *command->master_port : free_port();
@@ -255,7 +263,9 @@ void Run::on_exit(pid_t pid) {
 }
 
 RunOutcome Run::execute() {
-  dir_ = std::make_unique<RunDirectory>(options_.out_dir, scenario_.name);
+  out_dir_ = RunDirectory::resolve_out(options_.out_dir, scenario_.name);
+  journal_ = std::make_unique<Journal>(Journal::default_directory(), run_id_, out_dir_);
+  dir_ = std::make_unique<RunDirectory>(out_dir_, run_id_, *journal_);
   timeline_ = std::make_unique<TimelineLog>(dir_->out() + "/timeline.jsonl");
   std::string started_at = utc_timestamp_iso();
   timeline_->write(0, "run_started", {{"scenario", TL::str(scenario_.name)}, {"out", TL::str(dir_->out())},
@@ -329,14 +339,25 @@ RunOutcome Run::execute() {
   for (std::size_t i = 0; i < pids_.size(); ++i)
     if (!processes_[i].ended_at_s) on_exit(pids_[i]);
   server_->stop();
+  // Every process group is gone (stop_all); the journal confirms it, then the runtime
+  // directory goes, then the journal itself.
+  for (auto id : process_entries_) {
+    try {
+      journal_->undo(id);
+    } catch (const std::exception& e) {
+      fail(fmt::format("cleanup: {}", e.what()), "error");
+    }
+  }
+  dir_.reset();
+  for (const auto& e : journal_->finish()) fail(fmt::format("cleanup: {}", e), "error");
   timeline_->write(now_s(), "run_finished", {{"verdict", TL::str(verdict_)}, {"timed_out", timed_out ? "true" : "false"}});
 
   ResultInputs in{scenario_, started_at, t0_wall_, end_s, schedule_, fault_records_, processes_, store_,
                   server_->malformed(), server_->malformed_examples()};
   RunOutcome out;
-  out.run_dir = dir_->out();
+  out.run_dir = out_dir_;
   out.result = build_result(in, verdict_, reason_);
-  dir_->write_file("results.json", reports::to_json(out.result) + "\n");
+  write_file_atomically(out.run_dir + "/results.json", reports::to_json(out.result) + "\n");
   if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;
   else if (exit_code_ != kExitPass) out.exit_code = exit_code_;
   else if (out.result.verdict != "pass") out.exit_code = kExitCheckFailed;

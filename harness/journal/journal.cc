@@ -1,0 +1,176 @@
+#include "harness/journal/journal.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+#include "harness/host_error.h"
+#include "harness/journal/process_identity.h"
+#include "harness/runner/run_directory.h"
+
+namespace chaosbench::harness {
+namespace fs = std::filesystem;
+
+std::string Journal::default_directory() {
+  if (const char* dir = std::getenv("CHAOSBENCH_JOURNAL_DIR"); dir && *dir) return dir;
+  if (::geteuid() == 0) return "/run/chaosbench";
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) return std::string(xdg) + "/chaosbench";
+  return fmt::format("/tmp/chaosbench-journal-{}", ::geteuid());
+}
+
+Journal::Journal(const std::string& directory, const std::string& run_id, const std::string& out_dir) {
+  std::error_code ec;
+  fs::create_directories(directory, ec);
+  if (ec) throw HostError(fmt::format("cannot create the journal directory {}: {}", directory, ec.message()));
+  ::chmod(directory.c_str(), 0700);
+  path_ = fmt::format("{}/{}.journal", directory, run_id);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+  if (fd_ < 0) throw HostError(fmt::format("cannot create the journal {}: {}", path_, std::strerror(errno)));
+  auto self = read_proc_stat(::getpid());
+  nlohmann::ordered_json owner{{"journal", 1},
+                               {"run_id", run_id},
+                               {"pid", ::getpid()},
+                               {"start_time", self ? self->start_time : 0},
+                               {"out", out_dir},
+                               {"created", utc_timestamp_iso()}};
+  append(owner.dump());
+  // The directory entry of the new file must be durable too.
+  int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
+Journal::~Journal() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  // Nothing left to undo (a run that stopped early): the file has no more use.
+  if (pending_.empty()) ::unlink(path_.c_str());
+}
+
+void Journal::append(const std::string& line) {
+  std::string data = line + "\n";
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw HostError(fmt::format("cannot write the journal {}: {}", path_, std::strerror(errno)));
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fdatasync(fd_) != 0) throw HostError(fmt::format("cannot sync the journal {}: {}", path_, std::strerror(errno)));
+}
+
+std::uint64_t Journal::record(const std::string& kind, std::map<std::string, std::string> fields) {
+  JournalEntry e{next_id_++, kind, std::move(fields)};
+  nlohmann::ordered_json j{{"id", e.id}, {"op", "record"}, {"kind", e.kind}};
+  for (const auto& [k, v] : e.fields) j[k] = v;
+  append(j.dump());
+  pending_.emplace(e.id, std::move(e));
+  return next_id_ - 1;
+}
+
+std::uint64_t Journal::record_path(const std::string& path) { return record("path", {{"path", path}}); }
+
+std::uint64_t Journal::record_process_group(pid_t pgid) {
+  auto st = read_proc_stat(pgid);
+  return record("process_group", {{"pgid", std::to_string(pgid)},
+                                  {"start_time", std::to_string(st ? st->start_time : 0)}});
+}
+
+void Journal::done(std::uint64_t id) {
+  if (pending_.erase(id) == 0) return;
+  append(fmt::format("{{\"id\":{},\"op\":\"done\"}}", id));
+}
+
+void Journal::undo(std::uint64_t id) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  undo_entry(it->second, /*dry_run=*/false);
+  done(id);
+}
+
+std::vector<std::string> Journal::finish() {
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, e] : pending_) ids.push_back(id);
+  std::vector<std::string> errors;
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it) {  // newest first
+    try {
+      undo(*it);
+    } catch (const std::exception& e) {
+      errors.push_back(e.what());  // stays pending: the file keeps it for cleanup
+    }
+  }
+  if (pending_.empty()) {
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(path_.c_str());
+  }
+  return errors;
+}
+
+namespace {
+
+std::string undo_process_group(const JournalEntry& e, bool dry_run) {
+  const auto pgid = static_cast<pid_t>(std::stol(e.fields.at("pgid")));
+  const auto start = std::stoull(e.fields.at("start_time"));
+  // Ours: the leader itself (same start time), or members of its group that started no
+  // earlier than it (a pid is never reused while its group still exists).
+  std::vector<pid_t> victims;
+  bool leader_reused = false;
+  for (const auto& p : list_processes()) {
+    if (p.pid == pgid && p.start_time != start) leader_reused = true;
+    if (p.pgrp == pgid && p.start_time >= start && p.state != 'Z') victims.push_back(p.pid);
+  }
+  if (leader_reused) return fmt::format("process group {}: its pid now belongs to another process; left alone", pgid);
+  if (victims.empty()) return fmt::format("process group {}: already gone", pgid);
+  if (dry_run) return fmt::format("would kill process group {} ({} process{})", pgid, victims.size(), victims.size() == 1 ? "" : "es");
+  for (pid_t pid : victims) ::kill(pid, SIGKILL);
+  // Not our children (the harness that started them is gone): wait until they vanish.
+  for (int i = 0; i < 200; ++i) {
+    bool alive = false;
+    for (pid_t pid : victims) {
+      auto st = read_proc_stat(pid);
+      alive = alive || (st && st->state != 'Z' && st->pgrp == pgid);
+    }
+    if (!alive) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return fmt::format("killed process group {} ({} process{})", pgid, victims.size(), victims.size() == 1 ? "" : "es");
+}
+
+std::string undo_path(const JournalEntry& e, bool dry_run) {
+  const auto& path = e.fields.at("path");
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return fmt::format("{}: already gone", path);
+  if (dry_run) return fmt::format("would remove {}", path);
+  fs::remove_all(path, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot remove {}: {}", path, ec.message()));
+  return fmt::format("removed {}", path);
+}
+
+}  // namespace
+
+std::string undo_entry(const JournalEntry& entry, bool dry_run) {
+  try {
+    if (entry.kind == "process_group") return undo_process_group(entry, dry_run);
+    if (entry.kind == "path") return undo_path(entry, dry_run);
+  } catch (const std::out_of_range&) {
+    throw std::runtime_error(fmt::format("journal entry {} ({}) lacks a field", entry.id, entry.kind));
+  } catch (const std::invalid_argument&) {
+    throw std::runtime_error(fmt::format("journal entry {} ({}) has a malformed field", entry.id, entry.kind));
+  }
+  throw std::runtime_error(fmt::format("journal entry {}: unknown kind \"{}\" (written by a newer chaosbench?)",
+                                       entry.id, entry.kind));
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,77 @@
+// The run's journal: before the harness creates or changes anything on the host, it
+// appends what undoing it takes and fsyncs; when it has undone it, it appends that. If the
+// harness dies (SIGKILL, power), `chaosbench cleanup` replays the journals of dead runs.
+// Nothing is ever found or undone by name pattern: only what a journal says.
+//
+// File: <journal dir>/<run id>.journal, JSON lines. The first line names the owner
+// {"journal":1,"run_id","pid","start_time","out","created"}; then
+// {"id":N,"op":"record","kind":K,...undo fields} and {"id":N,"op":"done"}.
+// A torn last line is ignored: a record is written before acting, so a torn one means
+// nothing was done; a torn "done" only makes cleanup undo again, which is idempotent.
+//
+// Threads: one thread writes (the runner's). Every write is durable when it returns.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace chaosbench::harness {
+
+// Undo information: a kind and string fields. Kinds so far:
+//   "path"          {path}: remove the file or directory tree
+//   "process_group" {pgid, start_time}: SIGKILL the process group a started process leads
+struct JournalEntry {
+  std::uint64_t id = 0;
+  std::string kind;
+  std::map<std::string, std::string> fields;
+};
+
+class Journal {
+ public:
+  // CHAOSBENCH_JOURNAL_DIR, else /run/chaosbench (root), else $XDG_RUNTIME_DIR/chaosbench,
+  // else /tmp/chaosbench-journal-<uid>.
+  static std::string default_directory();
+
+  // Creates the directory (0700) and the journal file with its owner line. Throws
+  // HostError when it cannot.
+  Journal(const std::string& directory, const std::string& run_id, const std::string& out_dir);
+  ~Journal();  // closes; removes the file when nothing is pending
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // Appends (durably) what undoing an action takes; call before acting. Returns its id.
+  std::uint64_t record(const std::string& kind, std::map<std::string, std::string> fields);
+  std::uint64_t record_path(const std::string& path);
+  std::uint64_t record_process_group(pid_t pgid);  // reads its start time from /proc
+
+  // Undoes entry `id` now (the same action cleanup would take) and appends "done".
+  // Throws std::runtime_error when the undo fails; the entry then stays pending.
+  void undo(std::uint64_t id);
+  // Appends "done" without acting (the owner undid it its own way).
+  void done(std::uint64_t id);
+
+  // Undoes every pending entry, newest first, then removes the file. Returns the errors
+  // (empty when all is undone; the file then stays for `chaosbench cleanup`).
+  std::vector<std::string> finish();
+
+  const std::string& path() const { return path_; }
+  std::size_t pending() const { return pending_.size(); }
+
+ private:
+  void append(const std::string& line);
+
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, JournalEntry> pending_;
+};
+
+// Carries out one entry's undo. Idempotent: what is already gone is success. Returns a
+// description of what it did ("removed /tmp/x", "killed process group 123 (2 processes)")
+// and throws std::runtime_error when it could not.
+std::string undo_entry(const JournalEntry& entry, bool dry_run);
+
+}  // namespace chaosbench::harness

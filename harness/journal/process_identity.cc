@@ -1,0 +1,46 @@
+#include "harness/journal/process_identity.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace chaosbench::harness {
+
+std::optional<ProcStat> read_proc_stat(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  // "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
+  //  stime cutime cstime priority nice num_threads itrealvalue starttime ...": comm may
+  // hold spaces and parentheses, so parse from the last ')'.
+  auto close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(line.substr(close + 1));
+  ProcStat st;
+  st.pid = pid;
+  rest >> st.state >> st.ppid >> st.pgrp;
+  std::string skip;
+  for (int field = 6; field < 22 && rest; ++field) rest >> skip;  // session .. itrealvalue
+  rest >> st.start_time;
+  if (!rest) return std::nullopt;
+  return st;
+}
+
+std::vector<ProcStat> list_processes() {
+  std::vector<ProcStat> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (auto st = read_proc_stat(static_cast<pid_t>(std::stol(name)))) out.push_back(*st);
+  }
+  return out;
+}
+
+bool same_process(pid_t pid, std::uint64_t start_time) {
+  auto st = read_proc_stat(pid);
+  return st && st->start_time == start_time;
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,30 @@
+// Telling a process apart from a later one with the same pid: its start time (clock ticks
+// since boot, /proc/PID/stat field 22) never repeats for a reused pid. The journal keeps
+// (pid, start time) so cleanup never signals a stranger.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <sys/types.h>
+#include <vector>
+
+namespace chaosbench::harness {
+
+struct ProcStat {
+  pid_t pid = 0;
+  char state = 0;  // 'R', 'S', 'Z', ...
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+  std::uint64_t start_time = 0;
+};
+
+// nullopt when the process does not exist (or /proc is unreadable).
+std::optional<ProcStat> read_proc_stat(pid_t pid);
+
+// Every process visible in /proc.
+std::vector<ProcStat> list_processes();
+
+// True when `pid` runs and started at `start_time`.
+bool same_process(pid_t pid, std::uint64_t start_time);
+
+}  // namespace chaosbench::harness
