@@ -14,9 +14,12 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <sys/types.h>
+#include <vector>
 
 #include "faults/param.h"
 #include "faults/target.h"
+#include "faults/undo_log.h"
 
 namespace chaosbench::faults {
 
@@ -31,9 +34,10 @@ class Fault {
   Fault(const Fault&) = delete;
   Fault& operator=(const Fault&) = delete;
 
-  // Puts the fault in effect on `target`. Throws FaultError when it cannot; then nothing
-  // of it remains in effect. Calling apply() twice without revert() is a logic error.
-  void apply(const ResolvedTarget& target);
+  // Puts the fault in effect on `target`, recording in `log` what undoing it takes before
+  // each change. Throws FaultError when it cannot; then nothing of it remains in effect.
+  // `log` must outlive the fault. Calling apply() twice without revert() is a logic error.
+  void apply(const ResolvedTarget& target, UndoLog& log);
 
   // Takes the fault out of effect. Idempotent; a no-op before apply().
   void revert();
@@ -44,14 +48,19 @@ class Fault {
   virtual std::string backend() const = 0;
   // How long the last apply() took, for fault/apply_latency.
   std::chrono::nanoseconds apply_duration() const { return apply_duration_; }
+  // Processes this fault ended or may end on purpose (a kill, a fatal signal): their exit
+  // is the fault's effect, not a workload failure.
+  virtual std::vector<pid_t> ended_processes() const { return {}; }
 
  protected:
   Fault() = default;
+  UndoLog& log() { return *log_; }
 
  private:
   virtual void do_apply(const ResolvedTarget& target) = 0;
   virtual void do_revert() = 0;
 
+  UndoLog* log_ = nullptr;
   bool applied_ = false;
   std::chrono::nanoseconds apply_duration_{0};
 };

@@ -1,21 +1,48 @@
 #include "faults/registry.h"
 
 #include <array>
+#include <fmt/format.h>
 
 #include "faults/marker/marker_fault.h"
+#include "faults/node/cgroup_setting_fault.h"
+#include "faults/node/node_pause.h"
+#include "faults/node/signal_fault.h"
 
 namespace chaosbench::faults {
 namespace {
 
-constexpr std::uint32_t kNodeForms = TargetForm::kAll | TargetForm::kNodes | TargetForm::kRanks |
-                                     TargetForm::kRandom | TargetForm::kPercent;
+constexpr std::uint32_t kNodeForms = TargetForm::kAll | TargetForm::kNodes | TargetForm::kRandom | TargetForm::kPercent;
+constexpr std::uint32_t kRankForms = kNodeForms | TargetForm::kRanks;
 
-const std::array<FaultTypeInfo, 1>& table() {
-  static const std::array<FaultTypeInfo, 1> kTable{{
-      {"marker", "changes nothing; marks a window so its metrics get a phase of their own",
-       MarkerFault::params(), kNodeForms | TargetForm::kLinks | TargetForm::kGroups,
-       /*reversible=*/true, /*needs_namespaces=*/false,
-       [](const Params&) -> std::unique_ptr<Fault> { return std::make_unique<MarkerFault>(); }},
+template <class T>
+std::unique_ptr<Fault> make_plain(const Params&) {
+  return std::make_unique<T>();
+}
+
+std::string check_signal(const Params& p) {
+  const auto& name = p.get<std::string>("signal");
+  return parse_signal(name) < 0 ? fmt::format("signal: unknown signal \"{}\" (a name such as \"SIGTERM\" or \"USR1\", or a "
+                                              "number)", name)
+                                : std::string();
+}
+
+// One line per fault type, in the order `chaosbench faults` prints them.
+const std::array<FaultTypeInfo, 7>& table() {
+  static const std::array<FaultTypeInfo, 7> kTable{{
+      {"marker", "changes nothing; marks a window so its metrics get a phase of their own", MarkerFault::params(),
+       kRankForms | TargetForm::kLinks | TargetForm::kGroups, true, false, make_plain<MarkerFault>},
+      {"node.pause", "freezes every process of the node for the duration, then thaws it (the hung node)",
+       NodePauseFault::params(), kNodeForms, true, false, make_plain<NodePauseFault>},
+      {"node.cpu_throttle", "limits the node to a fraction of CPU for the duration (the straggler)",
+       cpu_throttle_params(), kNodeForms, true, false, make_cpu_throttle},
+      {"node.memory_limit", "lowers the node's memory limit for the duration; an OOM kill ends a rank",
+       memory_limit_params(), kNodeForms, true, false, make_memory_limit},
+      {"node.kill", "SIGKILLs every process of the node; restart_after brings its ranks back", kill_params(),
+       kNodeForms, false, false, make_node_kill},
+      {"rank.kill", "SIGKILLs one rank's processes; restart_after brings it back", kill_params(), kRankForms, false,
+       false, make_rank_kill},
+      {"process.signal", "sends any signal to the chosen ranks", signal_params(), kRankForms, false, false,
+       make_process_signal, check_signal},
   }};
   return kTable;
 }

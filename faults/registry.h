@@ -24,6 +24,9 @@ struct FaultTypeInfo {
   bool reversible;
   bool needs_namespaces;         // true when it only works on a namespaced cluster
   std::function<std::unique_ptr<Fault>(const Params&)> make;
+  // Checks across parameters the declarations cannot express; "" when fine. Run by the
+  // scenario parser, so a bad value is a scenario error before anything starts.
+  std::function<std::string(const Params&)> check = nullptr;
 };
 
 std::span<const FaultTypeInfo> fault_registry();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <sys/types.h>
 #include <utility>
@@ -34,8 +35,12 @@ struct ResolvedTarget {
   std::vector<int> nodes;                 // node indices
   std::vector<int> ranks;                 // ranks on those nodes (or the ranks named)
   std::vector<pid_t> pids;                // the processes of those ranks, as now running
+  std::vector<std::uint64_t> pid_start_times;  // parallel to pids (/proc/PID/stat field 22)
   std::vector<std::pair<int, int>> links; // node pairs
   std::vector<std::vector<int>> groups;   // partitions
+  // controller ("cpu", "memory", "freezer", "pids") -> the targeted nodes' cgroup
+  // directories; empty when the run has no node cgroups (then pids are all there is).
+  std::map<std::string, std::vector<std::string>> cgroups;
 
   // "node1", "node2", "rank3", "node0<->node1": names results.json lists as targets.
   std::vector<std::string> names() const;

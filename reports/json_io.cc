@@ -136,7 +136,8 @@ std::string to_json(const RunResult& run, int indent) {
   j["checks"] = checks;
   json procs = json::array();
   for (const auto& p : run.processes) {
-    procs.push_back({{"role", p.role}, {"rank", p.rank}, {"node", p.node}, {"pid", p.pid},
+    procs.push_back({{"role", p.role}, {"rank", p.rank}, {"restart", p.restart}, {"node", p.node}, {"pid", p.pid},
+                     {"ended_by_fault", p.ended_by_fault},
                      {"exit_code", p.exit_code ? json(*p.exit_code) : json(nullptr)},
                      {"signal", p.signal ? json(*p.signal) : json(nullptr)},
                      {"started_at_s", number(p.started_at_s)},
@@ -240,6 +241,8 @@ RunResult from_json(const std::string& text) {
     ProcessRecord pr;
     pr.role = str(p, "role");
     pr.rank = static_cast<int>(num(p, "rank"));
+    pr.restart = static_cast<int>(num(p, "restart"));
+    pr.ended_by_fault = p.value("ended_by_fault", false);
     pr.node = str(p, "node");
     pr.pid = static_cast<std::int64_t>(num(p, "pid"));
     if (auto v = opt_num(p, "exit_code")) pr.exit_code = static_cast<int>(*v);

@@ -71,6 +71,8 @@ struct CheckResult {
 struct ProcessRecord {
   std::string role;  // "rank"
   int rank = 0;
+  int restart = 0;              // 0 for the first life, then 1, 2, ... after restarts
+  bool ended_by_fault = false;  // a fault (node.kill, process.signal) ended it on purpose
   std::string node;
   std::int64_t pid = 0;
   std::optional<int> exit_code;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -120,20 +121,90 @@ std::vector<std::string> Journal::finish() {
 
 namespace {
 
+std::string undo_process_group(const JournalEntry& e, bool dry_run);
+
+// Members of process group `pgid` that are still the group its leader (started at
+// `start`) made: a pid is never reused while its group exists, and later strangers
+// would have started after the leader... so members that started no earlier are ours.
+std::vector<pid_t> group_members(pid_t pgid, std::uint64_t start, bool* leader_reused) {
+  std::vector<pid_t> out;
+  *leader_reused = false;
+  for (const auto& p : list_processes()) {
+    if (p.pid == pgid && p.start_time != start) *leader_reused = true;
+    if (p.pgrp == pgid && p.start_time >= start && p.state != 'Z') out.push_back(p.pid);
+  }
+  return out;
+}
+
+std::string undo_signal_group(const JournalEntry& e, bool dry_run) {
+  const auto pgid = static_cast<pid_t>(std::stol(e.fields.at("pgid")));
+  const auto start = std::stoull(e.fields.at("start_time"));
+  const int sig = std::stoi(e.fields.at("signal"));
+  bool reused = false;
+  auto members = group_members(pgid, start, &reused);
+  if (reused || members.empty()) return fmt::format("process group {}: gone; no signal needed", pgid);
+  if (dry_run) return fmt::format("would send signal {} to process group {}", sig, pgid);
+  for (pid_t pid : members) ::kill(pid, sig);
+  return fmt::format("sent signal {} to process group {}", sig, pgid);
+}
+
+std::string undo_write(const JournalEntry& e, bool dry_run) {
+  const auto& path = e.fields.at("path");
+  const auto& value = e.fields.at("value");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return fmt::format("{}: gone; nothing to restore", path);
+  if (dry_run) return fmt::format("would write \"{}\" to {}", value, path);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  ssize_t n = ::write(fd, value.data(), value.size());
+  int err = errno;
+  ::close(fd);
+  if (n < 0) throw std::runtime_error(fmt::format("cannot write \"{}\" to {}: {}", value, path, std::strerror(err)));
+  return fmt::format("restored {} to \"{}\"", path, value);
+}
+
+std::string undo_cgroup(const JournalEntry& e, bool dry_run) {
+  const auto& path = e.fields.at("path");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return fmt::format("{}: already gone", path);
+  if (dry_run) return fmt::format("would empty and remove cgroup {}", path);
+  // A frozen cgroup's processes cannot die: thaw first (v1 freezer.state, v2 cgroup.freeze).
+  for (const auto& [file, value] : {std::pair{"freezer.state", "THAWED"}, std::pair{"cgroup.freeze", "0"}}) {
+    std::string f = path + "/" + file;
+    if (fs::exists(f, ec)) {
+      int fd = ::open(f.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        [[maybe_unused]] auto n = ::write(fd, value, std::strlen(value));
+        ::close(fd);
+      }
+    }
+  }
+  // Whatever is still in it is ours: the journal says this cgroup is.
+  for (int i = 0; i < 300; ++i) {
+    std::ifstream procs(path + "/cgroup.procs");
+    std::vector<pid_t> pids;
+    pid_t pid;
+    while (procs >> pid) pids.push_back(pid);
+    if (pids.empty()) break;
+    for (pid_t p : pids) ::kill(p, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
+    throw std::runtime_error(fmt::format("cannot remove cgroup {}: {}", path, std::strerror(errno)));
+  return fmt::format("removed cgroup {}", path);
+}
+
 std::string undo_process_group(const JournalEntry& e, bool dry_run) {
   const auto pgid = static_cast<pid_t>(std::stol(e.fields.at("pgid")));
   const auto start = std::stoull(e.fields.at("start_time"));
-  // Ours: the leader itself (same start time), or members of its group that started no
-  // earlier than it (a pid is never reused while its group still exists).
-  std::vector<pid_t> victims;
-  bool leader_reused = false;
-  for (const auto& p : list_processes()) {
-    if (p.pid == pgid && p.start_time != start) leader_reused = true;
-    if (p.pgrp == pgid && p.start_time >= start && p.state != 'Z') victims.push_back(p.pid);
-  }
-  if (leader_reused) return fmt::format("process group {}: its pid now belongs to another process; left alone", pgid);
+  bool reused = false;
+  auto victims = group_members(pgid, start, &reused);
+  if (reused) return fmt::format("process group {}: its pid now belongs to another process; left alone", pgid);
   if (victims.empty()) return fmt::format("process group {}: already gone", pgid);
-  if (dry_run) return fmt::format("would kill process group {} ({} process{})", pgid, victims.size(), victims.size() == 1 ? "" : "es");
+  const char* plural = victims.size() == 1 ? "" : "es";
+  if (dry_run) return fmt::format("would kill process group {} ({} process{})", pgid, victims.size(), plural);
+  // A stopped process dies on SIGKILL too; a frozen one only once its cgroup is thawed
+  // (the cgroup entry, newer, is undone first).
   for (pid_t pid : victims) ::kill(pid, SIGKILL);
   // Not our children (the harness that started them is gone): wait until they vanish.
   for (int i = 0; i < 200; ++i) {
@@ -145,7 +216,7 @@ std::string undo_process_group(const JournalEntry& e, bool dry_run) {
     if (!alive) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return fmt::format("killed process group {} ({} process{})", pgid, victims.size(), victims.size() == 1 ? "" : "es");
+  return fmt::format("killed process group {} ({} process{})", pgid, victims.size(), plural);
 }
 
 std::string undo_path(const JournalEntry& e, bool dry_run) {
@@ -164,6 +235,9 @@ std::string undo_entry(const JournalEntry& entry, bool dry_run) {
   try {
     if (entry.kind == "process_group") return undo_process_group(entry, dry_run);
     if (entry.kind == "path") return undo_path(entry, dry_run);
+    if (entry.kind == "cgroup") return undo_cgroup(entry, dry_run);
+    if (entry.kind == "write") return undo_write(entry, dry_run);
+    if (entry.kind == "signal_group") return undo_signal_group(entry, dry_run);
   } catch (const std::out_of_range&) {
     throw std::runtime_error(fmt::format("journal entry {} ({}) lacks a field", entry.id, entry.kind));
   } catch (const std::invalid_argument&) {

@@ -18,18 +18,23 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "faults/undo_log.h"
+
 namespace chaosbench::harness {
 
 // Undo information: a kind and string fields. Kinds so far:
 //   "path"          {path}: remove the file or directory tree
 //   "process_group" {pgid, start_time}: SIGKILL the process group a started process leads
+//   "cgroup"        {path}: thaw, SIGKILL what is left in it, rmdir (a node's cgroup)
+//   "write"         {path, value}: write value back (a cgroup setting a fault changed)
+//   "signal_group"  {pgid, start_time, signal}: signal a process group that is still ours
 struct JournalEntry {
   std::uint64_t id = 0;
   std::string kind;
   std::map<std::string, std::string> fields;
 };
 
-class Journal {
+class Journal final : public faults::UndoLog {
  public:
   // CHAOSBENCH_JOURNAL_DIR, else /run/chaosbench (root), else $XDG_RUNTIME_DIR/chaosbench,
   // else /tmp/chaosbench-journal-<uid>.
@@ -38,12 +43,12 @@ class Journal {
   // Creates the directory (0700) and the journal file with its owner line. Throws
   // HostError when it cannot.
   Journal(const std::string& directory, const std::string& run_id, const std::string& out_dir);
-  ~Journal();  // closes; removes the file when nothing is pending
+  ~Journal() override;  // closes; removes the file when nothing is pending
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
   // Appends (durably) what undoing an action takes; call before acting. Returns its id.
-  std::uint64_t record(const std::string& kind, std::map<std::string, std::string> fields);
+  std::uint64_t record(const std::string& kind, std::map<std::string, std::string> fields) override;
   std::uint64_t record_path(const std::string& path);
   std::uint64_t record_process_group(pid_t pgid);  // reads its start time from /proc
 
@@ -51,7 +56,7 @@ class Journal {
   // Throws std::runtime_error when the undo fails; the entry then stays pending.
   void undo(std::uint64_t id);
   // Appends "done" without acting (the owner undid it its own way).
-  void done(std::uint64_t id);
+  void done(std::uint64_t id) override;
 
   // Undoes every pending entry, newest first, then removes the file. Returns the errors
   // (empty when all is undone; the file then stays for `chaosbench cleanup`).

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 #include <memory>
+#include <set>
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -15,6 +17,7 @@
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
 #include "harness/host_error.h"
+#include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/metrics_server.h"
@@ -67,8 +70,12 @@ class Run {
     // chaosbench forks nothing but the workload, so every other child it has at the end
     // is an orphaned workload descendant: none may outlive the run.
     supervisor_.set_kill_adopted_orphans(true);
-    // Journal each rank's process group before it may exec (see ProcessSupervisor).
-    supervisor_.set_on_forked([this](pid_t pid) { process_entries_.push_back(journal_->record_process_group(pid)); });
+    // Journal each rank's process group and put it in its node's cgroups before it may
+    // exec (see ProcessSupervisor::set_on_forked): nothing of it runs unrecorded or outside.
+    supervisor_.set_on_forked([this](pid_t pid) {
+      process_entries_.push_back(journal_->record_process_group(pid));
+      if (cgroups_ && cgroups_->available()) cgroups_->join(starting_node_, pid);
+    });
   }
 
   RunOutcome execute();
@@ -76,6 +83,8 @@ class Run {
  private:
   double now_s() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
   void start_workload();
+  void start_rank(std::size_t launch);
+  void restart_due(double t);
   void start_metrics_server();
   void apply(std::size_t occurrence);
   void revert(std::size_t occurrence);
@@ -93,13 +102,26 @@ class Run {
   std::unique_ptr<Journal> journal_;
   std::vector<std::uint64_t> process_entries_;
   std::unique_ptr<RunDirectory> dir_;
+  std::unique_ptr<NodeCgroups> cgroups_;
+  int starting_node_ = 0;  // the node of the rank being started, for the fork hook
+  bool cgroups_available_ = false;
+  std::string cgroups_why_not_;
   std::unique_ptr<TimelineLog> timeline_;
   SampleStore store_;
   std::unique_ptr<MetricsServer> server_;
   ProcessSupervisor supervisor_;
   std::vector<RankLaunch> launches_;
-  std::vector<pid_t> pids_;  // by launch index
-  std::vector<reports::ProcessRecord> processes_;
+  std::vector<pid_t> pids_;     // by launch index: the rank's current process
+  std::vector<int> restarts_;   // by launch index
+  std::vector<reports::ProcessRecord> processes_;  // every process started, restarts included
+  std::map<pid_t, std::size_t> record_of_pid_;     // index into processes_
+  std::set<pid_t> expected_exits_;                  // ended by a fault on purpose
+  struct PendingRestart {
+    double at_s;
+    std::vector<std::size_t> launches;
+    std::string fault;
+  };
+  std::vector<PendingRestart> pending_restarts_;
   std::vector<std::unique_ptr<faults::Fault>> faults_;  // by occurrence
   std::vector<reports::FaultRecord> fault_records_;     // by occurrence
   Clock::time_point t0_ = Clock::now();
@@ -160,21 +182,50 @@ void Run::start_workload() {
   timeline_->write(0, "workload_started", {{"kind", TL::str(workload_kind(scenario_.workload))},
                                            {"ranks", TL::num(static_cast<double>(launches_.size()))},
                                            {"wall", TL::num(t0_wall_)}});
-  for (const auto& l : launches_) {
-    pid_t pid = supervisor_.start(l.spec);  // throws when the program cannot start
-    pids_.push_back(pid);
-    reports::ProcessRecord p;
-    p.role = "rank";
-    p.rank = l.rank;
-    p.node = fmt::format("node{}", l.node);
-    p.pid = pid;
-    p.started_at_s = now_s();
-    p.stdout_log = fs::relative(l.spec.stdout_path, dir_->out()).string();
-    p.stderr_log = fs::relative(l.spec.stderr_path, dir_->out()).string();
-    processes_.push_back(p);
-    timeline_->write(p.started_at_s, "process_started",
-                     {{"rank", TL::num(l.rank)}, {"node", TL::str(p.node)}, {"pid", TL::num(pid)},
-                      {"argv0", TL::str(l.spec.argv.front())}});
+  pids_.assign(launches_.size(), -1);
+  restarts_.assign(launches_.size(), 0);
+  for (std::size_t i = 0; i < launches_.size(); ++i) start_rank(i);
+}
+
+void Run::start_rank(std::size_t idx) {
+  const auto& l = launches_[idx];
+  ProcessSpec spec = l.spec;
+  const int restart = restarts_[idx];
+  if (restart > 0) {  // keep the first life's logs
+    spec.stdout_path = fmt::format("{}/logs/rank{}.restart{}.out", dir_->out(), l.rank, restart);
+    spec.stderr_path = fmt::format("{}/logs/rank{}.restart{}.err", dir_->out(), l.rank, restart);
+  }
+  starting_node_ = l.node;
+  pid_t pid = supervisor_.start(spec);  // throws when the program cannot start
+  pids_[idx] = pid;
+  reports::ProcessRecord p;
+  p.role = "rank";
+  p.rank = l.rank;
+  p.node = fmt::format("node{}", l.node);
+  p.pid = pid;
+  p.restart = restart;
+  p.started_at_s = now_s();
+  p.stdout_log = fs::relative(spec.stdout_path, dir_->out()).string();
+  p.stderr_log = fs::relative(spec.stderr_path, dir_->out()).string();
+  record_of_pid_[pid] = processes_.size();
+  processes_.push_back(p);
+  timeline_->write(p.started_at_s, restart > 0 ? "process_restarted" : "process_started",
+                   {{"rank", TL::num(l.rank)}, {"node", TL::str(p.node)}, {"pid", TL::num(pid)},
+                    {"restart", TL::num(restart)}, {"argv0", TL::str(spec.argv.front())}});
+}
+
+void Run::restart_due(double t) {
+  for (auto it = pending_restarts_.begin(); it != pending_restarts_.end();) {
+    if (it->at_s > t) {
+      ++it;
+      continue;
+    }
+    for (auto idx : it->launches) {
+      ++restarts_[idx];
+      start_rank(idx);
+      spdlog::info("rank {} restarted at {:.3f}s after {}", launches_[idx].rank, now_s(), it->fault);
+    }
+    it = pending_restarts_.erase(it);
   }
 }
 
@@ -185,11 +236,20 @@ void Run::apply(std::size_t i) {
   auto& rec = fault_records_[i];
   double scheduled = o.due_s.value_or(now_s());
   try {
-    auto target = resolve_target(spec.target, scenario_.cluster, rank_processes(), scenario_.seed, o.fault);
+    auto target = resolve_target(spec.target, scenario_.cluster, rank_processes(), scenario_.seed, o.fault, cgroups_.get());
     rec.targets = target.names();
     faults_[i] = info->make(spec.params);
-    faults_[i]->apply(target);
+    faults_[i]->apply(target, *journal_);
     double t = now_s();
+    // Processes the fault ends on purpose: their exit is its effect, not a failure.
+    std::vector<std::size_t> ended;
+    for (pid_t pid : faults_[i]->ended_processes()) {
+      expected_exits_.insert(pid);
+      for (std::size_t k = 0; k < pids_.size(); ++k)
+        if (pids_[k] == pid) ended.push_back(k);
+    }
+    if (spec.params.has("restart_after") && !ended.empty())
+      pending_restarts_.push_back({t + spec.params.get<faults::Duration>("restart_after").seconds(), ended, spec.name});
     schedule_.mark_applied(i, t);
     rec.applied_at_s = t;
     rec.backend = faults_[i]->backend();
@@ -243,20 +303,22 @@ void Run::revert_all() {
 }
 
 void Run::on_exit(pid_t pid) {
-  auto it = std::find(pids_.begin(), pids_.end(), pid);
-  if (it == pids_.end()) return;
-  auto idx = static_cast<std::size_t>(it - pids_.begin());
+  auto rec = record_of_pid_.find(pid);
+  if (rec == record_of_pid_.end()) return;
+  auto& p = processes_[rec->second];
+  if (p.ended_at_s) return;
   const auto& st = supervisor_.status(pid);
-  auto& p = processes_[idx];
   p.exit_code = st.exit_code;
   p.signal = st.signal;
   p.ended_at_s = now_s();
+  p.ended_by_fault = expected_exits_.count(pid) > 0;
   timeline_->write(*p.ended_at_s, "process_exited",
                    {{"rank", TL::num(p.rank)}, {"pid", TL::num(static_cast<double>(pid))},
                     {"exit_code", st.exit_code ? TL::num(*st.exit_code) : "null"},
-                    {"signal", st.signal ? TL::num(*st.signal) : "null"}});
+                    {"signal", st.signal ? TL::num(*st.signal) : "null"},
+                    {"ended_by_fault", p.ended_by_fault ? "true" : "false"}});
   bool ok = st.exit_code && *st.exit_code == 0;
-  if (!ok && !SignalGuard::received()) {
+  if (!ok && !p.ended_by_fault && !SignalGuard::received()) {
     fail(st.exit_code ? fmt::format("rank {} exited with code {} (see {})", p.rank, *st.exit_code, p.stderr_log)
                       : fmt::format("rank {} was killed by signal {} (see {})", p.rank, st.signal.value_or(0), p.stderr_log));
   }
@@ -266,6 +328,10 @@ RunOutcome Run::execute() {
   out_dir_ = RunDirectory::resolve_out(options_.out_dir, scenario_.name);
   journal_ = std::make_unique<Journal>(Journal::default_directory(), run_id_, out_dir_);
   dir_ = std::make_unique<RunDirectory>(out_dir_, run_id_, *journal_);
+  cgroups_ = std::make_unique<NodeCgroups>(scenario_.cluster.nodes, run_id_, *journal_);
+  cgroups_available_ = cgroups_->available();
+  cgroups_why_not_ = cgroups_->why_not();
+  if (!cgroups_available_) spdlog::info("node cgroups: {}", cgroups_why_not_);
   timeline_ = std::make_unique<TimelineLog>(dir_->out() + "/timeline.jsonl");
   std::string started_at = utc_timestamp_iso();
   timeline_->write(0, "run_started", {{"scenario", TL::str(scenario_.name)}, {"out", TL::str(dir_->out())},
@@ -300,6 +366,7 @@ RunOutcome Run::execute() {
         fail(fmt::format("the run passed its timeout of {}", faults::to_string(scenario_.timeout)));
         break;
       }
+      restart_due(t);
       for (const auto& action : schedule_.due(t, store_.max_step())) {
         if (action.kind == ScheduledAction::kApply) apply(action.occurrence);
         else revert(action.occurrence);
@@ -309,7 +376,7 @@ RunOutcome Run::execute() {
       // Sleep until the next deadline; poll steps every 20 ms while a step trigger is
       // pending; otherwise wake only every 100 ms (signals, timeout) so the harness stays
       // off the CPU the workload measures on. Process exits wake it at once.
-      auto wait = std::chrono::milliseconds(schedule_.waiting_for_step() ? 20 : 100);
+      auto wait = std::chrono::milliseconds(schedule_.waiting_for_step() || !pending_restarts_.empty() ? 20 : 100);
       if (auto next = schedule_.next_deadline()) {
         auto until = std::chrono::duration<double>(std::max(0.0, *next - now_s()));
         // poll(2) counts whole milliseconds: sleep the last stretch precisely instead, so
@@ -321,7 +388,7 @@ RunOutcome Run::execute() {
         wait = std::min(wait, std::chrono::floor<std::chrono::milliseconds>(until) - std::chrono::milliseconds(1));
       }
       for (pid_t pid : supervisor_.wait_any(wait)) on_exit(pid);
-      if (!supervisor_.any_running()) break;
+      if (!supervisor_.any_running() && pending_restarts_.empty()) break;
     }
   } catch (const std::exception& e) {
     fail(e.what(), "error");
@@ -336,8 +403,8 @@ RunOutcome Run::execute() {
   // Unwind: faults first (the workload may still be reporting), then processes.
   revert_all();
   supervisor_.stop_all();
-  for (std::size_t i = 0; i < pids_.size(); ++i)
-    if (!processes_[i].ended_at_s) on_exit(pids_[i]);
+  for (const auto& [pid, idx] : record_of_pid_)
+    if (!processes_[idx].ended_at_s) on_exit(pid);
   server_->stop();
   // Every process group is gone (stop_all); the journal confirms it, then the runtime
   // directory goes, then the journal itself.
@@ -348,6 +415,7 @@ RunOutcome Run::execute() {
       fail(fmt::format("cleanup: {}", e.what()), "error");
     }
   }
+  cgroups_.reset();
   dir_.reset();
   for (const auto& e : journal_->finish()) fail(fmt::format("cleanup: {}", e), "error");
   timeline_->write(now_s(), "run_finished", {{"verdict", TL::str(verdict_)}, {"timed_out", timed_out ? "true" : "false"}});
@@ -357,6 +425,8 @@ RunOutcome Run::execute() {
   RunOutcome out;
   out.run_dir = out_dir_;
   out.result = build_result(in, verdict_, reason_);
+  out.result.environment.cluster = cgroups_available_ ? "local processes, node cgroups (v1: cpu, memory, freezer, pids)"
+                                                      : "local processes, no node cgroups (" + cgroups_why_not_ + ")";
   write_file_atomically(out.run_dir + "/results.json", reports::to_json(out.result) + "\n");
   if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;
   else if (exit_code_ != kExitPass) out.exit_code = exit_code_;

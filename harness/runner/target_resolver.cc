@@ -5,11 +5,14 @@
 #include <numeric>
 #include <random>
 
+#include "harness/cluster/node_cgroups.h"
+#include "harness/journal/process_identity.h"
+
 namespace chaosbench::harness {
 
 faults::ResolvedTarget resolve_target(const TargetSpec& target, const ClusterSpec& cluster,
                                       const std::vector<RankProcess>& ranks, std::uint64_t seed,
-                                      std::size_t fault_index) {
+                                      std::size_t fault_index, const NodeCgroups* cgroups) {
   using faults::TargetForm;
   faults::ResolvedTarget out;
   auto pick_nodes = [&](int count) {
@@ -51,7 +54,19 @@ faults::ResolvedTarget resolve_target(const TargetSpec& target, const ClusterSpe
                        : std::find(out.nodes.begin(), out.nodes.end(), r.node) != out.nodes.end();
     if (!hit) continue;
     if (!by_rank) out.ranks.push_back(r.rank);
-    if (r.pid > 0) out.pids.push_back(r.pid);
+    if (r.pid > 0) {
+      auto st = read_proc_stat(r.pid);
+      out.pids.push_back(r.pid);
+      out.pid_start_times.push_back(st ? st->start_time : 0);
+    }
+  }
+  if (cgroups && cgroups->available()) {
+    for (const char* controller : {"cpu", "memory", "freezer", "pids"}) {
+      for (int n : out.nodes) {
+        auto dir = cgroups->dir(n, controller);
+        if (!dir.empty()) out.cgroups[controller].push_back(dir);
+      }
+    }
   }
   return out;
 }

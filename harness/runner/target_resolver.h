@@ -18,8 +18,11 @@ struct RankProcess {
   pid_t pid = -1;  // -1 when not running
 };
 
+class NodeCgroups;
+
+// `cgroups` (may be null) adds the targeted nodes' cgroup directories.
 faults::ResolvedTarget resolve_target(const TargetSpec& target, const ClusterSpec& cluster,
                                       const std::vector<RankProcess>& ranks, std::uint64_t seed,
-                                      std::size_t fault_index);
+                                      std::size_t fault_index, const NodeCgroups* cgroups = nullptr);
 
 }  // namespace chaosbench::harness

@@ -208,6 +208,11 @@ std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const 
         if (auto ts = parse_target(ctx, *t, r.path_of("target"), cluster, info->target_forms)) spec.target = *ts;
       }
       parse_params(r, *info, spec.params);
+      bool params_complete = true;
+      for (const auto& p : info->params) params_complete = params_complete && (!p.required || spec.params.has(p.name));
+      if (info->check && params_complete) {
+        if (auto why = info->check(spec.params); !why.empty()) ctx.error(path, why);
+      }
     }
     bool has_at = r.has("at"), has_step = r.has("at_step");
     if (has_at == has_step)

@@ -1,0 +1,59 @@
+#include "faults/node/signal_fault.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <fstream>
+#include <string.h>
+
+namespace chaosbench::faults {
+namespace {
+
+constexpr std::array kKillParams{ParamSpec{"restart_after", ParamKind::kDuration, false, "",
+                                           "start the killed ranks again after this long (a replacement node)"}};
+constexpr std::array kSignalParams{
+    ParamSpec{"signal", ParamKind::kString, true, "", "signal name or number: \"SIGTERM\", \"USR1\", \"9\""}};
+
+}  // namespace
+
+int parse_signal(const std::string& name) {
+  if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return name.size() < 3 && std::stoi(name) > 0 && std::stoi(name) < NSIG ? std::stoi(name) : -1;
+  std::string upper;
+  for (char c : name) upper.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  if (upper.starts_with("SIG")) upper = upper.substr(3);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    if (abbrev && upper == abbrev) return sig;
+  }
+  return -1;
+}
+
+void SignalFault::do_apply(const ResolvedTarget& target) {
+  for (pid_t pid : target.pids) {
+    if (group_) ::kill(-pid, signal_);
+    else ::kill(pid, signal_);
+    ended_.push_back(pid);
+  }
+  if (!group_) return;
+  // A node's processes that left their process group are still in its cgroup.
+  auto cg = target.cgroups.find("pids");
+  if (cg == target.cgroups.end()) cg = target.cgroups.find("freezer");
+  if (cg == target.cgroups.end()) return;
+  for (const auto& dir : cg->second) {
+    std::ifstream procs(dir + "/cgroup.procs");
+    pid_t pid;
+    while (procs >> pid) ::kill(pid, signal_);
+  }
+}
+
+std::span<const ParamSpec> kill_params() { return kKillParams; }
+std::span<const ParamSpec> signal_params() { return kSignalParams; }
+
+std::unique_ptr<Fault> make_node_kill(const Params&) { return std::make_unique<SignalFault>(SIGKILL, true); }
+std::unique_ptr<Fault> make_rank_kill(const Params&) { return std::make_unique<SignalFault>(SIGKILL, true); }
+std::unique_ptr<Fault> make_process_signal(const Params& params) {
+  return std::make_unique<SignalFault>(parse_signal(params.get<std::string>("signal")), false);
+}
+
+}  // namespace chaosbench::faults
