@@ -162,15 +162,18 @@ class Sweep {
     // that no rank's bookkeeping delays its peers' next iteration.
     const auto iters = static_cast<std::size_t>(cfg_.iters);
     std::vector<double> micros(iters);
-    std::vector<double> end_times(iters);
+    std::vector<double> mid_times(iters);
     barrier(context_);
     for (std::size_t i = 0; i < iters; ++i) {
       if (op->in_place()) op->reset_inputs();
+      const double start_wall = wall_time_now();
       const auto start = Clock::now();
       op->run();
       const auto stop = Clock::now();
-      end_times[i] = wall_time_now();
       micros[i] = std::chrono::duration<double, std::micro>(stop - start).count();
+      // Samples are stamped at the middle of their iteration, so an op that spans a fault
+      // window (a frozen peer) is counted in that window's phase.
+      mid_times[i] = start_wall + micros[i] * 0.5e-6;
     }
 
     const Labels labels{{"collective", std::string(info.name)},
@@ -180,8 +183,8 @@ class Sweep {
     double total_us = 0;
     for (std::size_t i = 0; i < iters; ++i) {
       total_us += micros[i];
-      metrics_.sample("comm/latency", micros[i], "us", labels, end_times[i]);
-      metrics_.event("step", {{"step", ++steps_}}, end_times[i]);
+      metrics_.sample("comm/latency", micros[i], "us", labels, mid_times[i]);
+      metrics_.event("step", {{"step", ++steps_}}, mid_times[i] + micros[i] * 0.5e-6);
     }
 
     std::uint64_t wrong = 0;

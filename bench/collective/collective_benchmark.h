@@ -27,7 +27,8 @@ std::optional<std::string> collective_config_error(const CollectiveConfig& cfg);
 //
 // Records sent through `metrics`, by every rank (labels: collective, algorithm,
 // bytes = actual bytes, ranks = world size):
-//   sample comm/latency (us)          one per timed iteration, time = end of that iteration
+//   sample comm/latency (us)          one per timed iteration, time = middle of that iteration
+//                                     (an op spanning a fault window counts in it)
 //   event  step {"step": N}           after each timed iteration, N from 1 over the sweep
 //   sample comm/wrong_elements (count) after the check iteration, this rank's count
 // The client is flushed after each size and at the end, never inside a timed loop.
