@@ -30,18 +30,18 @@ std::string check_signal(const Params& p) {
 const std::array<FaultTypeInfo, 7>& table() {
   static const std::array<FaultTypeInfo, 7> kTable{{
       {"marker", "changes nothing; marks a window so its metrics get a phase of their own", MarkerFault::params(),
-       kRankForms | TargetForm::kLinks | TargetForm::kGroups, true, false, make_plain<MarkerFault>},
+       kRankForms | TargetForm::kLinks | TargetForm::kGroups, true, false, "", make_plain<MarkerFault>},
       {"node.pause", "freezes every process of the node for the duration, then thaws it (the hung node)",
-       NodePauseFault::params(), kNodeForms, true, false, make_plain<NodePauseFault>},
+       NodePauseFault::params(), kNodeForms, true, false, "", make_plain<NodePauseFault>},
       {"node.cpu_throttle", "limits the node to a fraction of CPU for the duration (the straggler)",
-       cpu_throttle_params(), kNodeForms, true, false, make_cpu_throttle},
+       cpu_throttle_params(), kNodeForms, true, false, "cpu", make_cpu_throttle},
       {"node.memory_limit", "lowers the node's memory limit for the duration; an OOM kill ends a rank",
-       memory_limit_params(), kNodeForms, true, false, make_memory_limit},
+       memory_limit_params(), kNodeForms, true, false, "memory", make_memory_limit},
       {"node.kill", "SIGKILLs every process of the node; restart_after brings its ranks back", kill_params(),
-       kNodeForms, false, false, make_node_kill},
+       kNodeForms, false, false, "", make_node_kill},
       {"rank.kill", "SIGKILLs one rank's processes; restart_after brings it back", kill_params(), kRankForms, false,
-       false, make_rank_kill},
-      {"process.signal", "sends any signal to the chosen ranks", signal_params(), kRankForms, false, false,
+       false, "", make_rank_kill},
+      {"process.signal", "sends any signal to the chosen ranks", signal_params(), kRankForms, false, false, "",
        make_process_signal, check_signal},
   }};
   return kTable;

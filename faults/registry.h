@@ -23,6 +23,7 @@ struct FaultTypeInfo {
   std::uint32_t target_forms;    // TargetForm bits accepted
   bool reversible;
   bool needs_namespaces;         // true when it only works on a namespaced cluster
+  std::string_view needs_cgroup; // the node cgroup controller it cannot work without, or ""
   std::function<std::unique_ptr<Fault>(const Params&)> make;
   // Checks across parameters the declarations cannot express; "" when fine. Run by the
   // scenario parser, so a bad value is a scenario error before anything starts.

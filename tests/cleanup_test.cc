@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal_reader.h"
 #include "harness/journal/process_identity.h"
 #include "test_util.h"
@@ -51,7 +52,9 @@ TEST_CASE("cleanup: after SIGKILL of the harness at 24 points of a run, cleanup 
   // harness, but only cleanup can kill what the rank started.
   dir.write("s.json", R"({"schema_version": 1, "name": "crash", "cluster": {"nodes": 3},
     "workload": {"kind": "command", "argv": ["/bin/sh", "-c", "sleep 300 & sleep 300"]},
-    "faults": [{"name": "w", "type": "marker", "at": "100ms", "duration": "100ms", "repeat": {"every": "200ms", "count": 4}}]})");
+    "faults": [{"name": "w", "type": "marker", "at": "100ms", "duration": "100ms", "repeat": {"every": "200ms", "count": 4}},
+               {"name": "hang", "type": "node.pause", "target": {"nodes": [1]}, "at": "150ms", "duration": "300ms",
+                "repeat": {"every": "400ms", "count": 2}}]})");
   std::set<std::string> leftovers_seen;
   for (int point = 0; point < 24; ++point) {
     INFO("kill point " << point);
@@ -61,12 +64,13 @@ TEST_CASE("cleanup: after SIGKILL of the harness at 24 points of a run, cleanup 
     REQUIRE(r.exit_code == -1);  // killed, not finished
     // What the journal holds now is what cleanup must undo.
     std::vector<pid_t> groups;
-    std::vector<std::string> paths;
+    std::vector<std::string> paths, cgroup_dirs;
     for (const auto& j : scan_journals(journals)) {
       CHECK_FALSE(j.owner_alive);
       for (const auto& e : j.pending) {
         if (e.kind == "process_group") groups.push_back(static_cast<pid_t>(std::stol(e.fields.at("pgid"))));
         if (e.kind == "path") paths.push_back(e.fields.at("path"));
+        if (e.kind == "cgroup") cgroup_dirs.push_back(e.fields.at("path"));
         leftovers_seen.insert(e.kind);
       }
     }
@@ -76,13 +80,23 @@ TEST_CASE("cleanup: after SIGKILL of the harness at 24 points of a run, cleanup 
     auto c = run_command({binary(), "cleanup"}, 30s);
     INFO(c.out << c.err);
     CHECK(c.exit_code == 0);
-    for (pid_t g : groups) CHECK_FALSE(group_alive(g));
+    for (pid_t g : groups) CHECK_FALSE(group_alive(g));  // frozen ones too: cleanup thaws first
     for (const auto& p : paths) CHECK_FALSE(fs::exists(p));
     CHECK(scan_journals(journals).empty());
+    for (const auto& p : cgroup_dirs) CHECK_FALSE(fs::exists(p));
   }
-  // The kill points reached runs that had started processes and made their runtime directory.
+  // The kill points reached runs that had started processes and made their runtime
+  // directory, and (as root) node cgroups with a frozen node among them.
   CHECK(leftovers_seen.count("process_group") == 1);
   CHECK(leftovers_seen.count("path") == 1);
+  if (::geteuid() == 0) {
+    CHECK(leftovers_seen.count("cgroup") == 1);
+    CHECK(leftovers_seen.count("write") == 1);
+    for (const auto& [controller, own] : own_v1_cgroups()) {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(own, ec)) CHECK_FALSE(e.path().filename().string().starts_with("chaosbench-"));
+    }
+  }
 }
 
 TEST_CASE("cleanup: a live run's journal is left alone, and nothing outside journals is touched", "[cleanup]") {

@@ -51,17 +51,19 @@ int cmd_faults(const Args& args) {
         params.push_back({{"name", p.name}, {"kind", faults::to_string(p.kind)}, {"required", p.required},
                           {"default", p.default_text}, {"description", p.description}});
       out.push_back({{"type", t.type}, {"summary", t.summary}, {"reversible", t.reversible},
-                     {"needs_namespaces", t.needs_namespaces}, {"targets", target_form_names(t.target_forms)},
+                     {"needs_namespaces", t.needs_namespaces}, {"needs_cgroup", t.needs_cgroup},
+                     {"targets", target_form_names(t.target_forms)},
                      {"params", params}});
     }
     std::cout << out.dump(2) << "\n";
     return kExitPass;
   }
   for (const auto& t : registry) {
-    std::cout << fmt::format("{}\n  {}\n  targets: {}; {}{}\n", t.type, t.summary,
+    std::cout << fmt::format("{}\n  {}\n  targets: {}; {}{}{}\n", t.type, t.summary,
                              fmt::join(target_form_names(t.target_forms), ", "),
-                             t.reversible ? "reverted after its duration" : "irreversible (restarted, not reverted)",
-                             t.needs_namespaces ? "; needs the namespaced cluster" : "");
+                             t.reversible ? "reverted after its duration" : "irreversible: never reverted",
+                             t.needs_namespaces ? "; needs the namespaced cluster" : "",
+                             t.needs_cgroup.empty() ? "" : fmt::format("; needs the node {} cgroup (root)", t.needs_cgroup));
     if (t.params.empty()) std::cout << "  parameters: none\n";
     for (const auto& p : t.params)
       std::cout << fmt::format("  {:<14} {:<10} {:<10} {}\n", p.name, faults::to_string(p.kind),

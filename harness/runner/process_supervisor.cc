@@ -1,6 +1,7 @@
 #include "harness/runner/process_supervisor.h"
 
 #include <cerrno>
+#include <sys/resource.h>
 #include <sstream>
 #include <fstream>
 #include <filesystem>
@@ -61,6 +62,7 @@ struct ChildPlan {
   pid_t parent;
   int error_fd;
   int go_fd;  // -1, or a pipe the child reads one byte from before exec (see on_forked)
+  int nice;   // the workload's nice value: the harness may run at a higher priority
   struct sigaction default_action;
   sigset_t empty_mask;
 };
@@ -96,6 +98,7 @@ int redirect(const char* path, int flags, int target) {
     if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &p.default_action, nullptr);
   }
   ::sigprocmask(SIG_SETMASK, &p.empty_mask, nullptr);
+  ::setpriority(PRIO_PROCESS, 0, p.nice);  // best effort: never inherit the harness's boost
   if (int err = redirect("/dev/null", O_RDONLY, STDIN_FILENO)) {
     child_fail(p.error_fd, Stage::kStdin, err);
   }
@@ -202,6 +205,9 @@ int open_pidfd(pid_t pid) {
 }  // namespace
 
 ProcessSupervisor::ProcessSupervisor() {
+  errno = 0;
+  int nice = ::getpriority(PRIO_PROCESS, 0);
+  child_nice_ = errno == 0 ? nice : 0;
   // Orphaned grandchildren of workloads are reparented to the harness instead of init, so
   // stop_all() can reap them and nothing of the run outlives it unnoticed.
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
@@ -277,6 +283,7 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
 
   ChildPlan plan{};
   plan.go_fd = go_read;
+  plan.nice = child_nice_;
   plan.path = path.c_str();
   plan.argv = argv.data();
   plan.envp = envp.data();

@@ -111,6 +111,9 @@ class ProcessSupervisor {
   std::deque<std::pair<pid_t, int>> other_exits_;
   bool kill_adopted_orphans_ = false;
   std::function<void(pid_t)> on_forked_;
+  // The nice value the harness had when this supervisor was made; children get it even
+  // when the harness later raises its own priority for timing precision.
+  int child_nice_ = 0;
 };
 
 }  // namespace chaosbench::harness

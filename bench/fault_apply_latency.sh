@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# fault/apply_latency of node.pause and node.cpu_throttle: scheduled time to fault in
+# effect (journal record fsync'd, cgroup written, freezer reached FROZEN), over 25
+# applications each on a 4-node collective (gloo allreduce, 4 ranks on this machine's
+# cores). Prints p50/p99/max per type
+# (goal: p99 below 5 ms). Needs root (node cgroups) and a build (scripts/build.sh).
+#   bench/fault_apply_latency.sh [COUNT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-25}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat > "$tmp/s.json" <<JSON
+{"schema_version": 1, "name": "apply-latency", "cluster": {"nodes": 4},
+ "workload": {"kind": "collective", "collectives": ["allreduce"], "sizes": {"min": "64KiB", "max": "64KiB"},
+              "warmup_iters": 5, "iters": $((count * 1000))},
+ "faults": [
+  {"name": "pause", "type": "node.pause", "target": {"nodes": [1]}, "at": "500ms", "duration": "100ms",
+   "repeat": {"every": "300ms", "count": $count}},
+  {"name": "throttle", "type": "node.cpu_throttle", "target": {"nodes": [2]}, "at": "650ms", "duration": "100ms",
+   "cpus": 0.2, "repeat": {"every": "300ms", "count": $count}}]}
+JSON
+build/bin/chaosbench run "$tmp/s.json" --out "$tmp/out" --quiet >/dev/null
+python3 - "$tmp/out/results.json" ${VERBOSE:+-v} <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+by = {}
+for f in r["faults"]:
+    if f["apply_latency_us"] is not None:
+        by.setdefault(f["type"], []).append(f["apply_latency_us"] / 1000)
+for t, v in sorted(by.items()):
+    v.sort()
+    p = lambda q: v[max(0, math.ceil(q / 100 * len(v)) - 1)]
+    print(t, " ".join(f"{x:.2f}" for x in v)) if "-v" in sys.argv else None
+    print(f"{t:18} n={len(v):3}  p50 {p(50):.3f} ms  p99 {p(99):.3f} ms  max {v[-1]:.3f} ms  "
+          f"(goal p99 < 5 ms; backend {next(f['backend'] for f in r['faults'] if f['type'] == t)})")
+PY
