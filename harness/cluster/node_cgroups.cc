@@ -19,8 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kControllers[] = {"cpu", "memory", "freezer", "pids"};
-
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::stringstream in(s);
@@ -68,13 +66,15 @@ std::map<std::string, std::string> own_v1_cgroups() {
   return out;
 }
 
-NodeCgroups::NodeCgroups(int nodes, const std::string& run_id, Journal& journal) : journal_(journal) {
+NodeCgroups::NodeCgroups(int nodes, const std::string& run_id, Journal& journal,
+                         const std::vector<std::string>& controllers)
+    : journal_(journal) {
   if (::geteuid() != 0) {
     why_not_ = "not root: node cgroups need root (node.pause falls back to signals)";
     return;
   }
   auto own = own_v1_cgroups();
-  for (const char* controller : kControllers) {
+  for (const auto& controller : controllers) {
     auto it = own.find(controller);
     if (it == own.end()) continue;
     const std::string base = it->second + "/chaosbench-" + run_id;

@@ -143,6 +143,7 @@ class Run {
   std::unique_ptr<NodeCgroups> cgroups_;
   int starting_node_ = 0;  // the node of the rank being started, for the fork hook
   bool cgroups_available_ = false;
+  std::string cgroup_list_;
   std::string cgroups_why_not_;
   std::unique_ptr<TimelineLog> timeline_;
   SampleStore store_;
@@ -366,8 +367,16 @@ RunOutcome Run::execute() {
   out_dir_ = RunDirectory::resolve_out(options_.out_dir, scenario_.name);
   journal_ = std::make_unique<Journal>(Journal::default_directory(), run_id_, out_dir_);
   dir_ = std::make_unique<RunDirectory>(out_dir_, run_id_, *journal_);
-  cgroups_ = std::make_unique<NodeCgroups>(scenario_.cluster.nodes, run_id_, *journal_);
+  std::vector<std::string> controllers{"freezer", "pids"};
+  for (const auto& f : scenario_.faults) {
+    const auto need = std::string(faults::find_fault_type(f.type)->needs_cgroup);
+    if (!need.empty() && std::find(controllers.begin(), controllers.end(), need) == controllers.end())
+      controllers.push_back(need);
+  }
+  cgroups_ = std::make_unique<NodeCgroups>(scenario_.cluster.nodes, run_id_, *journal_, controllers);
   cgroups_available_ = cgroups_->available();
+  for (const auto& c : controllers)
+    if (!cgroups_->dir(0, c).empty()) cgroup_list_ += (cgroup_list_.empty() ? "" : ", ") + c;
   cgroups_why_not_ = cgroups_->why_not();
   if (!cgroups_available_) spdlog::info("node cgroups: {}", cgroups_why_not_);
   // A fault this host cannot inject fails the run before anything starts (exit 3), never
@@ -474,7 +483,7 @@ RunOutcome Run::execute() {
   RunOutcome out;
   out.run_dir = out_dir_;
   out.result = build_result(in, verdict_, reason_);
-  out.result.environment.cluster = cgroups_available_ ? "local processes, node cgroups (v1: cpu, memory, freezer, pids)"
+  out.result.environment.cluster = cgroups_available_ ? "local processes, node cgroups (v1: " + cgroup_list_ + ")"
                                                       : "local processes, no node cgroups (" + cgroups_why_not_ + ")";
   write_file_atomically(out.run_dir + "/results.json", reports::to_json(out.result) + "\n");
   if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;
