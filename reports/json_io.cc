@@ -87,6 +87,7 @@ std::string to_json(const RunResult& run, int indent) {
                       {"cpus", run.environment.cpus},
                       {"cluster", run.environment.cluster},
                       {"backends", backends}};
+  j["run_id"] = run.run_id;
   j["seed"] = run.seed;
   j["started_at"] = run.started_at;
   j["duration_s"] = number(run.duration_s);
@@ -180,6 +181,7 @@ RunResult from_json(const std::string& text) {
       for (const auto& [k, v] : e["backends"].items())
         if (v.is_string()) r.environment.backends[k] = v.get<std::string>();
   }
+  r.run_id = str(j, "run_id");
   r.seed = static_cast<std::uint64_t>(num(j, "seed"));
   r.started_at = str(j, "started_at");
   r.duration_s = num(j, "duration_s");

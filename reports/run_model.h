@@ -103,6 +103,7 @@ struct RunResult {
   std::string tool_version;
   std::string scenario_json;  // the resolved scenario, overrides applied (JSON text)
   std::string scenario_name;
+  std::string run_id;  // names the run's journal, runtime directory and cgroups
   Environment environment;
   std::uint64_t seed = 0;
   std::string started_at;  // UTC, ISO 8601

@@ -38,13 +38,10 @@ const json* latency(const json& r, const std::string& phase) {
   return nullptr;
 }
 
-// No cgroup directory of any run is left under this process's cgroups.
-void check_no_cgroups_left() {
-  for (const auto& [controller, dir] : chaosbench::harness::own_v1_cgroups()) {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-      CHECK_FALSE(e.path().filename().string().starts_with("chaosbench-"));
-  }
+// No cgroup directory of this run is left (other runs may be going on beside it).
+void check_no_cgroups_left(const json& results) {
+  const std::string name = "chaosbench-" + results["run_id"].get<std::string>();
+  for (const auto& [controller, dir] : chaosbench::harness::own_v1_cgroups()) CHECK_FALSE(fs::exists(dir + "/" + name));
 }
 
 const char* kCollective = R"({"schema_version": 1, "name": "node-fault", "cluster": {"nodes": 4},
@@ -76,7 +73,7 @@ TEST_CASE("node faults: node.pause freezes a node of a collective and leaves not
     if (p["name"] == "fault:hang") phase_listed = p["end_s"].get<double>() - p["start_s"].get<double>() > 2.9;
   CHECK(phase_listed);
   CHECK(r["faults"][0]["apply_latency_us"].get<double>() < 50000);
-  check_no_cgroups_left();
+  check_no_cgroups_left(r);
 }
 
 TEST_CASE("node faults: node.cpu_throttle to 0.2 CPU at least doubles collective latency", "[node-faults]") {
@@ -99,7 +96,7 @@ TEST_CASE("node faults: node.cpu_throttle to 0.2 CPU at least doubles collective
   // comm/latency's value is the mean time per op (METRICS.md): a throttled rank runs out
   // of quota and stalls the ring for the rest of each 100 ms period.
   CHECK(slow->at("value").get<double>() >= 2 * base->at("value").get<double>());
-  check_no_cgroups_left();
+  check_no_cgroups_left(r);
 }
 
 TEST_CASE("node faults: node.kill with restart_after brings a command workload's rank back", "[node-faults]") {

@@ -483,6 +483,7 @@ RunOutcome Run::execute() {
   RunOutcome out;
   out.run_dir = out_dir_;
   out.result = build_result(in, verdict_, reason_);
+  out.result.run_id = run_id_;
   out.result.environment.cluster = cgroups_available_ ? "local processes, node cgroups (v1: " + cgroup_list_ + ")"
                                                       : "local processes, no node cgroups (" + cgroups_why_not_ + ")";
   write_file_atomically(out.run_dir + "/results.json", reports::to_json(out.result) + "\n");
