@@ -5,6 +5,7 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -85,7 +86,7 @@ TEST_CASE("runner: a command workload gets the distributed environment and its m
             "s.sendall((json.dumps({'type':'sample','rank':r,'time':time.time(),'name':'test/value','value':r+1,'unit':'x'})+'\\n').encode())\n"
             "s.sendall(b'this is not json\\n')\n"
             "EOF\n");
-  dir.write("s.json", R"({"schema_version": 1, "name": "env", "cluster": {"nodes": 2, "ranks_per_node": 2},
+  dir.write("s.json", R"({"schema_version": 1, "name": "env", "cluster": {"nodes": 2, "ranks_per_node": 2, "mode": "local"},
     "workload": {"kind": "command", "argv": ["/bin/sh", "{scenario_dir}/env.sh", "{node.1.addr}"], "master_port": 29999},
     "checks": [{"metric": "test/value", "min": 1, "max": 4}]})");
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
@@ -238,4 +239,41 @@ TEST_CASE("runner: a scenario named without a directory runs (scenario_dir is th
   std::filesystem::current_path(here);
   CHECK(r.exit_code == 0);
   CHECK(read_file(dir.file("out/logs/rank0.out")) == std::filesystem::canonical(dir.path()).string() + "\n");
+}
+
+TEST_CASE("runner: in network namespaces each node has its own address and ranks reach each other", "[runner]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: network namespaces need root");
+    return;
+  }
+  TempDir dir;
+  // Rank 1 (node 1) serves on its own address; rank 0 (node 0) connects to {node.1.addr}.
+  dir.write("peer.py",
+            "import os, socket, sys, time\n"
+            "me, peer = os.environ['CHAOSBENCH_NODE_ADDR'], sys.argv[1]\n"
+            "print(me, os.environ['MASTER_ADDR'], peer, flush=True)\n"
+            "if os.environ['RANK'] == '1':\n"
+            "    s = socket.create_server((me, 41000)); c, _ = s.accept(); c.sendall(b'hello'); c.close()\n"
+            "else:\n"
+            "    for i in range(100):\n"
+            "        try:\n"
+            "            print(socket.create_connection((peer, 41000), timeout=2).recv(5).decode(), flush=True); break\n"
+            "        except OSError:\n"
+            "            time.sleep(0.05)\n");
+  dir.write("s.json", R"({"schema_version": 1, "name": "netns", "cluster": {"nodes": 2, "mode": "namespaces"},
+    "workload": {"kind": "command", "argv": ["python3", "{scenario_dir}/peer.py", "{node.1.addr}"]}})");
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto rank0 = read_file(dir.file("out/logs/rank0.out"));
+  auto rank1 = read_file(dir.file("out/logs/rank1.out"));
+  CHECK_THAT(rank0, Catch::StartsWith("10."));
+  CHECK_THAT(rank0, Catch::EndsWith("hello\n"));
+  // rank 0's address is MASTER_ADDR; rank 1 has another one, which rank 0 was given.
+  std::string a0 = rank0.substr(0, rank0.find(' '));
+  std::string a1 = rank1.substr(0, rank1.find(' '));
+  CHECK(a0 != a1);
+  CHECK_THAT(rank1, Catch::Contains(" " + a0 + " "));
+  CHECK_THAT(rank0, Catch::Contains(" " + a1));
+  CHECK_THAT(results(dir)["environment"]["cluster"].get<std::string>(), Catch::StartsWith("network namespaces"));
 }

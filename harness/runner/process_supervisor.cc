@@ -1,6 +1,7 @@
 #include "harness/runner/process_supervisor.h"
 
 #include <cerrno>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sstream>
 #include <fstream>
@@ -43,7 +44,7 @@ std::string errno_text(int err) { return std::system_category().message(err); }
 
 // What failed in the child before exec; sent to the parent through the close-on-exec pipe
 // as one 8-byte write (atomic on a pipe), so the parent reads all of it or nothing.
-enum class Stage : int { kDeathSignal = 1, kStdin, kStdout, kStderr, kCwd, kExec };
+enum class Stage : int { kDeathSignal = 1, kStdin, kStdout, kStderr, kCwd, kExec, kNetns };
 struct ChildError {
   int stage;
   int err;
@@ -63,6 +64,7 @@ struct ChildPlan {
   int error_fd;
   int go_fd;  // -1, or a pipe the child reads one byte from before exec (see on_forked)
   int nice;   // the workload's nice value: the harness may run at a higher priority
+  int netns_fd;  // -1, or the node's network namespace
   struct sigaction default_action;
   sigset_t empty_mask;
 };
@@ -117,6 +119,7 @@ int redirect(const char* path, int flags, int target) {
   ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 #endif
   if (p.cwd != nullptr && ::chdir(p.cwd) != 0) child_fail(p.error_fd, Stage::kCwd, errno);
+  if (p.netns_fd >= 0 && ::setns(p.netns_fd, CLONE_NEWNET) != 0) child_fail(p.error_fd, Stage::kNetns, errno);
   if (p.go_fd >= 0) {
     // Wait until the parent has recorded us (journal): EOF means it gave up or died.
     char go = 0;
@@ -179,6 +182,8 @@ std::string stage_message(Stage stage, const ProcessSpec& spec, int err) {
       return fmt::format("cannot open stderr file '{}': {}", spec.stderr_path, errno_text(err));
     case Stage::kCwd:
       return fmt::format("cannot change directory to '{}': {}", spec.cwd, errno_text(err));
+    case Stage::kNetns:
+      return fmt::format("cannot enter its node's network namespace: {}", errno_text(err));
     case Stage::kExec:
       break;
   }
@@ -284,6 +289,7 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
   ChildPlan plan{};
   plan.go_fd = go_read;
   plan.nice = child_nice_;
+  plan.netns_fd = spec.netns_fd;
   plan.path = path.c_str();
   plan.argv = argv.data();
   plan.envp = envp.data();

@@ -19,6 +19,7 @@
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
 #include "harness/host_error.h"
+#include "harness/cluster/netns_cluster.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
 #include "harness/runner/fault_schedule.h"
@@ -124,6 +125,7 @@ class Run {
   void start_rank(std::size_t launch);
   void restart_due(double t);
   void start_metrics_server();
+  void start_cluster_network();
   void apply(std::size_t occurrence);
   void revert(std::size_t occurrence);
   void revert_all();
@@ -141,8 +143,11 @@ class Run {
   std::vector<std::uint64_t> process_entries_;
   std::unique_ptr<RunDirectory> dir_;
   std::unique_ptr<NodeCgroups> cgroups_;
+  std::unique_ptr<NetnsCluster> netns_;  // null: local processes on loopback
+  std::string cluster_why_local_;
   int starting_node_ = 0;  // the node of the rank being started, for the fork hook
   bool cgroups_available_ = false;
+  bool netns_used_ = false;
   std::string cgroup_list_;
   std::string cgroups_why_not_;
   std::unique_ptr<TimelineLog> timeline_;
@@ -191,6 +196,25 @@ std::vector<RankProcess> Run::rank_processes() const {
   return out;
 }
 
+// Network namespaces per node where the scenario and the host allow; else local processes.
+void Run::start_cluster_network() {
+  const auto mode = scenario_.cluster.mode;
+  if (mode == ClusterMode::kLocal) {
+    cluster_why_local_ = "cluster.mode is local";
+    return;
+  }
+  try {
+    auto start = Clock::now();
+    netns_ = std::make_unique<NetnsCluster>(scenario_.cluster.nodes, run_id_);
+    spdlog::info("cluster: {} network namespaces up in {:.1f} ms", scenario_.cluster.nodes,
+                 std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  } catch (const HostError& e) {
+    if (mode == ClusterMode::kNamespaces) throw;
+    cluster_why_local_ = e.what();
+    spdlog::info("cluster: local processes on loopback ({})", cluster_why_local_);
+  }
+}
+
 void Run::start_metrics_server() {
   // Runs on the server's thread: the store and the timeline are thread-safe.
   auto on_record = [this](const bench::Record& r, double received) {
@@ -213,6 +237,8 @@ void Run::start_workload() {
   ctx.scenario_dir = fs::absolute(scenario_.source_path).parent_path().lexically_normal().string();
   ctx.run_id = run_id_;
   ctx.node_addrs.assign(static_cast<std::size_t>(scenario_.cluster.nodes), "127.0.0.1");
+  if (netns_)
+    for (int n = 0; n < scenario_.cluster.nodes; ++n) ctx.node_addrs[static_cast<std::size_t>(n)] = netns_->address(n);
   const auto* command = std::get_if<CommandWorkload>(&scenario_.workload);
   ctx.master_port = command && command->master_port ? *command->master_port : free_port();
   launches_ = plan_workload(scenario_, ctx);
@@ -235,6 +261,7 @@ void Run::start_rank(std::size_t idx) {
     spec.stderr_path = fmt::format("{}/logs/rank{}.restart{}.err", dir_->out(), l.rank, restart);
   }
   starting_node_ = l.node;
+  if (netns_) spec.netns_fd = netns_->node_netns_fd(l.node);
   pid_t pid = supervisor_.start(spec);  // throws when the program cannot start
   pids_[idx] = pid;
   reports::ProcessRecord p;
@@ -379,6 +406,8 @@ RunOutcome Run::execute() {
     if (!cgroups_->dir(0, c).empty()) cgroup_list_ += (cgroup_list_.empty() ? "" : ", ") + c;
   cgroups_why_not_ = cgroups_->why_not();
   if (!cgroups_available_) spdlog::info("node cgroups: {}", cgroups_why_not_);
+  start_cluster_network();
+  netns_used_ = netns_ != nullptr;
   // A fault this host cannot inject fails the run before anything starts (exit 3), never
   // halfway through it.
   for (const auto& f : scenario_.faults) {
@@ -474,6 +503,7 @@ RunOutcome Run::execute() {
     }
   }
   cgroups_.reset();
+  netns_.reset();
   dir_.reset();
   for (const auto& e : journal_->finish()) fail(fmt::format("cleanup: {}", e), "error");
   timeline_->write(now_s(), "run_finished", {{"verdict", TL::str(verdict_)}, {"timed_out", timed_out ? "true" : "false"}});
@@ -484,8 +514,9 @@ RunOutcome Run::execute() {
   out.run_dir = out_dir_;
   out.result = build_result(in, verdict_, reason_);
   out.result.run_id = run_id_;
-  out.result.environment.cluster = cgroups_available_ ? "local processes, node cgroups (v1: " + cgroup_list_ + ")"
-                                                      : "local processes, no node cgroups (" + cgroups_why_not_ + ")";
+  std::string network = netns_used_ ? "network namespaces (veth, bridge)" : "local processes on loopback";
+  out.result.environment.cluster = network + (cgroups_available_ ? ", node cgroups (v1: " + cgroup_list_ + ")"
+                                                                 : ", no node cgroups (" + cgroups_why_not_ + ")");
   write_file_atomically(out.run_dir + "/results.json", reports::to_json(out.result) + "\n");
   if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;
   else if (exit_code_ != kExitPass) out.exit_code = exit_code_;

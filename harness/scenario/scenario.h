@@ -28,9 +28,16 @@ struct LinkSpec {
   std::optional<Duration> delay;
 };
 
+enum class ClusterMode {
+  kAuto,        // network namespaces where the host can make them, else local processes
+  kNamespaces,  // network namespaces or exit 3
+  kLocal,       // local processes on loopback
+};
+
 struct ClusterSpec {
   int nodes = 1;
   int ranks_per_node = 1;
+  ClusterMode mode = ClusterMode::kAuto;
   LinkSpec link;
   int world_size() const { return nodes * ranks_per_node; }
   int node_of_rank(int rank) const { return rank / ranks_per_node; }

@@ -24,7 +24,9 @@ std::string parse_reason(const std::string& what) {
 ClusterSpec parse_cluster(ParseContext& ctx, const json* value) {
   ClusterSpec c;
   if (!value) return c;
-  ObjectReader r(ctx, *value, "cluster", {"nodes", "ranks_per_node", "link"});
+  ObjectReader r(ctx, *value, "cluster", {"nodes", "ranks_per_node", "mode", "link"});
+  if (auto m = r.choice("mode", {"auto", "namespaces", "local"}))
+    c.mode = *m == "namespaces" ? ClusterMode::kNamespaces : *m == "local" ? ClusterMode::kLocal : ClusterMode::kAuto;
   if (auto v = r.integer("nodes", 1, 64)) c.nodes = static_cast<int>(*v);
   if (auto v = r.integer("ranks_per_node", 1, 64)) c.ranks_per_node = static_cast<int>(*v);
   if (c.world_size() > 256) ctx.error("cluster", fmt::format("nodes x ranks_per_node is {}; at most 256 ranks", c.world_size()));
