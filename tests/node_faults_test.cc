@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -38,10 +39,26 @@ const json* latency(const json& r, const std::string& phase) {
   return nullptr;
 }
 
-// No cgroup directory of this run is left (other runs may be going on beside it).
-void check_no_cgroups_left(const json& results) {
+// No cgroup directory and no network namespace of this run is left (other runs may be
+// going on beside it): namespaces are named by the timeline's cluster_up event.
+void check_nothing_left(const json& results, const TempDir& dir) {
   const std::string name = "chaosbench-" + results["run_id"].get<std::string>();
-  for (const auto& [controller, dir] : chaosbench::harness::own_v1_cgroups()) CHECK_FALSE(fs::exists(dir + "/" + name));
+  for (const auto& [controller, cg] : chaosbench::harness::own_v1_cgroups()) CHECK_FALSE(fs::exists(cg + "/" + name));
+  std::vector<std::string> ids;
+  std::istringstream timeline(read_file(dir.file("out/timeline.jsonl")));
+  std::string line;
+  while (std::getline(timeline, line)) {
+    auto e = json::parse(line);
+    if (e["event"] == "cluster_up")
+      for (const auto& id : e["netns"]) ids.push_back(id);
+  }
+  CHECK(!ids.empty());  // as root the run had namespaces
+  std::error_code ec;
+  for (const auto& p : fs::directory_iterator("/proc", ec)) {
+    std::error_code e2;
+    auto ns = fs::read_symlink(p.path() / "ns/net", e2).string();
+    for (const auto& id : ids) CHECK(ns != id);
+  }
 }
 
 const char* kCollective = R"({"schema_version": 1, "name": "node-fault", "cluster": {"nodes": 4},
@@ -73,7 +90,7 @@ TEST_CASE("node faults: node.pause freezes a node of a collective and leaves not
     if (p["name"] == "fault:hang") phase_listed = p["end_s"].get<double>() - p["start_s"].get<double>() > 2.9;
   CHECK(phase_listed);
   CHECK(r["faults"][0]["apply_latency_us"].get<double>() < 50000);
-  check_no_cgroups_left(r);
+  check_nothing_left(r, dir);
 }
 
 TEST_CASE("node faults: node.cpu_throttle to 0.2 CPU at least doubles collective latency", "[node-faults]") {
@@ -96,7 +113,7 @@ TEST_CASE("node faults: node.cpu_throttle to 0.2 CPU at least doubles collective
   // comm/latency's value is the mean time per op (METRICS.md): a throttled rank runs out
   // of quota and stalls the ring for the rest of each 100 ms period.
   CHECK(slow->at("value").get<double>() >= 2 * base->at("value").get<double>());
-  check_no_cgroups_left(r);
+  check_nothing_left(r, dir);
 }
 
 TEST_CASE("node faults: node.kill with restart_after brings a command workload's rank back", "[node-faults]") {

@@ -277,3 +277,18 @@ TEST_CASE("runner: in network namespaces each node has its own address and ranks
   CHECK_THAT(rank0, Catch::Contains(" " + a1));
   CHECK_THAT(results(dir)["environment"]["cluster"].get<std::string>(), Catch::StartsWith("network namespaces"));
 }
+
+TEST_CASE("runner: 64 nodes in network namespaces run a trivial workload", "[runner]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: network namespaces need root");
+    return;
+  }
+  TempDir dir;
+  dir.write("s.json", R"({"schema_version": 1, "name": "wide", "cluster": {"nodes": 64, "mode": "namespaces"},
+    "workload": {"kind": "command", "argv": ["/bin/sh", "-c", "test -n \"$CHAOSBENCH_NODE_ADDR\""]}})");
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 120s);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  auto res = results(dir);
+  CHECK(res["processes"].size() == 64);
+}

@@ -11,6 +11,7 @@
 #include <netlink/route/link.h>
 #include <netlink/route/link/veth.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -165,6 +166,18 @@ NetnsCluster::NetnsCluster(int nodes, const std::string& run_id) {
     if (bridge_fd_ >= 0) ::close(bridge_fd_);
     throw;
   }
+}
+
+std::vector<std::string> NetnsCluster::namespace_ids() const {
+  std::vector<std::string> out;
+  auto id = [](int fd) {
+    struct stat st {};
+    ::fstat(fd, &st);
+    return fmt::format("net:[{}]", st.st_ino);
+  };
+  out.push_back(id(bridge_fd_));
+  for (int fd : node_fds_) out.push_back(id(fd));
+  return out;
 }
 
 NetnsCluster::~NetnsCluster() {

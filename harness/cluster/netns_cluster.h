@@ -29,6 +29,9 @@ class NetnsCluster {
   int bridge_netns_fd() const { return bridge_fd_; }
   const std::string& address(int node) const { return addrs_.at(static_cast<std::size_t>(node)); }
   static constexpr const char* kNodeInterface = "eth0";
+  // "net:[4026532567]" for the bridge namespace and each node's: how /proc/PID/ns/net
+  // names them, so a test (or a person) can check none is left after the run.
+  std::vector<std::string> namespace_ids() const;
 
   // Runs `fn` with the calling thread inside `netns_fd`, then switches back (also when
   // `fn` throws). Sockets made inside stay bound to that namespace.

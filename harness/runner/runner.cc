@@ -206,8 +206,13 @@ void Run::start_cluster_network() {
   try {
     auto start = Clock::now();
     netns_ = std::make_unique<NetnsCluster>(scenario_.cluster.nodes, run_id_);
-    spdlog::info("cluster: {} network namespaces up in {:.1f} ms", scenario_.cluster.nodes,
-                 std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    spdlog::info("cluster: {} network namespaces up in {:.1f} ms", scenario_.cluster.nodes, ms);
+    std::string ids, addrs;
+    for (const auto& id : netns_->namespace_ids()) ids += (ids.empty() ? "" : ",") + TL::str(id);
+    for (int n = 0; n < scenario_.cluster.nodes; ++n) addrs += (addrs.empty() ? "" : ",") + TL::str(netns_->address(n));
+    timeline_->write(0, "cluster_up", {{"mode", TL::str("network namespaces")}, {"bring_up_ms", TL::num(ms)},
+                                       {"netns", "[" + ids + "]"}, {"addresses", "[" + addrs + "]"}});
   } catch (const HostError& e) {
     if (mode == ClusterMode::kNamespaces) throw;
     cluster_why_local_ = e.what();
@@ -394,6 +399,10 @@ RunOutcome Run::execute() {
   out_dir_ = RunDirectory::resolve_out(options_.out_dir, scenario_.name);
   journal_ = std::make_unique<Journal>(Journal::default_directory(), run_id_, out_dir_);
   dir_ = std::make_unique<RunDirectory>(out_dir_, run_id_, *journal_);
+  timeline_ = std::make_unique<TimelineLog>(dir_->out() + "/timeline.jsonl");
+  std::string started_at = utc_timestamp_iso();
+  timeline_->write(0, "run_started", {{"scenario", TL::str(scenario_.name)}, {"out", TL::str(dir_->out())},
+                                      {"seed", TL::num(static_cast<double>(scenario_.seed))}});
   std::vector<std::string> controllers{"freezer", "pids"};
   for (const auto& f : scenario_.faults) {
     const auto need = std::string(faults::find_fault_type(f.type)->needs_cgroup);
@@ -418,10 +427,6 @@ RunOutcome Run::execute() {
                                   f.type, info->needs_cgroup,
                                   cgroups_available_ ? "that controller is not mounted" : cgroups_why_not_));
   }
-  timeline_ = std::make_unique<TimelineLog>(dir_->out() + "/timeline.jsonl");
-  std::string started_at = utc_timestamp_iso();
-  timeline_->write(0, "run_started", {{"scenario", TL::str(scenario_.name)}, {"out", TL::str(dir_->out())},
-                                      {"seed", TL::num(static_cast<double>(scenario_.seed))}});
   try {
     start_metrics_server();
   } catch (const std::runtime_error& e) {
