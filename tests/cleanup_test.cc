@@ -6,6 +6,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <set>
 #include <thread>
 
@@ -83,6 +85,21 @@ TEST_CASE("cleanup: after SIGKILL of the harness at 24 points of a run, cleanup 
     for (const auto& p : paths) CHECK_FALSE(fs::exists(p));
     CHECK(scan_journals(journals).empty());
     for (const auto& p : cgroup_dirs) CHECK_FALSE(fs::exists(p));
+    // The run's network namespaces (named in its timeline when they came up) are gone
+    // with their links: held only by the harness's fds and the processes inside.
+    std::istringstream timeline(read_file(dir.file("out" + std::to_string(point) + "/timeline.jsonl")));
+    std::string line;
+    while (std::getline(timeline, line)) {
+      if (line.find("\"cluster_up\"") == std::string::npos) continue;
+      auto ids = nlohmann::json::parse(line)["netns"];
+      leftovers_seen.insert("netns");
+      std::error_code ec;
+      for (const auto& p : fs::directory_iterator("/proc", ec)) {
+        std::error_code e2;
+        auto ns = fs::read_symlink(p.path() / "ns/net", e2).string();
+        for (const auto& id : ids) CHECK(ns != id.get<std::string>());
+      }
+    }
   }
   // The kill points reached runs that had started processes and made their runtime
   // directory, and (as root) node cgroups with a frozen node among them.
@@ -91,6 +108,7 @@ TEST_CASE("cleanup: after SIGKILL of the harness at 24 points of a run, cleanup 
   if (::geteuid() == 0) {
     CHECK(leftovers_seen.count("cgroup") == 1);
     CHECK(leftovers_seen.count("write") == 1);
+    CHECK(leftovers_seen.count("netns") == 1);
   }
 }
 
