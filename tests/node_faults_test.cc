@@ -168,3 +168,21 @@ TEST_CASE("node faults: signal names parse; unknown ones are scenario errors", "
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("faults[0]: signal: unknown signal \"SIGNOPE\""));
 }
+
+TEST_CASE("node faults: node.memory_limit OOM-kills a rank past it, and that is an event, not a failure", "[node-faults]") {
+  if (skip_without_root()) return;
+  TempDir dir;
+  // Rank 1 grows to ~200 MiB a second after start, under a 64 MiB limit from 300 ms.
+  auto r = run_ok(dir, R"JSON({"schema_version": 1, "name": "oom", "cluster": {"nodes": 2},
+    "workload": {"kind": "command", "argv": ["python3", "-c",
+      "import os, time\nif os.environ['RANK'] == '1':\n    time.sleep(1); b = [bytearray(1 << 20) for _ in range(200)]\ntime.sleep(2)"]},
+    "faults": [{"name": "squeeze", "type": "node.memory_limit", "target": {"nodes": [1]}, "at": "300ms", "duration": "5s",
+                "limit": "64MiB"}]})JSON");
+  CHECK(r["verdict"] == "pass");
+  bool oom = false;
+  for (const auto& p : r["processes"])
+    if (p["rank"] == 1) oom = p["ended_by_fault"] == true && p["signal"] == 9;
+  CHECK(oom);
+  CHECK(read_file(dir.file("out/timeline.jsonl")).find("\"oom_kill\"") != std::string::npos);
+  check_nothing_left(r, dir);
+}

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -130,6 +132,7 @@ class Run {
   void revert(std::size_t occurrence);
   void revert_all();
   void on_exit(pid_t pid);
+  bool oom_killed(int rank) const;
   void fail(std::string reason, std::string verdict = "fail");
   std::vector<RankProcess> rank_processes() const;
 
@@ -373,6 +376,26 @@ void Run::revert_all() {
   for (auto i : active) revert(i);
 }
 
+// Whether the memory cgroup of `rank`'s node has OOM-killed something (cgroup v1
+// memory.oom_control "oom_kill N"), only while a node.memory_limit fault is active there.
+bool Run::oom_killed(int rank) const {
+  int node = -1;
+  for (const auto& l : launches_)
+    if (l.rank == rank) node = l.node;
+  if (node < 0 || !cgroups_) return false;
+  bool limited = false;
+  for (const auto& o : schedule_.occurrences())
+    limited = limited || (o.state == OccurrenceState::kActive && scenario_.faults[o.fault].type == "node.memory_limit");
+  const std::string dir = cgroups_->dir(node, "memory");
+  if (!limited || dir.empty()) return false;
+  std::ifstream in(dir + "/memory.oom_control");
+  std::string key;
+  long long value = 0;
+  while (in >> key >> value)
+    if (key == "oom_kill") return value > 0;
+  return false;
+}
+
 void Run::on_exit(pid_t pid) {
   auto rec = record_of_pid_.find(pid);
   if (rec == record_of_pid_.end()) return;
@@ -383,6 +406,13 @@ void Run::on_exit(pid_t pid) {
   p.signal = st.signal;
   p.ended_at_s = now_s();
   p.ended_by_fault = expected_exits_.count(pid) > 0;
+  if (!p.ended_by_fault && st.signal == SIGKILL && oom_killed(p.rank)) {
+    // The kernel's OOM killer under node.memory_limit: the fault's effect, and an event.
+    p.ended_by_fault = true;
+    timeline_->write(*p.ended_at_s, "oom_kill", {{"rank", TL::num(p.rank)}, {"node", TL::str(p.node)},
+                                                 {"pid", TL::num(static_cast<double>(pid))}});
+    spdlog::warn("rank {} on {} was OOM-killed under its memory limit", p.rank, p.node);
+  }
   timeline_->write(*p.ended_at_s, "process_exited",
                    {{"rank", TL::num(p.rank)}, {"pid", TL::num(static_cast<double>(pid))},
                     {"exit_code", st.exit_code ? TL::num(*st.exit_code) : "null"},
