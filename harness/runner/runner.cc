@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -211,11 +212,12 @@ void Run::start_cluster_network() {
     netns_ = std::make_unique<NetnsCluster>(scenario_.cluster.nodes, run_id_);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     spdlog::info("cluster: {} network namespaces up in {:.1f} ms", scenario_.cluster.nodes, ms);
-    std::string ids, addrs;
-    for (const auto& id : netns_->namespace_ids()) ids += (ids.empty() ? "" : ",") + TL::str(id);
-    for (int n = 0; n < scenario_.cluster.nodes; ++n) addrs += (addrs.empty() ? "" : ",") + TL::str(netns_->address(n));
+    std::vector<std::string> ids, addrs;
+    for (const auto& id : netns_->namespace_ids()) ids.push_back(TL::str(id));
+    for (int n = 0; n < scenario_.cluster.nodes; ++n) addrs.push_back(TL::str(netns_->address(n)));
     timeline_->write(0, "cluster_up", {{"mode", TL::str("network namespaces")}, {"bring_up_ms", TL::num(ms)},
-                                       {"netns", "[" + ids + "]"}, {"addresses", "[" + addrs + "]"}});
+                                       {"netns", fmt::format("[{}]", fmt::join(ids, ","))},
+                                       {"addresses", fmt::format("[{}]", fmt::join(addrs, ","))}});
   } catch (const HostError& e) {
     if (mode == ClusterMode::kNamespaces) throw;
     cluster_why_local_ = e.what();
@@ -441,8 +443,10 @@ RunOutcome Run::execute() {
   }
   cgroups_ = std::make_unique<NodeCgroups>(scenario_.cluster.nodes, run_id_, *journal_, controllers);
   cgroups_available_ = cgroups_->available();
+  std::vector<std::string> present;
   for (const auto& c : controllers)
-    if (!cgroups_->dir(0, c).empty()) cgroup_list_ += (cgroup_list_.empty() ? "" : ", ") + c;
+    if (!cgroups_->dir(0, c).empty()) present.push_back(c);
+  cgroup_list_ = fmt::format("{}", fmt::join(present, ", "));
   cgroups_why_not_ = cgroups_->why_not();
   if (!cgroups_available_) spdlog::info("node cgroups: {}", cgroups_why_not_);
   start_cluster_network();
@@ -549,9 +553,10 @@ RunOutcome Run::execute() {
   out.run_dir = out_dir_;
   out.result = build_result(in, verdict_, reason_);
   out.result.run_id = run_id_;
-  std::string network = netns_used_ ? "network namespaces (veth, bridge)" : "local processes on loopback";
-  out.result.environment.cluster = network + (cgroups_available_ ? ", node cgroups (v1: " + cgroup_list_ + ")"
-                                                                 : ", no node cgroups (" + cgroups_why_not_ + ")");
+  out.result.environment.cluster =
+      fmt::format("{}, {}", netns_used_ ? "network namespaces (veth, bridge)" : "local processes on loopback",
+                  cgroups_available_ ? fmt::format("node cgroups (v1: {})", cgroup_list_)
+                                     : fmt::format("no node cgroups ({})", cgroups_why_not_));
   write_file_atomically(out.run_dir + "/results.json", reports::to_json(out.result) + "\n");
   if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;
   else if (exit_code_ != kExitPass) out.exit_code = exit_code_;
