@@ -11,17 +11,13 @@
 #include <unistd.h>
 
 #include "harness/cluster/netns_cluster.h"
+#include "test_util.h"
 
 using chaosbench::harness::NetnsCluster;
+using chaosbench::test::skip_without_root;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool skip_without_root() {
-  if (::geteuid() == 0) return false;
-  WARN("skipped: network namespaces need root (CAP_SYS_ADMIN, CAP_NET_ADMIN)");
-  return true;
-}
 
 // A TCP connection from node `from` to node `to` (listening on its address).
 bool can_connect(const NetnsCluster& c, int from, int to) {
@@ -66,7 +62,7 @@ bool netns_exists(const std::string& id) {
 }  // namespace
 
 TEST_CASE("netns cluster: 4 nodes reach each other across the bridge; nothing remains after", "[netns]") {
-  if (skip_without_root()) return;
+  if (skip_without_root("network namespaces need root (CAP_SYS_ADMIN, CAP_NET_ADMIN)")) return;
   std::vector<std::string> ids;
   {
     NetnsCluster cluster(4, "test-run");
@@ -84,7 +80,7 @@ TEST_CASE("netns cluster: 4 nodes reach each other across the bridge; nothing re
 }
 
 TEST_CASE("netns cluster: 64 nodes come up and go", "[netns]") {
-  if (skip_without_root()) return;
+  if (skip_without_root("network namespaces need root (CAP_SYS_ADMIN, CAP_NET_ADMIN)")) return;
   NetnsCluster cluster(64, "test-run-64");
   CHECK(cluster.nodes() == 64);
   CHECK(can_connect(cluster, 63, 0));

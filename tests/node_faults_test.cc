@@ -19,12 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool skip_without_root() {
-  if (::geteuid() == 0) return false;
-  WARN("skipped: node cgroups need root");
-  return true;
-}
-
 json run_ok(const TempDir& dir, const std::string& scenario) {
   dir.write("s.json", scenario);
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 120s);
@@ -74,7 +68,7 @@ std::string with_fault(const std::string& fault) {
 }  // namespace
 
 TEST_CASE("node faults: node.pause freezes a node of a collective and leaves nothing behind", "[node-faults]") {
-  if (skip_without_root()) return;
+  if (skip_without_root("node cgroups need root")) return;
   TempDir dir;
   auto r = run_ok(dir, with_fault(R"({"name": "hang", "type": "node.pause", "target": {"nodes": [2]}, "at": "1s", "duration": "3s"})"));
   REQUIRE(r["faults"][0]["backend"] == "freezer cgroup");
@@ -94,7 +88,7 @@ TEST_CASE("node faults: node.pause freezes a node of a collective and leaves not
 }
 
 TEST_CASE("node faults: node.cpu_throttle to 0.2 CPU at least doubles collective latency", "[node-faults]") {
-  if (skip_without_root()) return;
+  if (skip_without_root("node cgroups need root")) return;
   TempDir dir;
   // Two ranks on the two cores, so each has a whole CPU to lose: with four ranks sharing
   // two cores a rank has only half a CPU and 0.2 of one costs it about 2.5x, close to
@@ -170,7 +164,7 @@ TEST_CASE("node faults: signal names parse; unknown ones are scenario errors", "
 }
 
 TEST_CASE("node faults: node.memory_limit OOM-kills a rank past it, and that is an event, not a failure", "[node-faults]") {
-  if (skip_without_root()) return;
+  if (skip_without_root("node cgroups need root")) return;
   TempDir dir;
   // Rank 1 grows to ~200 MiB a second after start, under a 64 MiB limit from 300 ms.
   auto r = run_ok(dir, R"JSON({"schema_version": 1, "name": "oom", "cluster": {"nodes": 2},

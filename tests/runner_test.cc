@@ -242,10 +242,7 @@ TEST_CASE("runner: a scenario named without a directory runs (scenario_dir is th
 }
 
 TEST_CASE("runner: in network namespaces each node has its own address and ranks reach each other", "[runner]") {
-  if (::geteuid() != 0) {
-    WARN("skipped: network namespaces need root");
-    return;
-  }
+  if (skip_without_root("network namespaces need root")) return;
   TempDir dir;
   // Rank 1 (node 1) serves on its own address; rank 0 (node 0) connects to {node.1.addr}.
   dir.write("peer.py",
@@ -279,10 +276,7 @@ TEST_CASE("runner: in network namespaces each node has its own address and ranks
 }
 
 TEST_CASE("runner: 64 nodes in network namespaces run a trivial workload", "[runner]") {
-  if (::geteuid() != 0) {
-    WARN("skipped: network namespaces need root");
-    return;
-  }
+  if (skip_without_root("network namespaces need root")) return;
   TempDir dir;
   dir.write("s.json", R"({"schema_version": 1, "name": "wide", "cluster": {"nodes": 64, "mode": "namespaces"},
     "workload": {"kind": "command", "argv": ["/bin/sh", "-c", "test -n \"$CHAOSBENCH_NODE_ADDR\""]}})");

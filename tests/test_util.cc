@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include <catch2/catch.hpp>
+
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
@@ -34,6 +36,12 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+bool skip_without_root(const char* why) {
+  if (::geteuid() == 0) return false;
+  WARN("skipped: " << why);
+  return true;
 }
 
 std::string binary() { return CHAOSBENCH_BINARY; }

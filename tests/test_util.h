@@ -36,6 +36,9 @@ struct CommandResult {
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
                           void (*on_started)(int pid) = nullptr);
 
+// True (after a Catch2 WARN with `why`) when the test must skip because it is not root.
+bool skip_without_root(const char* why);
+
 // The chaosbench binary under test and the source tree.
 std::string binary();
 std::string source(const std::string& relative);

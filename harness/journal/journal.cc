@@ -123,9 +123,11 @@ namespace {
 
 std::string undo_process_group(const JournalEntry& e, bool dry_run);
 
-// Members of process group `pgid` that are still the group its leader (started at
-// `start`) made: a pid is never reused while its group exists, and later strangers
-// would have started after the leader... so members that started no earlier are ours.
+// Members of the process group `pgid` whose leader started at `start`. The kernel never
+// hands out a pid while a process group of that number exists, so while any member of
+// ours lives, group `pgid` is ours; members must also have started no earlier than the
+// leader. (A new group of the same number needs our group to have emptied first, and a
+// stranger's leader then shows a different start time: `leader_reused`.)
 std::vector<pid_t> group_members(pid_t pgid, std::uint64_t start, bool* leader_reused) {
   std::vector<pid_t> out;
   *leader_reused = false;
