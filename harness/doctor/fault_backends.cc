@@ -33,6 +33,8 @@ const std::vector<FamilyRule>& family_rules() {
     r.push_back({"network.rate", {{"htb", {"cap_net_admin", "sch_htb", "tc"}}, {"tbf", {"cap_net_admin", "sch_tbf", "tc"}}}});
     r.push_back({"network.partition", {{"iptables", {"cap_net_admin", "iptables"}}}});
     r.push_back({"node.kill", {{"signal", {}}}});
+    r.push_back({"rank.kill", {{"signal", {}}}});
+    r.push_back({"process.signal", {{"signal", {}}}});
     r.push_back({"node.pause", {{"freezer cgroup", {"cgroup.freezer"}}, {"signal", {}}}});
     r.push_back({"node.cpu_throttle", {{"cpu cgroup", {"cgroup.cpu"}}}});
     r.push_back({"node.memory_limit", {{"memory cgroup", {"cgroup.memory"}}}});
@@ -49,8 +51,9 @@ struct ClusterNeed {
 };
 
 constexpr ClusterNeed kClusterNeeds[] = {
+    // The cluster is built through netlink (libnl), so the ip tool is not needed.
     {"cap_net_admin", false}, {"cap_sys_admin", false}, {"netns", false}, {"netns.unshare", false},
-    {"ip", false},            {"veth", true},           {"bridge", true},
+    {"veth", true},           {"bridge", true},
 };
 
 CapabilityStatus status_of(const std::vector<Capability>& caps, std::string_view name) {
@@ -146,7 +149,7 @@ ClusterChoice derive_cluster(const std::vector<Capability>& caps) {
   }
   if (!blocking.empty())
     return {"local processes", fmt::format("no namespaced cluster: {}", fmt::join(blocking, ", "))};
-  std::string detail = "CAP_NET_ADMIN + CAP_SYS_ADMIN, unshare(CLONE_NEWNET) works, ip present";
+  std::string detail = "CAP_NET_ADMIN + CAP_SYS_ADMIN, unshare(CLONE_NEWNET) works; built with libnl";
   if (!unverified.empty()) detail += fmt::format("; {} not verified", fmt::join(unverified, ", "));
   return {"network namespaces", detail};
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <fmt/format.h>
+#include <fstream>
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -83,6 +84,17 @@ std::vector<Capability> namespace_capabilities(const HostIdentity& host) {
   else
     caps.push_back({"netns", "namespaces", S::kMissing, "no /proc/self/ns/net (kernel without CONFIG_NET_NS?)", {}});
   caps.push_back(probe_netns_unshare(host));
+  // User namespaces: what a later unprivileged mode needs; read-only check of the limit.
+  {
+    std::ifstream in("/proc/sys/user/max_user_namespaces");
+    long long max = -1;
+    if (in >> max && max > 0)
+      caps.push_back({"userns", "namespaces", S::kOk, fmt::format("user namespaces allowed (max_user_namespaces {})", max), {}});
+    else if (max == 0)
+      caps.push_back({"userns", "namespaces", S::kMissing, "max_user_namespaces is 0", "unprivileged runs cannot make namespaces"});
+    else
+      caps.push_back({"userns", "namespaces", S::kUnknown, "no /proc/sys/user/max_user_namespaces", {}});
+  }
   return caps;
 }
 
@@ -149,6 +161,20 @@ std::vector<Capability> gpu_capabilities() {
     const char* error = ::dlerror();
     caps.push_back({"libcuda", "gpu", S::kMissing, error ? error : "libcuda.so.1 does not load", {}});
   }
+  // The toolkit and NCCL as files (nothing is loaded): what building the CUDA parts needs.
+  const char* cuda_home = std::getenv("CUDA_HOME");
+  const std::string cuda = cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda";
+  if (is_executable_file(cuda + "/bin/nvcc"))
+    caps.push_back({"cuda_toolkit", "gpu", S::kOk, cuda + "/bin/nvcc", {}});
+  else
+    caps.push_back({"cuda_toolkit", "gpu", S::kMissing, fmt::format("no {}/bin/nvcc (set CUDA_HOME)", cuda), {}});
+  std::string nccl;
+  for (const auto& dir : {cuda + "/lib64", std::string("/usr/lib/x86_64-linux-gnu"), std::string("/usr/lib64")})
+    if (nccl.empty() && path_exists(dir + "/libnccl.so.2")) nccl = dir + "/libnccl.so.2";
+  if (!nccl.empty())
+    caps.push_back({"nccl", "gpu", S::kOk, nccl, {}});
+  else
+    caps.push_back({"nccl", "gpu", S::kMissing, "no libnccl.so.2 in the toolkit or system library directories", {}});
   if (CHAOSBENCH_CUDA_BUILT)
     caps.push_back({"cuda_parts", "gpu", S::kOk, "built into this chaosbench", {}});
   else
