@@ -428,6 +428,9 @@ void Run::on_exit(pid_t pid) {
 }
 
 RunOutcome Run::execute() {
+  // From the first step: a SIGINT during set-up is seen by the loop, which then unwinds
+  // whatever set-up made (the journal holds it either way).
+  SignalGuard signals;
   out_dir_ = RunDirectory::resolve_out(options_.out_dir, scenario_.name);
   journal_ = std::make_unique<Journal>(Journal::default_directory(), run_id_, out_dir_);
   dir_ = std::make_unique<RunDirectory>(out_dir_, run_id_, *journal_);
@@ -478,12 +481,11 @@ RunOutcome Run::execute() {
     rec.reversible = faults::find_fault_type(spec.type)->reversible;
     fault_records_.push_back(rec);
   }
-  SignalGuard signals;
   PriorityBoost boost;
   const double timeout_s = scenario_.timeout.seconds();
   bool timed_out = false;
   try {
-    start_workload();
+    if (!SignalGuard::received()) start_workload();
     while (true) {
       if (SignalGuard::received()) break;
       double t = now_s();
