@@ -20,6 +20,47 @@ std::string human_bytes(double b) {
   return fmt::format("{:g}B", b);
 }
 
+// What each fault window did: per metric, the median over series of value(window) /
+// value(baseline) for records with the same labels but the phase, e.g.
+// "fault:hung-node   comm/latency x412 (3 series)". Only metrics with a direction.
+std::string phase_effects(const RunResult& run) {
+  std::map<std::pair<std::string, Labels>, double> baseline;
+  for (const auto& m : run.metrics) {
+    // algbw says what busbw says; avg_busbw mixes whichever sizes each window saw.
+    if (m.name == "comm/algbw" || m.name == "comm/avg_busbw" || m.name == "comm/iter_cv") continue;
+    if (m.better == "none" || label(m.labels, "phase") != "baseline") continue;
+    Labels key = m.labels;
+    key.erase("phase");
+    baseline[{m.name, key}] = m.value;
+  }
+  std::vector<std::string> phases;
+  for (const auto& p : run.phases)
+    if (p.name != "baseline" && std::find(phases.begin(), phases.end(), p.name) == phases.end()) phases.push_back(p.name);
+  std::string out;
+  for (const auto& phase : phases) {
+    std::map<std::string, std::vector<double>> ratios;  // metric -> per series
+    for (const auto& m : run.metrics) {
+      if (label(m.labels, "phase") != phase) continue;
+      Labels key = m.labels;
+      key.erase("phase");
+      auto it = baseline.find({m.name, key});
+      if (it == baseline.end() || !(it->second > 0) || !std::isfinite(m.value)) continue;
+      ratios[m.name].push_back(m.value / it->second);
+    }
+    if (ratios.empty()) continue;
+    std::string line;
+    int shown = 0;
+    for (auto& [name, r] : ratios) {
+      if (shown++ == 4) break;
+      std::sort(r.begin(), r.end());
+      line += fmt::format("{}{} x{:.3g} ({} series)", line.empty() ? "" : ", ", name, r[r.size() / 2], r.size());
+    }
+    if (out.empty()) out = "\n  against the baseline (median ratio over matching series):\n";
+    out += fmt::format("  {:<24} {}\n", phase, line);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_value(double value, const std::string& unit) {
@@ -66,6 +107,7 @@ std::string console_summary(const RunResult& run, const std::string& run_dir) {
         out += fmt::format("  avg busbw {} {}: {}\n", label(m.labels, "collective"), label(m.labels, "algorithm"),
                            format_value(m.value, m.unit));
   }
+  out += phase_effects(run);
   // Other metrics: the overall value of each (first 20).
   std::size_t shown = 0;
   for (const auto& m : run.metrics) {

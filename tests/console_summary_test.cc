@@ -1,0 +1,23 @@
+#include <catch2/catch.hpp>
+
+#include "reports/console_summary.h"
+
+using namespace chaosbench::reports;
+
+TEST_CASE("console: fault windows are summarised against the baseline", "[console]") {
+  RunResult run;
+  run.scenario_name = "s";
+  run.verdict = "pass";
+  run.phases = {{"baseline", 0, 1}, {"fault:slow", 1, 2}, {"recovery:slow", 2, 3}};
+  auto rec = [](const char* phase, double v) {
+    return MetricRecord{"train/step_time", "ms", "lower", {{"phase", std::string(phase)}, {"rank", std::int64_t{0}}}, v, {}};
+  };
+  run.metrics = {rec("baseline", 10), rec("fault:slow", 25), rec("recovery:slow", 11), rec("overall", 14)};
+  auto text = console_summary(run, "/out");
+  CHECK_THAT(text, Catch::Contains("fault:slow"));
+  CHECK_THAT(text, Catch::Contains("train/step_time x2.5 (1 series)"));
+  CHECK_THAT(text, Catch::Contains("train/step_time x1.1 (1 series)"));
+  CHECK_THAT(text, Catch::Contains("results: /out/results.json"));
+  CHECK(format_value(0.68123, "GB/s") == "0.681 GB/s");
+  CHECK(format_value(812.4, "us") == "812 us");
+}
