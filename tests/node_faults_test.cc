@@ -180,3 +180,20 @@ TEST_CASE("node faults: node.memory_limit OOM-kills a rank past it, and that is 
   CHECK(read_file(dir.file("out/timeline.jsonl")).find("\"oom_kill\"") != std::string::npos);
   check_nothing_left(r, dir);
 }
+
+TEST_CASE("node faults: a restart due while its node is frozen waits for the thaw", "[node-faults]") {
+  if (skip_without_root("node cgroups need root")) return;
+  TempDir dir;
+  auto r = run_ok(dir, R"({"schema_version": 1, "name": "restart-frozen", "cluster": {"nodes": 2},
+    "workload": {"kind": "command", "argv": ["/bin/sh", "-c", "sleep 3"]},
+    "faults": [{"name": "boom", "type": "node.kill", "target": {"nodes": [0]}, "at": "300ms", "restart_after": "500ms"},
+               {"name": "hang", "type": "node.pause", "target": {"nodes": [0]}, "at": "600ms", "duration": "1s"}]})");
+  bool restarted = false;
+  for (const auto& p : r["processes"])
+    if (p["restart"] == 1) {
+      restarted = true;
+      CHECK(p["started_at_s"].get<double>() >= 1.55);  // after the thaw at 1.6 s, not at 0.8 s
+      CHECK(p["exit_code"] == 0);
+    }
+  CHECK(restarted);
+}

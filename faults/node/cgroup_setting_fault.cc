@@ -34,11 +34,20 @@ void CgroupSettingFault::do_apply(const ResolvedTarget& target) {
 }
 
 void CgroupSettingFault::do_revert() {
-  // Newest first, so a node changed twice ends with its first original.
-  for (auto it = originals_.rbegin(); it != originals_.rend(); ++it) write_setting(it->first, it->second);
-  for (auto id : entries_) log().done(id);
+  // Newest first, so a node changed twice ends with its first original. Every node is
+  // restored even when one fails; a failed one stays in the journal for cleanup.
+  std::string errors;
+  for (std::size_t k = originals_.size(); k-- > 0;) {
+    try {
+      write_setting(originals_[k].first, originals_[k].second);
+      log().done(entries_[k]);
+    } catch (const FaultError& e) {
+      errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
   originals_.clear();
   entries_.clear();
+  if (!errors.empty()) throw FaultError(errors);
 }
 
 namespace {

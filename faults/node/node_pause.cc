@@ -46,13 +46,24 @@ void NodePauseFault::do_apply(const ResolvedTarget& target) {
 }
 
 void NodePauseFault::do_revert() {
-  for (const auto& dir : frozen_) write_setting(dir + "/freezer.state", "THAWED");
-  for (const auto& [pgid, id] : stopped_) ::kill(-pgid, SIGCONT);
-  for (auto id : entries_) log().done(id);
-  for (const auto& [pgid, id] : stopped_) log().done(id);
+  // Every node is thawed even when one fails; a failed one stays in the journal.
+  std::string errors;
+  for (std::size_t i = 0; i < frozen_.size(); ++i) {
+    try {
+      write_setting(frozen_[i] + "/freezer.state", "THAWED");
+      log().done(entries_[i]);
+    } catch (const FaultError& e) {
+      errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  for (const auto& [pgid, id] : stopped_) {
+    ::kill(-pgid, SIGCONT);
+    log().done(id);
+  }
   frozen_.clear();
   stopped_.clear();
   entries_.clear();
+  if (!errors.empty()) throw FaultError(errors);
 }
 
 }  // namespace chaosbench::faults

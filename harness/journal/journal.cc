@@ -205,8 +205,9 @@ std::string undo_process_group(const JournalEntry& e, bool dry_run) {
   if (victims.empty()) return fmt::format("process group {}: already gone", pgid);
   const char* plural = victims.size() == 1 ? "" : "es";
   if (dry_run) return fmt::format("would kill process group {} ({} process{})", pgid, victims.size(), plural);
-  // A stopped process dies on SIGKILL too; a frozen one only once its cgroup is thawed
-  // (the cgroup entry, newer, is undone first).
+  // A stopped process dies on SIGKILL too; a frozen one only once its cgroup is thawed:
+  // the pause's "write THAWED" entry is newer than the processes it froze, so it is
+  // undone first, and the node's cgroup entry (older) kills whatever is left after.
   for (pid_t pid : victims) ::kill(pid, SIGKILL);
   // Not our children (the harness that started them is gone): wait until they vanish.
   for (int i = 0; i < 200; ++i) {

@@ -62,7 +62,8 @@ struct ChildPlan {
   const char* cwd;  // nullptr: stay
   pid_t parent;
   int error_fd;
-  int go_fd;  // -1, or a pipe the child reads one byte from before exec (see on_forked)
+  int go_fd;        // -1, or a pipe the child reads one byte from before exec (see on_forked)
+  int go_write_fd;  // the pipe's write end: the child closes its copy, so EOF can reach it
   int nice;   // the workload's nice value: the harness may run at a higher priority
   int netns_fd;  // -1, or the node's network namespace
   struct sigaction default_action;
@@ -121,6 +122,7 @@ int redirect(const char* path, int flags, int target) {
   if (p.cwd != nullptr && ::chdir(p.cwd) != 0) child_fail(p.error_fd, Stage::kCwd, errno);
   if (p.netns_fd >= 0 && ::setns(p.netns_fd, CLONE_NEWNET) != 0) child_fail(p.error_fd, Stage::kNetns, errno);
   if (p.go_fd >= 0) {
+    ::close(p.go_write_fd);
     // Wait until the parent has recorded us (journal): EOF means it gave up or died.
     char go = 0;
     ssize_t r;
@@ -288,6 +290,7 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
 
   ChildPlan plan{};
   plan.go_fd = go_read;
+  plan.go_write_fd = go_write;
   plan.nice = child_nice_;
   plan.netns_fd = spec.netns_fd;
   plan.path = path.c_str();

@@ -134,6 +134,7 @@ class Run {
   void revert_all();
   void on_exit(pid_t pid);
   bool oom_killed(int rank) const;
+  bool node_frozen(int node) const;
   void fail(std::string reason, std::string verdict = "fail");
   std::vector<RankProcess> rank_processes() const;
 
@@ -296,6 +297,14 @@ void Run::restart_due(double t) {
       ++it;
       continue;
     }
+    // A process started into a frozen node would freeze before exec, with the harness
+    // waiting on it: a replacement comes up once its node is thawed.
+    bool frozen = false;
+    for (auto idx : it->launches) frozen = frozen || node_frozen(launches_[idx].node);
+    if (frozen) {
+      ++it;
+      continue;
+    }
     for (auto idx : it->launches) {
       ++restarts_[idx];
       start_rank(idx);
@@ -376,6 +385,15 @@ void Run::revert_all() {
     return schedule_.occurrences()[a].applied_s > schedule_.occurrences()[b].applied_s;
   });
   for (auto i : active) revert(i);
+}
+
+bool Run::node_frozen(int node) const {
+  if (!cgroups_) return false;
+  const std::string dir = cgroups_->dir(node, "freezer");
+  if (dir.empty()) return false;
+  std::ifstream in(dir + "/freezer.state");
+  std::string state;
+  return in >> state && state != "THAWED";
 }
 
 // Whether the memory cgroup of `rank`'s node has OOM-killed something (cgroup v1
@@ -518,6 +536,9 @@ RunOutcome Run::execute() {
       for (pid_t pid : supervisor_.wait_any(wait)) on_exit(pid);
       if (!supervisor_.any_running() && pending_restarts_.empty()) break;
     }
+  } catch (const HostError& e) {
+    fail(e.what(), "error");
+    exit_code_ = kExitHost;
   } catch (const std::exception& e) {
     fail(e.what(), "error");
     exit_code_ = kExitUsage;
