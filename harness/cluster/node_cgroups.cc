@@ -60,7 +60,9 @@ std::map<std::string, std::string> own_v1_cgroups() {
       // Our path is relative to the hierarchy's root; the mount shows `root` of it.
       std::string rel = it->second;
       if (root != "/" && rel.starts_with(root)) rel = rel.substr(root.size());
-      out[opt] = (fs::path(mount) / fs::path(rel).relative_path()).lexically_normal().string();
+      std::string dir = (fs::path(mount) / fs::path(rel).relative_path()).lexically_normal().string();
+      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();  // "/sys/fs/cgroup/pids/" at the root
+      out[opt] = dir;
     }
   }
   return out;
