@@ -141,6 +141,17 @@ def first_lines(text, n=3):
     return shown if shown else "(nothing)"
 
 
+def validate_expecting(binary, root, rel, expected_code):
+    """Runs `chaosbench validate` on one file: (why it is wrong or None, its stderr)."""
+    try:
+        code, stderr = run_validate(binary, root, rel)
+    except subprocess.TimeoutExpired:
+        return f"chaosbench validate did not finish within {VALIDATE_TIMEOUT_S} s", ""
+    if code != expected_code:
+        return f"chaosbench validate exited {code}, expected {expected_code}: {first_lines(stderr)}", stderr
+    return None, stderr
+
+
 def check_good(validator, binary, root, rel):
     """Returns None when the example scenario passes, else why it fails."""
     path = root / rel
@@ -155,13 +166,8 @@ def check_good(validator, binary, root, rel):
         return f"schema: {show_path(error_path(e))}: {e.message}{more}"
     if binary is None:
         return None
-    try:
-        code, stderr = run_validate(binary, root, rel)
-    except subprocess.TimeoutExpired:
-        return f"chaosbench validate did not finish within {VALIDATE_TIMEOUT_S} s"
-    if code != 0:
-        return f"chaosbench validate exited {code}, expected 0: {first_lines(stderr)}"
-    return None
+    why, _ = validate_expecting(binary, root, rel, 0)
+    return why
 
 
 def check_bad(validator, binary, root, rel, expected):
@@ -203,12 +209,9 @@ def check_bad(validator, binary, root, rel, expected):
 
     if binary is None:
         return None
-    try:
-        code, stderr = run_validate(binary, root, rel)
-    except subprocess.TimeoutExpired:
-        return f"chaosbench validate did not finish within {VALIDATE_TIMEOUT_S} s"
-    if code != 2:
-        return f"chaosbench validate exited {code}, expected 2: {first_lines(stderr)}"
+    why, stderr = validate_expecting(binary, root, rel, 2)
+    if why:
+        return why
     prefix = f"{rel}:{line}:{column}: {show_path(path)}: "
     matches = [l for l in stderr.splitlines() if l.startswith(prefix)]
     if not matches:
