@@ -13,8 +13,10 @@
 #include <sched.h>
 #include <sys/stat.h>
 #include <stdexcept>
+#include <system_error>
 #include <unistd.h>
 
+#include "faults/network/netns.h"
 #include "harness/host_error.h"
 
 namespace chaosbench::harness {
@@ -97,20 +99,11 @@ int ifindex(nl_sock* sk, const std::string& name) {
 }  // namespace
 
 void NetnsCluster::in_netns(int netns_fd, const std::function<void()>& fn) {
-  int back = open_own_netns();
   try {
-    enter(netns_fd);
-    fn();
-  } catch (...) {
-    try {
-      enter(back);
-    } catch (...) {
-    }
-    ::close(back);
-    throw;
+    faults::in_netns(netns_fd, fn);
+  } catch (const std::system_error& e) {
+    throw HostError(fmt::format("{} (needs root or CAP_SYS_ADMIN)", e.what()));
   }
-  enter(back);
-  ::close(back);
 }
 
 NetnsCluster::NetnsCluster(int nodes, const std::string& run_id) {

@@ -1,0 +1,121 @@
+#include "faults/network/netns.h"
+
+#include <cerrno>
+#include <csignal>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <system_error>
+#include <unistd.h>
+
+namespace chaosbench::faults {
+namespace {
+
+int open_thread_netns() {
+  int fd = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open /proc/thread-self/ns/net");
+  return fd;
+}
+
+// Reads both pipes until they close or the deadline passes; false on timeout.
+bool drain(int out_fd, int err_fd, std::string& out, std::string& err, std::chrono::steady_clock::time_point deadline) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  std::string* sinks[2] = {&out, &err};
+  int open_count = 2;
+  char buf[4096];
+  while (open_count > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    int rc = ::poll(fds, 2, static_cast<int>(left.count()));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) return rc == 0 ? false : true;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        fds[i].fd = -1;
+        --open_count;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void enter_netns(int netns_fd) {
+  if (::setns(netns_fd, CLONE_NEWNET) != 0)
+    throw std::system_error(errno, std::generic_category(), "setns into a network namespace (needs CAP_SYS_ADMIN)");
+}
+
+void in_netns(int netns_fd, const std::function<void()>& fn) {
+  int back = open_thread_netns();
+  try {
+    enter_netns(netns_fd);
+    fn();
+  } catch (...) {
+    ::setns(back, CLONE_NEWNET);
+    ::close(back);
+    throw;
+  }
+  int rc = ::setns(back, CLONE_NEWNET);
+  int err = errno;
+  ::close(back);
+  if (rc != 0) throw std::system_error(err, std::generic_category(), "setns back to the harness's namespace");
+}
+
+CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, std::chrono::milliseconds limit) {
+  CommandOutput result;
+  if (argv.empty()) return result;
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    throw std::system_error(errno, std::generic_category(), "pipe");
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    // Child: only async-signal-safe calls from here on.
+    ::setpgid(0, 0);
+    if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) ::_exit(126);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  if (pid < 0) {
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    throw std::system_error(errno, std::generic_category(), "fork");
+  }
+  bool finished = drain(out_pipe[0], err_pipe[0], result.out, result.err, deadline);
+  ::close(out_pipe[0]);
+  ::close(err_pipe[0]);
+  if (!finished) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    result.timed_out = true;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
+}  // namespace chaosbench::faults

@@ -1,0 +1,34 @@
+// Working inside a network namespace held by a file descriptor: switching the calling
+// thread in and out, and running a program (iptables, tc, ping) inside one. The virtual
+// cluster (harness/cluster) holds the namespaces; network faults act inside them.
+//
+// Threads: a network namespace is a per-thread attribute, so in_netns() affects only the
+// calling thread, and sockets made inside stay bound to that namespace afterwards.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace chaosbench::faults {
+
+// Runs `fn` with the calling thread inside `netns_fd`, then switches back (also when `fn`
+// throws). Throws std::system_error when setns fails (needs CAP_SYS_ADMIN).
+void in_netns(int netns_fd, const std::function<void()>& fn);
+
+// Moves the calling thread into `netns_fd` for good (a thread that serves one namespace).
+void enter_netns(int netns_fd);
+
+struct CommandOutput {
+  int exit_code = -1;  // -1: killed by a signal, timed out, or could not start
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+};
+
+// Runs argv (no shell; argv[0] is searched in PATH) inside `netns_fd` (-1: this namespace),
+// with stdin from /dev/null and output captured; SIGKILLs it after `limit`. Blocks.
+CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, std::chrono::milliseconds limit);
+
+}  // namespace chaosbench::faults
