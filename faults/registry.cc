@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "faults/marker/marker_fault.h"
+#include "faults/network/network_fault_types.h"
 #include "faults/node/cgroup_setting_fault.h"
 #include "faults/node/node_pause.h"
 #include "faults/node/signal_fault.h"
@@ -13,6 +14,17 @@ namespace {
 
 constexpr std::uint32_t kNodeForms = TargetForm::kAll | TargetForm::kNodes | TargetForm::kRandom | TargetForm::kPercent;
 constexpr std::uint32_t kRankForms = kNodeForms | TargetForm::kRanks;
+constexpr std::uint32_t kTrafficForms = kNodeForms | TargetForm::kLinks;
+constexpr std::uint32_t kPartitionForms =
+    TargetForm::kNodes | TargetForm::kRandom | TargetForm::kPercent | TargetForm::kLinks | TargetForm::kGroups;
+
+template <const char* Type>
+std::string backend_of(const Params& p, std::string* why) {
+  return network_backend(Type, p, why);
+}
+constexpr char kDelay[] = "network.delay", kLoss[] = "network.loss", kRate[] = "network.rate",
+               kPartition[] = "network.partition", kCorrupt[] = "network.corrupt", kDuplicate[] = "network.duplicate",
+               kReorder[] = "network.reorder";
 
 template <class T>
 std::unique_ptr<Fault> make_plain(const Params&) {
@@ -27,8 +39,8 @@ std::string check_signal(const Params& p) {
 }
 
 // One line per fault type, in the order `chaosbench faults` prints them.
-const std::array<FaultTypeInfo, 7>& table() {
-  static const std::array<FaultTypeInfo, 7> kTable{{
+const std::array<FaultTypeInfo, 14>& table() {
+  static const std::array<FaultTypeInfo, 14> kTable{{
       {"marker", "changes nothing; marks a window so its metrics get a phase of their own", MarkerFault::params(),
        kRankForms | TargetForm::kLinks | TargetForm::kGroups, true, false, "", make_plain<MarkerFault>},
       {"node.pause", "freezes every process of the node for the duration, then thaws it (the hung node)",
@@ -43,6 +55,22 @@ const std::array<FaultTypeInfo, 7>& table() {
        false, "", make_rank_kill},
       {"process.signal", "sends any signal to the chosen ranks", signal_params(), kRankForms, false, false, "",
        make_process_signal, check_signal},
+      {kDelay, "delays the target's packets (delay, jitter, correlation) on the receiving side",
+       network_delay_params(), kTrafficForms, true, true, "", make_network_delay, check_impairment, backend_of<kDelay>},
+      {kLoss, "drops a share of the target's packets", network_loss_params(), kTrafficForms, true, true, "",
+       make_network_loss, check_impairment, backend_of<kLoss>},
+      {kRate, "limits the target's traffic to a rate (htb through netlink)", network_rate_params(), kTrafficForms, true,
+       true, "", make_network_rate, check_rate, backend_of<kRate>},
+      {kPartition, "cuts nodes, groups or links off from each other (symmetric or one way)",
+       network_partition_params(), kPartitionForms, true, true, "", make_network_partition, check_partition,
+       backend_of<kPartition>},
+      {kCorrupt, "flips a bit in a share of the target's packets", network_corrupt_params(), kTrafficForms, true, true,
+       "", make_network_corrupt, check_impairment, backend_of<kCorrupt>},
+      {kDuplicate, "sends a share of the target's packets twice (netem only)", network_duplicate_params(),
+       kTrafficForms, true, true, "", make_network_duplicate, check_impairment, backend_of<kDuplicate>},
+      {kReorder, "sends a share of the target's packets ahead of the others, which are delayed",
+       network_reorder_params(), kTrafficForms, true, true, "", make_network_reorder, check_impairment,
+       backend_of<kReorder>},
   }};
   return kTable;
 }

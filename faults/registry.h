@@ -28,6 +28,9 @@ struct FaultTypeInfo {
   // Checks across parameters the declarations cannot express; "" when fine. Run by the
   // scenario parser, so a bad value is a scenario error before anything starts.
   std::function<std::string(const Params&)> check = nullptr;
+  // The backend this host will use, or "" with the reason in *why: run fails before
+  // anything starts (exit 3) when a fault cannot run here. Null: `backend_name` below.
+  std::function<std::string(const Params&, std::string* why)> host_backend = nullptr;
 };
 
 std::span<const FaultTypeInfo> fault_registry();

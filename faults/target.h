@@ -12,6 +12,8 @@
 
 namespace chaosbench::faults {
 
+class NetworkPlane;
+
 // The target forms a scenario may use; a fault type lists those it accepts.
 enum class TargetForm : std::uint32_t {
   kAll = 1u << 0,
@@ -41,6 +43,8 @@ struct ResolvedTarget {
   // controller ("cpu", "memory", "freezer", "pids") -> the targeted nodes' cgroup
   // directories; empty when the run has no node cgroups (then pids are all there is).
   std::map<std::string, std::vector<std::string>> cgroups;
+  // The run's namespaces, addresses and shared network state; null on a local cluster.
+  NetworkPlane* network = nullptr;
 
   // "node1", "node2", "rank3", "node0<->node1": names results.json lists as targets.
   std::vector<std::string> names() const;

@@ -128,7 +128,7 @@ NetnsCluster::NetnsCluster(int nodes, const std::string& run_id) {
     for (int n = 0; n < nodes; ++n) {
       int fd = new_netns();
       node_fds_.push_back(fd);
-      const std::string host_side = fmt::format("n{}", n);
+      const std::string host_side = bridge_port(n);
       // ip link add nN type veth peer name eth0 netns <node>   (in the bridge namespace)
       LinkPtr veth(rtnl_link_veth_alloc());
       rtnl_link_set_name(veth.p, host_side.c_str());
@@ -160,6 +160,8 @@ NetnsCluster::NetnsCluster(int nodes, const std::string& run_id) {
     throw;
   }
 }
+
+std::string NetnsCluster::bridge_port(int node) { return fmt::format("n{}", node); }
 
 std::vector<std::string> NetnsCluster::namespace_ids() const {
   std::vector<std::string> out;

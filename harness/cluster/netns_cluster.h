@@ -29,6 +29,8 @@ class NetnsCluster {
   int bridge_netns_fd() const { return bridge_fd_; }
   const std::string& address(int node) const { return addrs_.at(static_cast<std::size_t>(node)); }
   static constexpr const char* kNodeInterface = "eth0";
+  // The node's veth peer in the bridge namespace: its egress is the node's ingress.
+  static std::string bridge_port(int node);  // "n<node>"
   // "net:[4026532567]" for the bridge namespace and each node's: how /proc/PID/ns/net
   // names them, so a test (or a person) can check none is left after the run.
   std::vector<std::string> namespace_ids() const;

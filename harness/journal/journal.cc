@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness/host_error.h"
+#include "harness/journal/netns_undo.h"
 #include "harness/journal/process_identity.h"
 #include "harness/runner/run_directory.h"
 
@@ -241,6 +242,8 @@ std::string undo_entry(const JournalEntry& entry, bool dry_run) {
     if (entry.kind == "cgroup") return undo_cgroup(entry, dry_run);
     if (entry.kind == "write") return undo_write(entry, dry_run);
     if (entry.kind == "signal_group") return undo_signal_group(entry, dry_run);
+    if (entry.kind == "tc_root") return undo_tc_root(entry, dry_run);
+    if (entry.kind == "iptables_chain") return undo_iptables_chain(entry, dry_run);
   } catch (const std::out_of_range&) {
     throw std::runtime_error(fmt::format("journal entry {} ({}) lacks a field", entry.id, entry.kind));
   } catch (const std::invalid_argument&) {

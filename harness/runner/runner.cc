@@ -22,6 +22,7 @@
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
 #include "harness/host_error.h"
+#include "faults/network/network_plane.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
@@ -149,6 +150,7 @@ class Run {
   std::unique_ptr<RunDirectory> dir_;
   std::unique_ptr<NodeCgroups> cgroups_;
   std::unique_ptr<NetnsCluster> netns_;  // null: local processes on loopback
+  std::unique_ptr<faults::NetworkPlane> network_;  // with netns_: what network faults act on
   std::string cluster_why_local_;
   int starting_node_ = 0;  // the node of the rank being started, for the fork hook
   bool cgroups_available_ = false;
@@ -219,6 +221,11 @@ void Run::start_cluster_network() {
     timeline_->write(0, "cluster_up", {{"mode", TL::str("network namespaces")}, {"bring_up_ms", TL::num(ms)},
                                        {"netns", fmt::format("[{}]", fmt::join(ids, ","))},
                                        {"addresses", fmt::format("[{}]", fmt::join(addrs, ","))}});
+    std::vector<faults::NetworkNode> nodes;
+    for (int n = 0; n < scenario_.cluster.nodes; ++n)
+      nodes.push_back({netns_->node_netns_fd(n), netns_->address(n), NetnsCluster::bridge_port(n)});
+    network_ = std::make_unique<faults::NetworkPlane>(netns_->bridge_netns_fd(), std::move(nodes),
+                                                      NetnsCluster::kNodeInterface, scenario_.seed);
   } catch (const HostError& e) {
     if (mode == ClusterMode::kNamespaces) throw;
     cluster_why_local_ = e.what();
@@ -322,6 +329,7 @@ void Run::apply(std::size_t i) {
   double scheduled = o.due_s.value_or(now_s());
   try {
     auto target = resolve_target(spec.target, scenario_.cluster, rank_processes(), scenario_.seed, o.fault, cgroups_.get());
+    target.network = network_.get();
     rec.targets = target.names();
     faults_[i] = info->make(spec.params);
     faults_[i]->apply(target, *journal_);
@@ -449,6 +457,13 @@ RunOutcome Run::execute() {
   // From the first step: a SIGINT during set-up is seen by the loop, which then unwinds
   // whatever set-up made (the journal holds it either way).
   SignalGuard signals;
+  // A fault no backend of this host can do ends the run before anything is made (exit 3).
+  for (const auto& f : scenario_.faults) {
+    const auto* info = faults::find_fault_type(f.type);
+    std::string why;
+    if (info->host_backend && info->host_backend(f.params, &why).empty())
+      throw HostError(fmt::format("fault {} ({}) cannot run on this host: {}", f.name, f.type, why));
+  }
   out_dir_ = RunDirectory::resolve_out(options_.out_dir, scenario_.name);
   journal_ = std::make_unique<Journal>(Journal::default_directory(), run_id_, out_dir_);
   dir_ = std::make_unique<RunDirectory>(out_dir_, run_id_, *journal_);
@@ -476,6 +491,9 @@ RunOutcome Run::execute() {
   // halfway through it.
   for (const auto& f : scenario_.faults) {
     const auto* info = faults::find_fault_type(f.type);
+    if (info->needs_namespaces && !netns_)
+      throw HostError(fmt::format("fault {} ({}) needs the cluster in network namespaces, and this run has local "
+                                  "processes: {}", f.name, f.type, cluster_why_local_));
     if (info->needs_cgroup.empty()) continue;
     if (cgroups_->dir(0, std::string(info->needs_cgroup)).empty())
       throw HostError(fmt::format("fault {} ({}) needs the {} cgroup of each node, which this host cannot give: {}", f.name,
@@ -565,6 +583,7 @@ RunOutcome Run::execute() {
     }
   }
   cgroups_.reset();
+  network_.reset();
   netns_.reset();
   dir_.reset();
   for (const auto& e : journal_->finish()) fail(fmt::format("cleanup: {}", e), "error");

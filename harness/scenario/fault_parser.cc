@@ -127,10 +127,33 @@ std::optional<TargetSpec> parse_target(ParseContext& ctx, const json& v, const s
   return t;
 }
 
+// A declared default, typed as if the scenario had written it; faults then read every
+// parameter that has a default without checking has(). The table's defaults are tested
+// to parse (registry test), so a failure here is a programming error.
+std::optional<faults::ParamValue> default_value(const faults::ParamSpec& p) {
+  if (p.default_text.empty()) return std::nullopt;
+  auto value_or_throw = [&](auto parsed) -> faults::ParamValue {
+    if (!parsed) throw std::logic_error(fmt::format("bad default for {}: {}", p.name, p.default_text));
+    return *parsed.value;
+  };
+  switch (p.kind) {
+    case ParamKind::kDuration: return value_or_throw(faults::parse_duration(p.default_text));
+    case ParamKind::kRate: return value_or_throw(faults::parse_rate(p.default_text));
+    case ParamKind::kSize: return value_or_throw(faults::parse_size(p.default_text));
+    case ParamKind::kPercent: return value_or_throw(faults::parse_percent(p.default_text));
+    case ParamKind::kInteger: return static_cast<std::int64_t>(std::stoll(std::string(p.default_text)));
+    case ParamKind::kNumber: return std::stod(std::string(p.default_text));
+    case ParamKind::kString: return std::string(p.default_text);
+    case ParamKind::kBool: return p.default_text == "true";
+  }
+  return std::nullopt;
+}
+
 void parse_params(ObjectReader& r, const faults::FaultTypeInfo& info, faults::Params& out) {
   for (const auto& p : info.params) {
     if (!r.has(p.name)) {
       if (p.required) r.require(p.name, fmt::format("a {}: {}", to_string(p.kind), p.description));
+      else if (auto d = default_value(p)) out.set(std::string(p.name), std::move(*d));
       continue;
     }
     std::optional<faults::ParamValue> v;

@@ -1,0 +1,117 @@
+#include "faults/network/impairment_fault.h"
+
+#include <fmt/format.h>
+#include <map>
+
+namespace chaosbench::faults {
+
+ImpairmentFault::ImpairmentFault(Impairment imp, Direction direction, std::string requested_backend)
+    : imp_(imp), direction_(direction), requested_(std::move(requested_backend)) {}
+
+std::string ImpairmentFault::choose_backend(const Impairment& imp, const std::string& requested, std::string* why) {
+  std::string netem_why;
+  const bool netem = (requested == "auto" || requested == "netem") && NetworkPlane::netem_available(&netem_why);
+  if (netem) return "netem";
+  if (requested == "netem") {
+    if (why) *why = fmt::format("backend netem asked for, but {}", netem_why);
+    return "";
+  }
+  const std::string cannot = delay_line_cannot(imp);
+  if (!cannot.empty()) {
+    if (why) *why = requested == "auto" ? fmt::format("{}, and {}", cannot, netem_why) : cannot;
+    return "";
+  }
+  return "nfqueue";
+}
+
+void ImpairmentFault::do_apply(const ResolvedTarget& target) {
+  plane_ = target.network;
+  if (!plane_) throw FaultError("network faults need the cluster in network namespaces (root; see chaosbench doctor)");
+  std::string why;
+  backend_ = choose_backend(imp_, requested_, &why);
+  if (backend_.empty()) throw FaultError(why);
+  const auto flows = by_receiver(target_flows(target, direction_), plane_->nodes());
+  if (flows.empty()) throw FaultError("the target names no traffic between two nodes");
+  try {
+    if (backend_ == "netem") {
+      for (const auto& f : flows) {
+        ShapeRule rule;
+        if (f.sender != kAnyNode) rule.match_src = plane_->node(f.sender).address;
+        rule.netem = to_netem(imp_);
+        shapes_.push_back(plane_->add_shape(plane_->bridge_netns_fd(), plane_->node(f.receiver).bridge_port, rule, log()));
+      }
+      return;
+    }
+    std::map<int, std::vector<std::string>> rules;  // receiver -> iptables rules
+    for (const auto& f : flows) rules[f.receiver];
+    for (auto& [receiver, lines] : rules) {
+      // The delay line is serving its queue before any rule sends packets to it.
+      const std::uint16_t queue = plane_->next_queue();
+      lines_.push_back(std::make_unique<DelayLine>(plane_->node(receiver).netns_fd, queue,
+                                                   to_delay_line(imp_, plane_->seed() ^ (queue * 0x9E3779B97F4A7C15ull))));
+      for (const auto& f : flows) {
+        if (f.receiver != receiver) continue;
+        std::string match = fmt::format("-i {}", plane_->node_interface());
+        if (f.sender != kAnyNode) match += fmt::format(" -s {}", plane_->node(f.sender).address);
+        lines.push_back(fmt::format("{} -j NFQUEUE --queue-num {} --queue-bypass", match, queue));
+      }
+      chains_.push_back(plane_->add_input_chain(plane_->node(receiver).netns_fd, lines, log()));
+    }
+  } catch (const std::exception& e) {
+    try {
+      do_revert();  // never half-apply
+    } catch (...) {
+    }
+    throw FaultError(e.what());
+  }
+}
+
+DelayLineStats ImpairmentFault::delay_line_stats() const {
+  if (lines_.empty()) return last_stats_;
+  DelayLineStats sum;
+  double held_weight = 0;
+  for (const auto& l : lines_) {
+    auto s = l->stats();
+    sum.packets += s.packets;
+    sum.released += s.released;
+    sum.dropped += s.dropped;
+    sum.corrupted += s.corrupted;
+    sum.reordered += s.reordered;
+    sum.overflows += s.overflows;
+    const double w = static_cast<double>(s.released);
+    sum.held_mean_us += s.held_mean_us * w;
+    sum.held_error_mean_us += s.held_error_mean_us * w;
+    held_weight += w;
+  }
+  if (held_weight > 0) {
+    sum.held_mean_us /= held_weight;
+    sum.held_error_mean_us /= held_weight;
+  }
+  return sum;
+}
+
+void ImpairmentFault::do_revert() {
+  // Rules first, so no new packet is queued; then the delay lines release what they hold.
+  std::string errors;
+  for (auto& c : chains_) {
+    try {
+      plane_->remove_input_chain(c);
+    } catch (const std::exception& e) {
+      errors += std::string(errors.empty() ? "" : "; ") + e.what();
+    }
+  }
+  chains_.clear();
+  if (!lines_.empty()) last_stats_ = delay_line_stats();
+  lines_.clear();
+  for (const auto& s : shapes_) {
+    try {
+      plane_->remove_shape(s);
+    } catch (const std::exception& e) {
+      errors += std::string(errors.empty() ? "" : "; ") + e.what();
+    }
+  }
+  shapes_.clear();
+  if (!errors.empty()) throw FaultError(errors);
+}
+
+}  // namespace chaosbench::faults

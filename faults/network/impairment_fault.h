@@ -1,0 +1,48 @@
+// network.delay, network.loss, network.corrupt, network.duplicate and network.reorder:
+// one fault class, an Impairment applied to the target's flows on the receiving side.
+//   netem:   a rule on the receiver's bridge port (egress toward the receiver), matching
+//            the sender's address, with a netem child (TcShaper, libnl);
+//   nfqueue: an iptables chain in the receiver's namespace sending the flows' packets to
+//            an NFQUEUE served by a DelayLine thread of the harness.
+// Backend "auto" takes netem where the kernel has it and falls through to nfqueue without
+// error; "netem" or "nfqueue" insists (and apply fails with the reason where it can't).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "faults/fault.h"
+#include "faults/network/impairment.h"
+#include "faults/network/network_plane.h"
+#include "faults/network/traffic_flows.h"
+
+namespace chaosbench::faults {
+
+class ImpairmentFault : public Fault {
+ public:
+  ImpairmentFault(Impairment imp, Direction direction, std::string requested_backend);
+  std::string backend() const override { return backend_; }
+
+  // The backend this host would use for `imp` asked as `requested` ("auto", "netem",
+  // "nfqueue"), or "" with the reason in `why`.
+  static std::string choose_backend(const Impairment& imp, const std::string& requested, std::string* why);
+
+  // The delay lines' own measurements, summed over receivers (nfqueue only).
+  DelayLineStats delay_line_stats() const;
+
+ private:
+  void do_apply(const ResolvedTarget& target) override;
+  void do_revert() override;
+
+  Impairment imp_;
+  Direction direction_;
+  std::string requested_, backend_;
+  NetworkPlane* plane_ = nullptr;
+  std::vector<NetworkPlane::ShapeHandle> shapes_;
+  std::vector<NetworkPlane::ChainHandle> chains_;
+  std::vector<std::unique_ptr<DelayLine>> lines_;
+  DelayLineStats last_stats_;
+};
+
+}  // namespace chaosbench::faults

@@ -1,0 +1,128 @@
+#include "faults/network/network_plane.h"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "faults/fault.h"
+#include "faults/network/netns.h"
+
+namespace chaosbench::faults {
+namespace {
+
+constexpr std::chrono::seconds kIptablesLimit{10};
+
+}  // namespace
+
+std::string iptables_restore(int netns_fd, const std::string& script) {
+  // run_in_netns gives the child /dev/null as stdin, so the script goes through a file
+  // the child reads: a memfd keeps it off the disk.
+  int fd = ::memfd_create("chaosbench-iptables", 0);
+  if (fd < 0) return "memfd_create failed";
+  if (::write(fd, script.data(), script.size()) != static_cast<ssize_t>(script.size())) {
+    ::close(fd);
+    return "cannot write the iptables-restore script";
+  }
+  // The child inherits the memfd (no CLOEXEC) and reopens it from offset 0.
+  const std::string path = fmt::format("/proc/self/fd/{}", fd);
+  auto out = run_in_netns(netns_fd, {"iptables-restore", "-w", "--noflush", path}, kIptablesLimit);
+  ::close(fd);
+  if (out.exit_code == 0) return "";
+  if (out.timed_out) return "iptables-restore timed out";
+  return out.err.empty() ? fmt::format("iptables-restore exited with {}", out.exit_code) : out.err;
+}
+
+bool iptables_chain_exists(int netns_fd, const std::string& chain) {
+  return run_in_netns(netns_fd, {"iptables", "-w", "-n", "-L", chain}, kIptablesLimit).exit_code == 0;
+}
+
+std::string remove_chain_script(const std::string& chain) {
+  return fmt::format("*filter\n-D INPUT -j {0}\n-F {0}\n-X {0}\nCOMMIT\n", chain);
+}
+
+NetworkPlane::NetworkPlane(int bridge_netns_fd, std::vector<NetworkNode> nodes, std::string node_interface,
+                           std::uint64_t seed)
+    : bridge_fd_(bridge_netns_fd), nodes_(std::move(nodes)), node_interface_(std::move(node_interface)), seed_(seed) {}
+
+NetworkPlane::~NetworkPlane() = default;
+
+std::string NetworkPlane::netns_id(int netns_fd) {
+  struct stat st {};
+  if (::fstat(netns_fd, &st) != 0) return "net:[?]";
+  return fmt::format("net:[{}]", st.st_ino);
+}
+
+TcShaper& NetworkPlane::shaper(int netns_fd, const std::string& interface) {
+  auto key = std::make_pair(netns_fd, interface);
+  auto it = shapers_.find(key);
+  if (it == shapers_.end()) it = shapers_.emplace(key, std::make_unique<TcShaper>(netns_fd, interface)).first;
+  return *it->second;
+}
+
+NetworkPlane::ShapeHandle NetworkPlane::add_shape(int netns_fd, const std::string& interface, const ShapeRule& rule,
+                                                  UndoLog& log) {
+  auto key = std::make_pair(netns_fd, interface);
+  try {
+    TcShaper& s = shaper(netns_fd, interface);
+    if (rule_counts_[key] == 0) {
+      // The root does not exist yet: journal it before the shaper makes it.
+      root_entries_[key] =
+          log.record("tc_root", {{"netns", netns_id(netns_fd)}, {"interface", interface}, {"handle", "1:"}});
+    }
+    int id = s.add(rule);
+    ++rule_counts_[key];
+    log_ = &log;
+    return {netns_fd, interface, id};
+  } catch (const std::exception& e) {
+    if (rule_counts_[key] == 0 && root_entries_.count(key)) {
+      log.done(root_entries_[key]);
+      root_entries_.erase(key);
+    }
+    throw FaultError(fmt::format("traffic control on {}: {}", interface, e.what()));
+  }
+}
+
+void NetworkPlane::remove_shape(const ShapeHandle& handle) {
+  if (handle.id == 0) return;
+  auto key = std::make_pair(handle.netns_fd, handle.interface);
+  auto it = shapers_.find(key);
+  if (it == shapers_.end()) return;
+  try {
+    it->second->remove(handle.id);
+  } catch (const std::exception& e) {
+    throw FaultError(fmt::format("traffic control on {}: {}", handle.interface, e.what()));
+  }
+  if (rule_counts_[key] > 0 && --rule_counts_[key] == 0 && it->second->root_handle().empty()) {
+    if (log_ && root_entries_.count(key)) log_->done(root_entries_[key]);
+    root_entries_.erase(key);
+  }
+}
+
+NetworkPlane::ChainHandle NetworkPlane::add_input_chain(int netns_fd, const std::vector<std::string>& rules,
+                                                        UndoLog& log) {
+  ChainHandle h{netns_fd, fmt::format("chaosbench{}", next_chain_++), 0};
+  h.entry = log.record("iptables_chain", {{"netns", netns_id(netns_fd)}, {"chain", h.chain}});
+  std::string script = fmt::format("*filter\n:{} - [0:0]\n", h.chain);
+  for (const auto& r : rules) script += fmt::format("-A {} {}\n", h.chain, r);
+  script += fmt::format("-I INPUT 1 -j {}\nCOMMIT\n", h.chain);
+  // iptables-restore applies a table's changes as one transaction: all or nothing.
+  std::string err = iptables_restore(netns_fd, script);
+  if (!err.empty()) {
+    log.done(h.entry);
+    throw FaultError(fmt::format("iptables: {}", err));
+  }
+  log_ = &log;
+  return h;
+}
+
+void NetworkPlane::remove_input_chain(ChainHandle& handle) {
+  if (handle.chain.empty()) return;
+  std::string err = iptables_restore(handle.netns_fd, remove_chain_script(handle.chain));
+  if (!err.empty() && iptables_chain_exists(handle.netns_fd, handle.chain))
+    throw FaultError(fmt::format("iptables: removing chain {}: {}", handle.chain, err));
+  if (log_) log_->done(handle.entry);
+  handle.chain.clear();
+}
+
+}  // namespace chaosbench::faults

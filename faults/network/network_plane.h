@@ -1,0 +1,105 @@
+// What network faults act on: the run's node namespaces, their addresses, the bridge
+// namespace with one port per node, and the per-run state faults share there (the tc
+// shapers of each interface, NFQUEUE numbers, iptables chain names). The runner makes
+// one when the cluster runs in network namespaces and hands it to faults through
+// ResolvedTarget::network; a local cluster has none, and network faults refuse it.
+//
+// Every change goes through here with its undo journaled first:
+//   "tc_root"        {netns, interface, handle}: the htb root a shaper created
+//   "iptables_chain" {netns, chain}: a chain of ours and the INPUT jump to it
+// netns is "net:[inode]", as /proc/PID/ns/net names it: after a crash, cleanup finds
+// the namespace through a process still in it, or it is gone and so is everything in it.
+//
+// Threads: the runner's thread only (faults apply and revert there).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "faults/network/tc_shaper.h"
+#include "faults/undo_log.h"
+
+namespace chaosbench::faults {
+
+struct NetworkNode {
+  int netns_fd = -1;
+  std::string address;      // IPv4, dotted quad
+  std::string bridge_port;  // its veth peer in the bridge namespace ("n3")
+};
+
+class NetworkPlane {
+ public:
+  NetworkPlane(int bridge_netns_fd, std::vector<NetworkNode> nodes, std::string node_interface, std::uint64_t seed);
+  ~NetworkPlane();
+  NetworkPlane(const NetworkPlane&) = delete;
+  NetworkPlane& operator=(const NetworkPlane&) = delete;
+
+  int nodes() const { return static_cast<int>(nodes_.size()); }
+  const NetworkNode& node(int n) const { return nodes_.at(static_cast<std::size_t>(n)); }
+  int bridge_netns_fd() const { return bridge_fd_; }
+  const std::string& node_interface() const { return node_interface_; }
+  std::uint64_t seed() const { return seed_; }
+
+  // A traffic-control rule on `interface` in `netns_fd`: the shaper's root is journaled
+  // before it is created, and the entry is closed when its last rule goes. Returns a
+  // handle for remove_shape. Throws FaultError with the kernel's reason.
+  struct ShapeHandle {
+    int netns_fd = -1;
+    std::string interface;
+    int id = 0;
+  };
+  ShapeHandle add_shape(int netns_fd, const std::string& interface, const ShapeRule& rule, UndoLog& log);
+  void remove_shape(const ShapeHandle& handle);  // idempotent
+
+  // An iptables chain of ours in `netns_fd`'s filter table, holding `rules` (each the
+  // arguments after "-A CHAIN"), jumped to first from INPUT. Journaled before it exists;
+  // one iptables-restore per call. Throws FaultError with iptables' message.
+  struct ChainHandle {
+    int netns_fd = -1;
+    std::string chain;
+    std::uint64_t entry = 0;
+  };
+  ChainHandle add_input_chain(int netns_fd, const std::vector<std::string>& rules, UndoLog& log);
+  void remove_input_chain(ChainHandle& handle);  // idempotent; throws FaultError on failure
+
+  // A fresh NFQUEUE number (unique within the run, so within each namespace).
+  std::uint16_t next_queue() { return next_queue_++; }
+
+  // "net:[4026532567]" for an open namespace fd.
+  static std::string netns_id(int netns_fd);
+
+  // Whether netem can be used here (cached probe; `why` gets the reason when not).
+  static bool netem_available(std::string* why = nullptr) { return TcShaper::netem_available(why); }
+
+ private:
+  TcShaper& shaper(int netns_fd, const std::string& interface);
+
+  int bridge_fd_;
+  std::vector<NetworkNode> nodes_;
+  std::string node_interface_;
+  std::uint64_t seed_;
+  std::map<std::pair<int, std::string>, std::unique_ptr<TcShaper>> shapers_;
+  std::map<std::pair<int, std::string>, std::uint64_t> root_entries_;  // journal ids
+  std::map<std::pair<int, std::string>, int> rule_counts_;
+  std::uint16_t next_queue_ = 100;
+  int next_chain_ = 0;
+  UndoLog* log_ = nullptr;
+};
+
+// Pipes `script` into `iptables-restore --noflush` inside the namespace (one transaction
+// for the table); "" on success, else iptables' own message. Blocks (about 15 ms).
+std::string iptables_restore(int netns_fd, const std::string& script);
+
+// Whether chain `chain` exists in the namespace's filter table.
+bool iptables_chain_exists(int netns_fd, const std::string& chain);
+
+// The iptables-restore input that removes chain `chain` and the INPUT jump to it; used by
+// NetworkPlane and by cleanup after a crash.
+std::string remove_chain_script(const std::string& chain);
+
+}  // namespace chaosbench::faults

@@ -1,0 +1,31 @@
+// network.partition: packets across the cut are dropped on the receiving side by an
+// iptables chain of the run's own in each receiving node's namespace (one
+// iptables-restore per node: all of a node's rules or none). Isolating nodes, splitting
+// into groups or cutting links; symmetric, or one_way (only the first side's sending).
+// One chain per fault and node, removed as a whole: a partition applied twice and
+// reverted once can never leave the network cut (Chaos Mesh issue 763).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "faults/fault.h"
+#include "faults/network/network_plane.h"
+
+namespace chaosbench::faults {
+
+class PartitionFault : public Fault {
+ public:
+  explicit PartitionFault(bool one_way) : one_way_(one_way) {}
+  std::string backend() const override { return "iptables"; }
+
+ private:
+  void do_apply(const ResolvedTarget& target) override;
+  void do_revert() override;
+
+  bool one_way_;
+  NetworkPlane* plane_ = nullptr;
+  std::vector<NetworkPlane::ChainHandle> chains_;
+};
+
+}  // namespace chaosbench::faults

@@ -1,0 +1,49 @@
+#include "faults/network/rate_fault.h"
+
+#include <fmt/format.h>
+
+namespace chaosbench::faults {
+
+RateFault::RateFault(std::uint64_t bits_per_second, std::uint64_t burst_bytes, Direction direction)
+    : bits_per_second_(bits_per_second), burst_bytes_(burst_bytes), direction_(direction) {}
+
+void RateFault::do_apply(const ResolvedTarget& target) {
+  plane_ = target.network;
+  if (!plane_) throw FaultError("network faults need the cluster in network namespaces (root; see chaosbench doctor)");
+  const auto flows = target_flows(target, direction_);
+  if (flows.empty()) throw FaultError("the target names no traffic between two nodes");
+  try {
+    for (const auto& f : flows) {
+      ShapeRule rule;
+      rule.rate_bytes_per_s = bits_per_second_ / 8;
+      rule.burst_bytes = static_cast<std::uint32_t>(burst_bytes_);
+      if (f.sender != kAnyNode) {
+        if (f.receiver != kAnyNode) rule.match_dst = plane_->node(f.receiver).address;
+        shapes_.push_back(plane_->add_shape(plane_->node(f.sender).netns_fd, plane_->node_interface(), rule, log()));
+      } else {
+        shapes_.push_back(plane_->add_shape(plane_->bridge_netns_fd(), plane_->node(f.receiver).bridge_port, rule, log()));
+      }
+    }
+  } catch (const std::exception& e) {
+    try {
+      do_revert();
+    } catch (...) {
+    }
+    throw FaultError(e.what());
+  }
+}
+
+void RateFault::do_revert() {
+  std::string errors;
+  for (const auto& s : shapes_) {
+    try {
+      plane_->remove_shape(s);
+    } catch (const std::exception& e) {
+      errors += std::string(errors.empty() ? "" : "; ") + e.what();
+    }
+  }
+  shapes_.clear();
+  if (!errors.empty()) throw FaultError(errors);
+}
+
+}  // namespace chaosbench::faults

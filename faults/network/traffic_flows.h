@@ -1,0 +1,46 @@
+// Which packets a network fault acts on, as directed flows between nodes, and where each
+// flow is best acted on. A fault on a node or a link names traffic; this turns it into
+// (sender, receiver) pairs that the backends place:
+//   - impairments (delay, loss, corruption, ...) and drops on the receiving side, so the
+//     sender's TCP stack is not throttled by its own packets held in a queue and each
+//     packet is acted on once, whatever the backend;
+//   - rate limits on the sending side (a slow NIC pushes back on its sender), or on the
+//     receiver's bridge port when the sender is "any node" (ingress shaping).
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "faults/target.h"
+
+namespace chaosbench::faults {
+
+// egress: traffic the node sends (for a link [a, b]: a -> b); ingress: traffic it
+// receives (b -> a); both.
+enum class Direction { kEgress, kIngress, kBoth };
+std::optional<Direction> parse_direction(std::string_view text);
+
+constexpr int kAnyNode = -1;
+
+struct Flow {
+  int sender = kAnyNode;
+  int receiver = kAnyNode;
+  bool operator==(const Flow&) const = default;
+  bool operator<(const Flow& o) const { return sender != o.sender ? sender < o.sender : receiver < o.receiver; }
+};
+
+// The flows of a node or link target in `direction`: a node X gives X -> any (egress) and
+// any -> X (ingress); a link [a, b] gives a -> b and b -> a. Sorted, without duplicates.
+std::vector<Flow> target_flows(const ResolvedTarget& target, Direction direction);
+
+// The flows of a partition: isolating nodes cuts X -> any and any -> X; groups cut every
+// pair across groups; links cut a <-> b. one_way keeps only the first side's sending
+// (X -> any; the first group to the others; a -> b).
+std::vector<Flow> partition_flows(const ResolvedTarget& target, bool one_way);
+
+// Flows with a concrete receiver, as the receiving side sees them: X -> any becomes
+// X -> r for every other node r. A receiver with an any-sender flow keeps only that one.
+std::vector<Flow> by_receiver(const std::vector<Flow>& flows, int node_count);
+
+}  // namespace chaosbench::faults

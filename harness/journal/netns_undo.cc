@@ -1,0 +1,68 @@
+#include "harness/journal/netns_undo.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "faults/network/netns.h"
+#include "faults/network/network_plane.h"
+#include "harness/journal/process_identity.h"
+
+namespace chaosbench::harness {
+namespace {
+
+// An open fd of the namespace named "net:[inode]", through any process still in it; -1
+// when no process is (the namespace is gone).
+int find_netns(const std::string& id) {
+  for (const auto& p : list_processes()) {
+    const std::string link = fmt::format("/proc/{}/ns/net", p.pid);
+    char buf[64];
+    ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
+    if (n <= 0 || std::string(buf, static_cast<std::size_t>(n)) != id) continue;
+    int fd = ::open(link.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) return fd;
+  }
+  return -1;
+}
+
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+std::string undo_tc_root(const JournalEntry& e, bool dry_run) {
+  const auto& id = e.fields.at("netns");
+  const auto& iface = e.fields.at("interface");
+  const auto& handle = e.fields.at("handle");
+  Fd ns{find_netns(id)};
+  if (ns.fd < 0) return fmt::format("qdisc {} on {} in {}: the namespace is gone, and the qdisc with it", handle, iface, id);
+  if (dry_run) return fmt::format("would delete qdisc {} (root) of {} in {}", handle, iface, id);
+  auto out = faults::run_in_netns(ns.fd, {"tc", "qdisc", "del", "dev", iface, "root", "handle", handle},
+                                  std::chrono::seconds(10));
+  if (out.exit_code != 0) {
+    auto show = faults::run_in_netns(ns.fd, {"tc", "qdisc", "show", "dev", iface, "root"}, std::chrono::seconds(10));
+    if (show.exit_code == 0 && show.out.find("qdisc htb " + handle) == std::string::npos)
+      return fmt::format("qdisc {} on {} in {}: already gone", handle, iface, id);
+    throw std::runtime_error(fmt::format("cannot delete qdisc {} of {} in {}: {}", handle, iface, id, out.err));
+  }
+  return fmt::format("deleted qdisc {} of {} in {}", handle, iface, id);
+}
+
+std::string undo_iptables_chain(const JournalEntry& e, bool dry_run) {
+  const auto& id = e.fields.at("netns");
+  const auto& chain = e.fields.at("chain");
+  Fd ns{find_netns(id)};
+  if (ns.fd < 0) return fmt::format("iptables chain {} in {}: the namespace is gone, and the chain with it", chain, id);
+  if (!faults::iptables_chain_exists(ns.fd, chain)) return fmt::format("iptables chain {} in {}: already gone", chain, id);
+  if (dry_run) return fmt::format("would remove iptables chain {} (and the INPUT jump to it) in {}", chain, id);
+  std::string err = faults::iptables_restore(ns.fd, faults::remove_chain_script(chain));
+  if (!err.empty()) throw std::runtime_error(fmt::format("cannot remove iptables chain {} in {}: {}", chain, id, err));
+  return fmt::format("removed iptables chain {} in {}", chain, id);
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,64 @@
+#include "net_probe.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fmt/format.h>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "faults/network/netns.h"
+
+namespace chaosbench::test {
+
+using faults::run_in_netns;
+
+PingResult ping(int netns_fd, const std::string& address, int count, double interval_s) {
+  PingResult r;
+  const auto limit = std::chrono::milliseconds(static_cast<int>((count * interval_s + 5) * 1000));
+  auto out = run_in_netns(netns_fd, {"ping", "-n", "-q", "-c", std::to_string(count), "-i", fmt::format("{}", interval_s),
+                                     "-W", "1", address},
+                          limit);
+  r.output = out.out + out.err;
+  auto at = out.out.find("packets transmitted");
+  if (at != std::string::npos) {
+    auto line_start = out.out.rfind('\n', at);
+    std::sscanf(out.out.c_str() + (line_start == std::string::npos ? 0 : line_start + 1), "%d packets transmitted, %d",
+                &r.sent, &r.received);
+  }
+  auto rtt = out.out.find("rtt min/avg/max/mdev = ");
+  if (rtt != std::string::npos) {
+    double mn = 0, avg = 0;
+    if (std::sscanf(out.out.c_str() + rtt, "rtt min/avg/max/mdev = %lf/%lf", &mn, &avg) == 2) r.avg_ms = avg;
+  }
+  return r;
+}
+
+double iperf3_mbit(int client_fd, int server_fd, const std::string& server_address, int seconds, std::string* error) {
+  static int port = 5301;
+  const std::string p = std::to_string(port++);
+  auto server = std::async(std::launch::async, [&] {
+    return run_in_netns(server_fd, {"iperf3", "-s", "-1", "-p", p}, std::chrono::seconds(seconds + 20));
+  });
+  faults::CommandOutput out;
+  for (int attempt = 0; attempt < 50; ++attempt) {  // until the server listens
+    out = run_in_netns(client_fd, {"iperf3", "-c", server_address, "-p", p, "-t", std::to_string(seconds), "-J"},
+                       std::chrono::seconds(seconds + 15));
+    if (out.exit_code == 0 || out.out.find("Connection refused") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  server.wait();
+  try {
+    auto j = nlohmann::json::parse(out.out);
+    if (j.contains("error")) {
+      if (error) *error = j["error"].get<std::string>();
+      return -1;
+    }
+    return j["end"]["sum_received"]["bits_per_second"].get<double>() / 1e6;
+  } catch (const std::exception& e) {
+    if (error) *error = fmt::format("iperf3 output unreadable ({}): {}", e.what(), out.out + out.err);
+    return -1;
+  }
+}
+
+}  // namespace chaosbench::test

@@ -1,0 +1,26 @@
+// Outside tools that check a network fault's effect in the tests: ping (RTT, loss) and
+// iperf3 (throughput), run inside the cluster's namespaces. Test-only helpers.
+#pragma once
+
+#include <string>
+
+namespace chaosbench::test {
+
+struct PingResult {
+  int sent = 0;
+  int received = 0;
+  double avg_ms = -1;  // -1 when no reply came back
+  std::string output;  // ping's own, for failure messages
+};
+
+// `count` echo requests from the namespace `netns_fd` to `address`, `interval_s` apart,
+// each waiting at most 1 s for its reply.
+PingResult ping(int netns_fd, const std::string& address, int count, double interval_s);
+
+// One TCP stream from `client_fd`'s namespace to an iperf3 server started in
+// `server_fd`'s namespace at `server_address`, for `seconds`; the receiver's Mbit/s, or
+// -1 when iperf3 failed (its message in *error).
+double iperf3_mbit(int client_fd, int server_fd, const std::string& server_address, int seconds,
+                   std::string* error = nullptr);
+
+}  // namespace chaosbench::test
