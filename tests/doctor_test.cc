@@ -51,7 +51,7 @@ Capability cap(std::string name, S status) { return {std::move(name), "test", st
 std::vector<Capability> full_host() {
   std::vector<Capability> caps;
   for (auto name : {"cap_net_admin", "cap_sys_admin", "netns", "netns.unshare", "ip", "tc", "iptables", "sch_netem",
-                    "sch_htb", "sch_tbf", "nfnetlink_queue", "xt_NFQUEUE", "veth", "bridge", "cgroup.freezer",
+                    "sch_htb", "sch_tbf", "cls_u32", "nfnetlink_queue", "xt_NFQUEUE", "veth", "bridge", "cgroup.freezer",
                     "cgroup.cpu", "cgroup.memory", "cuda_parts", "nvidia_device", "libcuda"})
     caps.push_back(cap(name, S::kOk));
   return caps;
@@ -239,11 +239,13 @@ TEST_CASE("doctor: fault backends follow the host's capabilities", "[doctor]") {
     report.backends = derive_fault_backends(caps);
     report.cluster_mode = derive_cluster(caps).mode;
     explain_impacts(report);
-    for (auto fault : {"network.delay", "network.loss", "network.corrupt", "network.duplicate", "network.reorder"})
+    for (auto fault : {"network.delay", "network.loss", "network.corrupt", "network.reorder"})
       CHECK(backend_for(report.backends, fault)->usable == std::vector<std::string>{"nfqueue"});
+    // The delay line cannot duplicate packets: without netem, nothing can.
+    CHECK(backend_for(report.backends, "network.duplicate")->usable.empty());
     CHECK_THAT(backend_for(report.backends, "network.delay")->detail, Catch::Contains("sch_netem missing"));
     CHECK(report.find("sch_netem")->impact ==
-          "network.delay/loss/corrupt/duplicate/reorder will use the nfqueue backend");
+          "network.delay/loss/corrupt/reorder will use the nfqueue backend; network.duplicate cannot be injected");
   }
   SECTION("no netem and no iptables: cannot be injected") {
     set_status(caps, "sch_netem", S::kMissing);

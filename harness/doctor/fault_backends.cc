@@ -21,16 +21,19 @@ struct FamilyRule {
   std::vector<BackendOption> options;  // most preferred first
 };
 
-// Every network backend needs CAP_NET_ADMIN; tc and iptables are how rules get installed.
+// Every network backend needs CAP_NET_ADMIN. netem and htb are set through netlink
+// (libnl), so the tc tool is not needed; the delay line's rules go in with iptables.
+// The delay line cannot duplicate packets, so network.duplicate has netem only.
 const std::vector<FamilyRule>& family_rules() {
   static const std::vector<FamilyRule> rules = [] {
-    const BackendOption netem{"netem", {"cap_net_admin", "sch_netem", "tc"}};
+    const BackendOption netem{"netem", {"cap_net_admin", "sch_netem", "sch_htb", "cls_u32"}};
     const BackendOption nfqueue{"nfqueue", {"cap_net_admin", "nfnetlink_queue", "xt_NFQUEUE", "iptables"}};
     std::vector<FamilyRule> r;
     r.push_back({"marker", {{"none", {}}}});
-    for (auto fault : {"network.delay", "network.loss", "network.corrupt", "network.duplicate", "network.reorder"})
+    for (auto fault : {"network.delay", "network.loss", "network.corrupt", "network.reorder"})
       r.push_back({fault, {netem, nfqueue}});
-    r.push_back({"network.rate", {{"htb", {"cap_net_admin", "sch_htb", "tc"}}, {"tbf", {"cap_net_admin", "sch_tbf", "tc"}}}});
+    r.push_back({"network.duplicate", {netem}});
+    r.push_back({"network.rate", {{"htb", {"cap_net_admin", "sch_htb", "cls_u32"}}}});
     r.push_back({"network.partition", {{"iptables", {"cap_net_admin", "iptables"}}}});
     r.push_back({"node.kill", {{"signal", {}}}});
     r.push_back({"rank.kill", {{"signal", {}}}});
