@@ -106,20 +106,27 @@ class Sweep {
     context_ = context;
 
     if (cfg_.rank == 0) print(format_header(cfg_));
-    for (const auto& name : cfg_.collectives) {
-      const CollectiveInfo& info = *find_collective(name);
-      std::vector<std::string_view> algorithms;
-      if (info.kind == CollectiveKind::kAllreduce && !cfg_.algorithms.empty()) {
-        algorithms.assign(cfg_.algorithms.begin(), cfg_.algorithms.end());
-      } else {
-        algorithms.push_back(info.algorithms.front());
-      }
-      for (auto algorithm : algorithms) {
-        for (auto bytes : size_sweep(cfg_.min_bytes, cfg_.max_bytes, cfg_.factor)) {
-          run_size(info, algorithm, bytes);
+    started_ = Clock::now();
+    for (passes_ = 1; !stop_; ++passes_) {
+      for (const auto& name : cfg_.collectives) {
+        const CollectiveInfo& info = *find_collective(name);
+        std::vector<std::string_view> algorithms;
+        if (info.kind == CollectiveKind::kAllreduce && !cfg_.algorithms.empty()) {
+          algorithms.assign(cfg_.algorithms.begin(), cfg_.algorithms.end());
+        } else {
+          algorithms.push_back(info.algorithms.front());
+        }
+        for (auto algorithm : algorithms) {
+          for (auto bytes : size_sweep(cfg_.min_bytes, cfg_.max_bytes, cfg_.factor)) {
+            if (!stop_) run_size(info, algorithm, bytes);
+          }
         }
       }
+      if (cfg_.duration.count() == 0) break;
     }
+    if (cfg_.rank == 0 && cfg_.duration.count() > 0)
+      print(fmt::format("# {} passes of the sweep in {:.1f} s", passes_ - 1,
+                        std::chrono::duration<double>(Clock::now() - started_).count()));
     // No rank tears down its connections while a peer may still be reading from them.
     where_ = "final barrier";
     barrier(context_);
@@ -201,10 +208,13 @@ class Sweep {
     }
     metrics_.flush();
 
-    const auto totals = allreduce_summary<2>(
-        context_, {total_us / static_cast<double>(iters), static_cast<double>(wrong)});
+    // Rank 0 alone says whether the time is up, so the sum is 0 or 1 on every rank.
+    const bool time_up = cfg_.rank == 0 && cfg_.duration.count() > 0 && Clock::now() - started_ >= cfg_.duration;
+    const auto totals = allreduce_summary<3>(
+        context_, {total_us / static_cast<double>(iters), static_cast<double>(wrong), time_up ? 1.0 : 0.0});
     if (totals[1] > 0) any_wrong_ = true;
-    if (cfg_.rank == 0) {
+    if (totals[2] > 0) stop_ = true;
+    if (cfg_.rank == 0 && passes_ == 1) {
       SizeSummary row;
       row.collective = info.name;
       row.algorithm = algorithm;
@@ -226,6 +236,9 @@ class Sweep {
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
   std::int64_t steps_ = 0;
+  Clock::time_point started_{};
+  int passes_ = 0;
+  bool stop_ = false;
   std::vector<double> busbw_;
   bool any_wrong_ = false;
 };

@@ -23,6 +23,10 @@ struct CollectiveConfig {
   std::uint64_t factor = 2;  // size sweep: min, min*factor, ... <= max
   int warmup_iters = 5;
   int iters = 20;
+  // Above zero: repeat the whole sweep until this long has passed since the first timed
+  // iteration. Rank 0's clock decides; every rank learns it in the per-size summary
+  // allreduce, so all stop after the same size (no rank is left waiting on the others).
+  std::chrono::milliseconds duration{0};
   bool check = true;  // check every result element against its expected value
   // Rendezvous store, "file:/dir" (gloo FileStore); the prefix separates runs and restarts.
   std::string store = "file:/tmp";

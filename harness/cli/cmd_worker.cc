@@ -2,6 +2,7 @@
 // per rank. Rank, world size and the metrics address come from the environment the
 // runner sets (CHAOSBENCH_RANK, CHAOSBENCH_WORLD_SIZE, CHAOSBENCH_METRICS), so a worker
 // can also be started by hand for debugging.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -44,6 +45,7 @@ int worker_collective(const Args& args) {
       ("factor", po::value<std::uint64_t>()->default_value(2), "size step factor")
       ("warmup", po::value<int>()->default_value(5), "warm-up iterations per size")
       ("iters", po::value<int>()->default_value(20), "timed iterations per size")
+      ("duration-ms", po::value<long>()->default_value(0), "repeat the sweep until this long has passed (0: once)")
       ("check", po::value<bool>()->default_value(true), "check results (0 or 1)")
       ("store", po::value<std::string>()->required(), "rendezvous store, file:/dir")
       ("prefix", po::value<std::string>()->default_value("chaosbench"), "store key prefix")
@@ -69,6 +71,7 @@ int worker_collective(const Args& args) {
   cfg.factor = cl.vm["factor"].as<std::uint64_t>();
   cfg.warmup_iters = cl.vm["warmup"].as<int>();
   cfg.iters = cl.vm["iters"].as<int>();
+  cfg.duration = std::chrono::milliseconds(std::max(0L, cl.vm["duration-ms"].as<long>()));
   cfg.check = cl.vm["check"].as<bool>();
   cfg.store = cl.vm["store"].as<std::string>();
   cfg.store_prefix = cl.vm["prefix"].as<std::string>();

@@ -19,6 +19,7 @@ std::vector<std::string> collective_argv(const CollectiveWorkload& w, const Laun
           "--factor", std::to_string(w.factor),
           "--warmup", std::to_string(w.warmup_iters),
           "--iters", std::to_string(w.iters),
+          "--duration-ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(w.duration.value).count()),
           "--check", w.check ? "1" : "0",
           "--store", "file:" + ctx.runtime_dir + "/store",
           "--prefix", ctx.run_id,

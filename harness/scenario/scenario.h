@@ -52,6 +52,7 @@ struct CollectiveWorkload {
   std::uint64_t factor = 2;
   int warmup_iters = 5;
   int iters = 20;
+  Duration duration{};  // zero: the sweep once; else repeated until this long has passed
   bool check = true;
   Duration timeout{std::chrono::seconds(30)};
 };

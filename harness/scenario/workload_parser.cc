@@ -21,7 +21,7 @@ constexpr std::uint64_t kMaxMessageBytes = 2147483647;
 CollectiveWorkload parse_collective(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
   CollectiveWorkload w;
   ObjectReader r(ctx, value, "workload",
-                 {"kind", "backend", "collectives", "algorithms", "sizes", "warmup_iters", "iters", "check", "timeout"});
+                 {"kind", "backend", "collectives", "algorithms", "sizes", "warmup_iters", "iters", "duration", "check", "timeout"});
   if (auto v = r.choice("backend", {"gloo"})) w.backend = *v;
   std::vector<std::string_view> names;
   for (const auto& c : bench::collective_table()) names.push_back(c.name);
@@ -44,6 +44,7 @@ CollectiveWorkload parse_collective(ParseContext& ctx, const json& value, const 
   }
   if (auto v = r.integer("warmup_iters", 0, 10000)) w.warmup_iters = static_cast<int>(*v);
   if (auto v = r.integer("iters", 1, 100000)) w.iters = static_cast<int>(*v);
+  if (auto v = r.duration("duration", /*allow_zero=*/false)) w.duration = *v;
   if (auto v = r.boolean("check")) w.check = *v;
   if (auto v = r.duration("timeout", /*allow_zero=*/false)) {
     if (v->value < std::chrono::milliseconds(1))
