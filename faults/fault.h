@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <sys/types.h>
@@ -51,6 +52,10 @@ class Fault {
   // Processes this fault ended or may end on purpose (a kill, a fatal signal): their exit
   // is the fault's effect, not a workload failure.
   virtual std::vector<pid_t> ended_processes() const { return {}; }
+  // What the fault measured of its own effect, by name ("held_mean_us", "packets", ...);
+  // "effect_error_pct" is fault/effect_error: the effect measured against the one asked.
+  // Valid after revert() too (the last application's figures).
+  virtual std::map<std::string, double> effect() const { return {}; }
 
  protected:
   Fault() = default;

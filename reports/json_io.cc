@@ -107,6 +107,7 @@ std::string to_json(const RunResult& run, int indent) {
                       {"reverted_at_s", optional_number(f.reverted_at_s)},
                       {"backend", f.backend},
                       {"apply_latency_us", optional_number(f.apply_latency_us)},
+                      {"effect", f.effect},
                       {"reversible", f.reversible},
                       {"error", f.error}});
   }
@@ -200,6 +201,9 @@ RunResult from_json(const std::string& text) {
     fr.reverted_at_s = opt_num(f, "reverted_at_s");
     fr.backend = str(f, "backend");
     fr.apply_latency_us = opt_num(f, "apply_latency_us");
+    if (f.contains("effect") && f["effect"].is_object())
+      for (const auto& [k, v] : f["effect"].items())
+        if (v.is_number()) fr.effect[k] = v.get<double>();
     fr.reversible = f.value("reversible", true);
     fr.error = str(f, "error");
     r.faults.push_back(std::move(fr));

@@ -54,6 +54,9 @@ struct FaultRecord {
   std::optional<double> reverted_at_s;
   std::string backend;
   std::optional<double> apply_latency_us;
+  // The fault's own measurement of its effect (Fault::effect()); effect_error_pct is
+  // fault/effect_error.
+  std::map<std::string, double> effect;
   bool reversible = true;
   std::string error;  // why apply or revert failed, empty when both worked
 };

@@ -1,6 +1,7 @@
 #include "faults/network/impairment_fault.h"
 
 #include <fmt/format.h>
+#include <cmath>
 #include <map>
 
 namespace chaosbench::faults {
@@ -88,6 +89,24 @@ DelayLineStats ImpairmentFault::delay_line_stats() const {
     sum.held_error_mean_us /= held_weight;
   }
   return sum;
+}
+
+std::map<std::string, double> ImpairmentFault::effect() const {
+  if (backend_ != "nfqueue") return {};
+  const auto s = delay_line_stats();
+  std::map<std::string, double> out{{"packets", static_cast<double>(s.packets)},
+                                    {"released", static_cast<double>(s.released)},
+                                    {"dropped", static_cast<double>(s.dropped)},
+                                    {"corrupted", static_cast<double>(s.corrupted)},
+                                    {"reordered", static_cast<double>(s.reordered)},
+                                    {"overflows", static_cast<double>(s.overflows)}};
+  const double asked_us = std::chrono::duration<double, std::micro>(imp_.delay).count();
+  if (asked_us > 0 && s.released > 0 && imp_.reorder == 0) {
+    out["held_mean_us"] = s.held_mean_us;
+    out["asked_us"] = asked_us;
+    out["effect_error_pct"] = std::abs(s.held_mean_us - asked_us) / asked_us * 100.0;
+  }
+  return out;
 }
 
 void ImpairmentFault::do_revert() {

@@ -8,6 +8,7 @@
 // error; "netem" or "nfqueue" insists (and apply fails with the reason where it can't).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,10 @@ class ImpairmentFault : public Fault {
 
   // The delay lines' own measurements, summed over receivers (nfqueue only).
   DelayLineStats delay_line_stats() const;
+  // nfqueue: the delay lines' counters and, for a delay, effect_error_pct = |mean time
+  // held - delay asked| / delay asked x 100 (the harness's side of fault/effect_error;
+  // ping in the tests is the outside check).
+  std::map<std::string, double> effect() const override;
 
  private:
   void do_apply(const ResolvedTarget& target) override;

@@ -46,6 +46,12 @@ reports::RunResult build_result(const ResultInputs& in, const std::string& verdi
                              {"occurrence", static_cast<std::int64_t>(f.occurrence)}},
                             *f.apply_latency_us, std::nullopt};
     r.metrics.push_back(std::move(m));
+    auto err = f.effect.find("effect_error_pct");
+    if (err == f.effect.end()) continue;
+    r.metrics.push_back({"fault/effect_error", "%", "lower",
+                         {{"phase", std::string("overall")}, {"fault", f.name},
+                          {"occurrence", static_cast<std::int64_t>(f.occurrence)}},
+                         err->second, std::nullopt});
   }
   r.series = build_series(samples, in.t0_wall);
   r.checks = evaluate_checks(in.scenario.checks, r.metrics);

@@ -22,7 +22,9 @@
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
 #include "harness/host_error.h"
+#include "faults/network/impairment_fault.h"
 #include "faults/network/network_plane.h"
+#include "faults/network/rate_fault.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
@@ -130,6 +132,8 @@ class Run {
   void restart_due(double t);
   void start_metrics_server();
   void start_cluster_network();
+  bool link_asked() const;
+  void shape_links();
   void apply(std::size_t occurrence);
   void revert(std::size_t occurrence);
   void revert_all();
@@ -151,6 +155,7 @@ class Run {
   std::unique_ptr<NodeCgroups> cgroups_;
   std::unique_ptr<NetnsCluster> netns_;  // null: local processes on loopback
   std::unique_ptr<faults::NetworkPlane> network_;  // with netns_: what network faults act on
+  std::vector<std::unique_ptr<faults::Fault>> link_shaping_;  // cluster.link, for the whole run
   std::string cluster_why_local_;
   int starting_node_ = 0;  // the node of the rank being started, for the fork hook
   bool cgroups_available_ = false;
@@ -208,6 +213,7 @@ void Run::start_cluster_network() {
   const auto mode = scenario_.cluster.mode;
   if (mode == ClusterMode::kLocal) {
     cluster_why_local_ = "cluster.mode is local";
+    if (link_asked()) throw HostError("cluster.link needs the cluster in network namespaces, and cluster.mode is local");
     return;
   }
   try {
@@ -226,11 +232,40 @@ void Run::start_cluster_network() {
       nodes.push_back({netns_->node_netns_fd(n), netns_->address(n), NetnsCluster::bridge_port(n)});
     network_ = std::make_unique<faults::NetworkPlane>(netns_->bridge_netns_fd(), std::move(nodes),
                                                       NetnsCluster::kNodeInterface, scenario_.seed);
+    shape_links();
   } catch (const HostError& e) {
-    if (mode == ClusterMode::kNamespaces) throw;
+    if (mode == ClusterMode::kNamespaces || link_asked()) throw;
     cluster_why_local_ = e.what();
     spdlog::info("cluster: local processes on loopback ({})", cluster_why_local_);
   }
+}
+
+bool Run::link_asked() const { return scenario_.cluster.link.rate || scenario_.cluster.link.delay; }
+
+// cluster.link: every node's link gets the rate (its egress, as a NIC) and the one-way
+// delay (each packet once), for the whole run: the same fault classes, never reverted
+// before the end.
+void Run::shape_links() {
+  const auto& link = scenario_.cluster.link;
+  faults::ResolvedTarget all;
+  for (int n = 0; n < scenario_.cluster.nodes; ++n) all.nodes.push_back(n);
+  all.network = network_.get();
+  try {
+    if (link.rate) {
+      link_shaping_.push_back(std::make_unique<faults::RateFault>(link.rate->bits_per_second, 0, faults::Direction::kEgress));
+      link_shaping_.back()->apply(all, *journal_);
+    }
+    if (link.delay) {
+      faults::Impairment imp;
+      imp.delay = link.delay->value;
+      link_shaping_.push_back(std::make_unique<faults::ImpairmentFault>(imp, faults::Direction::kEgress, "auto"));
+      link_shaping_.back()->apply(all, *journal_);
+    }
+  } catch (const faults::FaultError& e) {
+    throw HostError(fmt::format("cluster.link cannot be set up on this host: {}", e.what()));
+  }
+  for (const auto& f : link_shaping_)
+    timeline_->write(now_s(), "link_shaped", {{"backend", TL::str(f->backend())}});
 }
 
 void Run::start_metrics_server() {
@@ -372,6 +407,7 @@ void Run::revert(std::size_t i) {
   try {
     if (faults_[i] && faults_[i]->reversible()) faults_[i]->revert();
     double t = now_s();
+    if (faults_[i]) rec.effect = faults_[i]->effect();
     schedule_.mark_reverted(i, t);
     rec.reverted_at_s = t;
     timeline_->write(t, "fault_reverted", {{"fault", TL::str(spec.name)}, {"occurrence", TL::num(o.number)}});
@@ -583,6 +619,14 @@ RunOutcome Run::execute() {
     }
   }
   cgroups_.reset();
+  for (auto it = link_shaping_.rbegin(); it != link_shaping_.rend(); ++it) {
+    try {
+      (*it)->revert();
+    } catch (const std::exception& e) {
+      fail(fmt::format("cleanup: cluster.link: {}", e.what()), "error");
+    }
+  }
+  link_shaping_.clear();
   network_.reset();
   netns_.reset();
   dir_.reset();
