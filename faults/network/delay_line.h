@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace chaosbench::faults {
 
@@ -48,6 +49,10 @@ struct DelayLineStats {
   // the mean and the mean of |held - intended| for delayed packets, in microseconds.
   double held_mean_us = 0;
   double held_error_mean_us = 0;
+  // Why the thread stopped serving before the destructor asked it to (a netlink error);
+  // empty while it serves. Once stopped, held packets were accepted and the queue
+  // unbound, so the rule's --queue-bypass passes traffic undelayed.
+  std::string error;
 };
 
 class DelayLine {
