@@ -59,9 +59,9 @@ constexpr std::chrono::microseconds kMaxLateness{500};
 std::runtime_error bind_error(std::uint16_t queue, const char* step, int err) {
   std::string why = std::strerror(err);
   if (err == EBUSY || err == EEXIST || err == EPERM)
-    why += " — another process (or DelayLine) already serves this queue number in this namespace";
+    why += "; another process (or DelayLine) already serves this queue number in this namespace";
   else if (err == EOPNOTSUPP || err == EPROTONOSUPPORT || err == ENOENT || err == EAFNOSUPPORT)
-    why += " — is nfnetlink_queue (CONFIG_NETFILTER_NETLINK_QUEUE) in this kernel?";
+    why += "; is nfnetlink_queue (CONFIG_NETFILTER_NETLINK_QUEUE) in this kernel?";
   return std::runtime_error(fmt::format("delay line: NFQUEUE {}: {} failed: {}", queue, step, why));
 }
 
