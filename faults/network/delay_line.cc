@@ -123,7 +123,8 @@ void DelayLine::Impl::run(std::promise<void>& ready) {
     enter_netns(netns_fd);
     bind();
   } catch (...) {
-    if (handle) nfq_close(handle);  // also destroys the queue handle
+    if (qhandle) nfq_destroy_queue(qhandle);
+    if (handle) nfq_close(handle);
     if (timestamp_fd >= 0) close(timestamp_fd);
     ready.set_exception(std::current_exception());
     return;

@@ -11,6 +11,10 @@
 //
 // Threads: the constructor starts one thread, which enters the namespace and serves the
 // queue until the destructor stops it. stats() may be called from any thread.
+//
+// Side effect: while a DelayLine lives it keeps the kernel's receive timestamps on (a
+// host-wide switch that any ping also flips), so delays count from the packet's arrival
+// in the namespace rather than from when the thread read it.
 #pragma once
 
 #include <chrono>
