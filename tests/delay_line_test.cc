@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <netinet/in.h>
 #include <optional>
 #include <regex>
@@ -264,4 +265,19 @@ TEST_CASE("delay line: corrupted UDP datagrams are discarded by the receiver's c
   }
   ::close(rx);
   ::close(tx);
+}
+
+TEST_CASE("delay line: a failed start throws with the reason and leaves no thread behind", "[network]") {
+  auto threads = [] {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+  };
+  const std::size_t before = threads();
+  DelayLineSettings bad;
+  bad.loss = 2;
+  CHECK_THROWS_AS(DelayLine(-1, kQueue, bad), std::invalid_argument);
+  // A namespace fd that is not one: setns fails inside the thread, the constructor rethrows.
+  CHECK_THROWS_WITH(DelayLine(-1, kQueue, DelayLineSettings{}), Catch::Contains("setns"));
+  CHECK(threads() == before);
 }

@@ -181,6 +181,7 @@ void DelayLine::Impl::serve() {
     timespec timeout{};
     timespec* wait = nullptr;
     Clock::time_point target{};
+    bool timed = false;  // slept on the timer, so its lateness can be learned
     if (!held.empty()) {
       target = held.front().release - lateness;
       auto left = std::max(target - Clock::now(), Clock::duration::zero());
@@ -188,15 +189,17 @@ void DelayLine::Impl::serve() {
       timeout.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
       timeout.tv_nsec = static_cast<long>(ns % 1'000'000'000);
       wait = &timeout;
+      timed = ns > 0;
     }
     int rc = ppoll(fds, 2, wait, nullptr);
     if (rc < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "delay line: ppoll");
     if (rc > 0 && fds[1].revents) return;
     if (rc > 0 && fds[0].revents) drain();
     const Clock::time_point now = Clock::now();
-    if (rc == 0) {
+    if (rc == 0 && timed) {
       // The timer fired: learn how late. A plain mean of the first wake-ups, then a running
       // mean over ~16; each sample clamped so a stall cannot make the line release early.
+      // (A zero timeout means the thread was already behind: not the timer's lateness.)
       const auto late = std::clamp(now - target, Clock::duration::zero(), Clock::duration(kMaxLateness));
       wakeups = std::min(wakeups + 1, 16);
       lateness += (late - lateness) / wakeups;

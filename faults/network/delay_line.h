@@ -63,7 +63,8 @@ class DelayLine {
  public:
   // Binds NFQUEUE `queue_num` in the namespace of `netns_fd` and starts serving it. Throws
   // std::runtime_error (with the reason) when nfnetlink_queue is unavailable or the queue
-  // number is taken. Returns once the queue is bound, so a rule added afterwards never
+  // number is taken, std::invalid_argument for settings out of range; no thread is left
+  // behind either way. Returns once the queue is bound, so a rule added afterwards never
   // finds it unserved.
   DelayLine(int netns_fd, std::uint16_t queue_num, const DelayLineSettings& settings);
   // Stops the thread; packets still held are released (accepted) at once. Blocks until done.
