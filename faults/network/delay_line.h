@@ -11,11 +11,16 @@
 //
 // Threads: the constructor starts one thread, which enters the namespace and serves the
 // queue until the destructor stops it. stats() may be called from any thread.
+//
+// Side effect: while a DelayLine lives it keeps the kernel's receive timestamps on (a
+// host-wide switch that any ping also flips), so delays count from the packet's arrival
+// in the namespace rather than from when the thread read it.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace chaosbench::faults {
 
@@ -48,13 +53,18 @@ struct DelayLineStats {
   // the mean and the mean of |held - intended| for delayed packets, in microseconds.
   double held_mean_us = 0;
   double held_error_mean_us = 0;
+  // Why the thread stopped serving before the destructor asked it to (a netlink error);
+  // empty while it serves. Once stopped, held packets were accepted and the queue
+  // unbound, so the rule's --queue-bypass passes traffic undelayed.
+  std::string error;
 };
 
 class DelayLine {
  public:
   // Binds NFQUEUE `queue_num` in the namespace of `netns_fd` and starts serving it. Throws
   // std::runtime_error (with the reason) when nfnetlink_queue is unavailable or the queue
-  // number is taken. Returns once the queue is bound, so a rule added afterwards never
+  // number is taken, std::invalid_argument for settings out of range; no thread is left
+  // behind either way. Returns once the queue is bound, so a rule added afterwards never
   // finds it unserved.
   DelayLine(int netns_fd, std::uint16_t queue_num, const DelayLineSettings& settings);
   // Stops the thread; packets still held are released (accepted) at once. Blocks until done.

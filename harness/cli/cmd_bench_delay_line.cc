@@ -1,0 +1,276 @@
+// chaosbench bench delay-line: see cmd_bench_delay_line.h. Everything runs in a 2-node
+// cluster of this process's own: the delay line serves NFQUEUE 7 in node 1 and an INPUT
+// rule there steers node 0's packets to it (the receiving side, as delay_line.h asks).
+//   latency:    ping node0 -> node1, median RTT with the line minus the median without
+//               (measured just before and just after), against the delay asked;
+//               effect error = |added - asked| / asked. ping prints 3 significant
+//               digits (time=20.2 ms, time=100 ms): a resolution of 0.5% at 20 ms and
+//               1% at 100 ms, well inside the 5% goal.
+//   throughput: iperf3 -s -1 in node 1, iperf3 -c -J -t S in node 0, one TCP stream,
+//               without the line and with it at --throughput-delay. TCP buffers are the
+//               namespaces' defaults (nothing set; the JSON carries tcp_rmem).
+#include "harness/cli/cmd_bench_delay_line.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "faults/network/delay_line.h"
+#include "faults/network/netns.h"
+#include "harness/cli/cli_options.h"
+#include "harness/cli/exit_code.h"
+#include "harness/cluster/netns_cluster.h"
+#include "harness/host_error.h"
+#include "harness/runner/run_directory.h"
+
+namespace chaosbench::harness {
+namespace {
+
+using namespace std::chrono_literals;
+using faults::run_in_netns;
+
+constexpr std::uint16_t kQueue = 7;
+constexpr double kMaxEffectErrorPct = 5.0;
+constexpr double kMinGbitPerS = 1.0;
+
+struct LatencyResult {
+  double asked_ms = 0;
+  int pings = 0, received = 0;
+  double baseline_median_ms = NAN, median_ms = NAN, added_ms = NAN, effect_error_pct = NAN;
+  double held_mean_us = 0, held_error_mean_us = 0;  // the delay line's own account
+  bool ok() const { return effect_error_pct <= kMaxEffectErrorPct; }
+};
+
+struct ThroughputResult {
+  double delay_ms = 0;  // 0: no delay line at all (the baseline)
+  double seconds = 0;
+  double gbit_per_s = NAN;
+  long retransmits = 0;
+  std::string tcp_rmem;
+  std::string error;
+  bool goal() const { return delay_ms > 0; }
+  bool ok() const { return !goal() || gbit_per_s >= kMinGbitPerS; }
+};
+
+// The NFQUEUE rule in node 1 for node 0's packets, for the life of this object.
+class SteeringRule {
+ public:
+  explicit SteeringRule(const NetnsCluster& c) : c_(c) {
+    auto r = run_in_netns(c.node_netns_fd(1), argv("-A"), 5s);
+    if (r.exit_code != 0) throw HostError("iptables could not add the NFQUEUE rule: " + r.err);
+  }
+  ~SteeringRule() { run_in_netns(c_.node_netns_fd(1), argv("-D"), 5s); }
+  SteeringRule(const SteeringRule&) = delete;
+  SteeringRule& operator=(const SteeringRule&) = delete;
+
+ private:
+  std::vector<std::string> argv(const char* action) const {
+    return {"iptables", "-w", action, "INPUT", "-s", c_.address(0), "-j", "NFQUEUE", "--queue-num",
+            std::to_string(kQueue), "--queue-bypass"};
+  }
+  const NetnsCluster& c_;
+};
+
+std::unique_ptr<faults::DelayLine> start_line(const NetnsCluster& c, double delay_ms) {
+  faults::DelayLineSettings s;
+  s.delay = std::chrono::nanoseconds(std::llround(delay_ms * 1e6));
+  try {
+    return std::make_unique<faults::DelayLine>(c.node_netns_fd(1), kQueue, s);
+  } catch (const std::exception& e) {
+    throw HostError(e.what());
+  }
+}
+
+// Per-reply RTTs of `count` pings from node 0 to node 1, 20 ms apart.
+std::vector<double> ping_rtts(const NetnsCluster& c, int count) {
+  auto r = run_in_netns(c.node_netns_fd(0),
+                        {"ping", "-n", "-c", std::to_string(count), "-i", "0.02", "-W", "2", c.address(1)}, 60s);
+  if (r.exit_code < 0) throw HostError("ping did not run (is it installed?): " + r.err);
+  std::vector<double> rtts;
+  static const std::regex kTime(R"(time=([\d.]+) ms)");
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), kTime), end; it != end; ++it) rtts.push_back(std::stod((*it)[1]));
+  return rtts;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+LatencyResult measure_latency(const NetnsCluster& c, double delay_ms, int pings) {
+  LatencyResult r;
+  r.asked_ms = delay_ms;
+  r.pings = pings;
+  // The baseline is the median of pings just before and just after, so a noisy moment
+  // (the kernel still tearing down an earlier run's namespaces) weighs half as much.
+  std::vector<double> baseline = ping_rtts(c, pings);
+  auto line = start_line(c, delay_ms);
+  std::vector<double> rtts;
+  {
+    SteeringRule rule(c);
+    rtts = ping_rtts(c, pings);
+  }
+  const auto stats = line->stats();
+  line.reset();
+  auto after = ping_rtts(c, pings);
+  baseline.insert(baseline.end(), after.begin(), after.end());
+  r.baseline_median_ms = median(baseline);
+  r.received = static_cast<int>(rtts.size());
+  r.median_ms = median(rtts);
+  r.added_ms = r.median_ms - r.baseline_median_ms;
+  r.effect_error_pct = std::abs(r.added_ms - delay_ms) / delay_ms * 100;
+  r.held_mean_us = stats.held_mean_us;
+  r.held_error_mean_us = stats.held_error_mean_us;
+  return r;
+}
+
+ThroughputResult measure_throughput(const NetnsCluster& c, double delay_ms, int seconds) {
+  ThroughputResult r;
+  r.delay_ms = delay_ms;
+  r.seconds = seconds;
+  r.tcp_rmem = run_in_netns(c.node_netns_fd(1), {"sysctl", "-n", "net.ipv4.tcp_rmem"}, 5s).out;
+  r.tcp_rmem.erase(std::remove(r.tcp_rmem.begin(), r.tcp_rmem.end(), '\n'), r.tcp_rmem.end());
+  std::unique_ptr<faults::DelayLine> line;
+  std::unique_ptr<SteeringRule> rule;
+  if (delay_ms > 0) {
+    line = start_line(c, delay_ms);
+    rule = std::make_unique<SteeringRule>(c);
+  }
+  // The server serves one test and exits; the client retries while it is not yet listening.
+  const auto limit = std::chrono::seconds(seconds + 20);
+  std::thread server([&] { run_in_netns(c.node_netns_fd(1), {"iperf3", "-s", "-1", "-B", c.address(1)}, limit); });
+  faults::CommandOutput client;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::this_thread::sleep_for(150ms);
+    client = run_in_netns(c.node_netns_fd(0), {"iperf3", "-c", c.address(1), "-t", std::to_string(seconds), "-J"}, limit);
+    if (client.exit_code == 0 || client.out.find("Connection refused") == std::string::npos) break;
+  }
+  server.join();
+  rule.reset();
+  line.reset();
+  try {
+    auto json = nlohmann::json::parse(client.out);
+    if (json.contains("error")) r.error = json["error"].get<std::string>();
+    r.gbit_per_s = json.at("end").at("sum_received").at("bits_per_second").get<double>() / 1e9;
+    r.retransmits = json.at("end").at("sum_sent").value("retransmits", 0L);
+  } catch (const std::exception& e) {
+    if (r.error.empty()) r.error = fmt::format("iperf3 gave no result (exit {}): {}", client.exit_code, client.err);
+  }
+  return r;
+}
+
+nlohmann::ordered_json to_json(const LatencyResult& r) {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
+  return {{"benchmark", "delay_line"},     {"measurement", "latency"},
+          {"delay_ms", r.asked_ms},        {"pings", r.pings},
+          {"received", r.received},        {"baseline_median_ms", num(r.baseline_median_ms)},
+          {"median_ms", num(r.median_ms)}, {"added_ms", num(r.added_ms)},
+          {"effect_error_pct", num(r.effect_error_pct)},
+          {"held_mean_us", r.held_mean_us}, {"held_error_mean_us", r.held_error_mean_us},
+          {"goal_effect_error_pct_max", kMaxEffectErrorPct}, {"goal_met", r.ok()}};
+}
+
+nlohmann::ordered_json to_json(const ThroughputResult& r) {
+  nlohmann::ordered_json j = {{"benchmark", "delay_line"},
+                              {"measurement", "throughput"},
+                              {"delay_ms", r.delay_ms},
+                              {"delay_line", r.delay_ms > 0},
+                              {"seconds", r.seconds},
+                              {"gbit_per_s", std::isfinite(r.gbit_per_s) ? nlohmann::ordered_json(r.gbit_per_s) : nullptr},
+                              {"retransmits", r.retransmits},
+                              {"tcp_rmem", r.tcp_rmem}};
+  if (r.goal()) {
+    j["goal_gbit_per_s_min"] = kMinGbitPerS;
+    j["goal_met"] = r.ok();
+  }
+  if (!r.error.empty()) j["error"] = r.error;
+  return j;
+}
+
+void print_table(std::ostream& out, const std::vector<LatencyResult>& latency, const std::vector<ThroughputResult>& tput) {
+  out << fmt::format("\n{:>9} {:>12} {:>10} {:>10} {:>9} {:>12} {:>6}\n", "delay ms", "baseline ms", "median ms",
+                     "added ms", "error %", "held err us", "goal");
+  for (const auto& r : latency)
+    out << fmt::format("{:>9.1f} {:>12.3f} {:>10.3f} {:>10.3f} {:>9.2f} {:>12.1f} {:>6}\n", r.asked_ms,
+                       r.baseline_median_ms, r.median_ms, r.added_ms, r.effect_error_pct, r.held_error_mean_us,
+                       r.ok() ? "ok" : "MISS");
+  out << fmt::format("effect error goal: <= {:.0f}% at every delay\n\n", kMaxEffectErrorPct);
+  out << fmt::format("{:>24} {:>10} {:>8} {:>6}\n", "iperf3, one TCP stream", "Gbit/s", "retrans", "goal");
+  for (const auto& r : tput)
+    out << fmt::format("{:>24} {:>10.2f} {:>8} {:>6}{}\n",
+                       r.delay_ms > 0 ? fmt::format("delay line, {:g} ms", r.delay_ms) : "no delay line",
+                       r.gbit_per_s, r.retransmits, r.goal() ? (r.ok() ? "ok" : "MISS") : "-",
+                       r.error.empty() ? "" : "  (" + r.error + ")");
+  out << fmt::format("throughput goal: >= {:.0f} Gbit/s through the delay line\n", kMinGbitPerS);
+}
+
+std::vector<double> parse_delays(const std::string& text) {
+  std::vector<double> delays;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      std::size_t used = 0;
+      double ms = std::stod(item, &used);
+      if (used != item.size() || !(ms > 0)) throw std::invalid_argument(item);
+      delays.push_back(ms);
+    } catch (const std::exception&) {
+      throw UsageError("--delays takes milliseconds > 0 separated by commas, not \"" + item + "\"");
+    }
+  }
+  if (delays.empty()) throw UsageError("--delays needs at least one delay");
+  return delays;
+}
+
+}  // namespace
+
+int bench_delay_line(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("delays", po::value<std::string>()->default_value("1,5,20,100"), "delays to measure with ping, ms")
+      ("pings", po::value<int>()->default_value(40), "pings per delay (and per baseline); medians are compared")
+      ("throughput-delay", po::value<double>()->default_value(5), "delay for the iperf3 stream, ms")
+      ("seconds", po::value<int>()->default_value(5), "iperf3 duration, s (0: no throughput test)");
+  auto cl = parse_command_line(args, options, {});
+  if (cl.help) {
+    print_help("chaosbench bench delay-line [--delays MS,...] [--pings N] [--throughput-delay MS] [--seconds S]",
+               "Measures the NFQUEUE delay line on a 2-node cluster: added RTT against the asked delay (ping), and "
+               "one TCP stream's throughput through it (iperf3). Root. Goals: effect error <= 5%, >= 1 Gbit/s.",
+               options);
+    return kExitPass;
+  }
+  const auto delays = parse_delays(cl.vm["delays"].as<std::string>());
+  const int pings = cl.vm["pings"].as<int>(), seconds = cl.vm["seconds"].as<int>();
+  const double tput_delay = cl.vm["throughput-delay"].as<double>();
+  if (pings < 3 || seconds < 0 || !(tput_delay > 0)) throw UsageError("--pings >= 3, --seconds >= 0, --throughput-delay > 0");
+
+  NetnsCluster cluster(2, make_run_id());  // HostError (exit 3) without root
+  ping_rtts(cluster, 10);                  // warm-up: ARP, caches; not measured
+  std::vector<LatencyResult> latency;
+  std::vector<ThroughputResult> throughput;
+  for (double d : delays) {
+    latency.push_back(measure_latency(cluster, d, pings));
+    std::cout << to_json(latency.back()).dump() << std::endl;
+  }
+  if (seconds > 0) {
+    for (double d : {0.0, tput_delay}) {
+      throughput.push_back(measure_throughput(cluster, d, seconds));
+      std::cout << to_json(throughput.back()).dump() << std::endl;
+    }
+  }
+  print_table(std::cout, latency, throughput);
+  const bool ok = std::all_of(latency.begin(), latency.end(), [](const auto& r) { return r.ok(); }) &&
+                  std::all_of(throughput.begin(), throughput.end(), [](const auto& r) { return r.ok(); });
+  return ok ? kExitPass : kExitCheckFailed;
+}
+
+}  // namespace chaosbench::harness
