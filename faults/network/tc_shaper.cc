@@ -302,7 +302,6 @@ NetemProbe probe_netem() {
   return probe;
 }
 
-
 }  // namespace
 
 std::vector<std::uint8_t> tc_add_request_bytes(const RulePlan& plan, int ifindex, TcRequest which) {
@@ -325,11 +324,10 @@ std::vector<std::uint8_t> tc_add_request_bytes(const RulePlan& plan, int ifindex
       break;
   }
   check_alloc(rc, "build a request");
-  const nlmsghdr* hdr = nlmsg_hdr(msg);
+  auto held = owned(msg);
+  const nlmsghdr* hdr = nlmsg_hdr(held.get());
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(hdr);
-  std::vector<std::uint8_t> out(bytes, bytes + hdr->nlmsg_len);
-  nlmsg_free(msg);
-  return out;
+  return std::vector<std::uint8_t>(bytes, bytes + hdr->nlmsg_len);
 }
 
 struct TcShaper::Impl {
@@ -369,8 +367,8 @@ struct TcShaper::Impl {
       auto root = root_qdisc();
       if (root && root->second != 0)
         throw std::runtime_error(fmt::format(
-            "{}: the root qdisc is {} {}, not the kernel's default: someone else's; the shaper leaves it alone", interface,
-            root->first, handle_text(root->second)));
+            "{}: its root qdisc is {} {}, not the kernel's default; the shaper does not take over a root it did not create",
+            interface, root->first, handle_text(root->second)));
       fail("another qdisc already has handle 1:", rc);
     }
     if (rc < 0) fail("cannot add the root htb qdisc 1:", rc);
