@@ -66,7 +66,10 @@ class TcShaper {
   // "Specified qdisc not found" becomes "the kernel has no sch_netem") and then leaves
   // nothing of this rule behind.
   int add(const ShapeRule& rule);
-  // Takes the rule out; removes the root with the last rule. Idempotent.
+  // Takes the rule out: its filter, then its class (its netem goes with it); with the last
+  // rule, just the root, which takes everything under it in one message. Idempotent: an
+  // unknown id, or objects already gone (even the root), is success. Throws
+  // std::runtime_error when the kernel refuses; the rule is then still listed.
   void remove(int id);
 
   const std::string& interface() const;
