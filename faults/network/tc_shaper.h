@@ -11,7 +11,14 @@
 // The shaper touches only what it created: it refuses an interface whose root qdisc is
 // someone else's (anything other than the kernel's default), and removes exactly its
 // filters, classes and (with the last rule) its root. Same layout as Mininet's TCIntf
-// (htb rate class with a netem child); see ../shared/REFERENCES.md.
+// (htb rate class with a netem child); see ../shared/REFERENCES.md. One shaper per
+// interface: a second one finds the first one's root and refuses.
+//
+// Rule ids (class minors) start at 2, so no netem handle N: is the root's 1:. A packet
+// that several rules match goes to the most specific (src and dst, then one of them, then
+// match-all), among equals to the lower id (tc_plan.h, shaper_filter_prio). Filters match
+// IPv4 only; ARP and IPv6 take the direct queue. The exact tc commands for the same change
+// are in tc_commands.h.
 //
 // Threads: use from one thread. Each call blocks for one netlink round trip or a few.
 #pragma once
@@ -54,11 +61,15 @@ class TcShaper {
   TcShaper& operator=(const TcShaper&) = delete;
 
   // Puts the rule in effect; returns its id (the class minor). Creates the htb root on
-  // first use. Throws std::runtime_error with the kernel's reason (for example netem
-  // missing: "Specified qdisc not found" becomes "the kernel has no sch_netem") and then
-  // leaves nothing of this rule behind.
+  // first use. Invalid input (tc_plan.h, plan_rule) throws before anything changes.
+  // Throws std::runtime_error with the kernel's reason (for example netem missing:
+  // "Specified qdisc not found" becomes "the kernel has no sch_netem") and then leaves
+  // nothing of this rule behind.
   int add(const ShapeRule& rule);
-  // Takes the rule out; removes the root with the last rule. Idempotent.
+  // Takes the rule out: its filter, then its class (its netem goes with it); with the last
+  // rule, just the root, which takes everything under it in one message. Idempotent: an
+  // unknown id, or objects already gone (even the root), is success. Throws
+  // std::runtime_error when the kernel refuses; the rule is then still listed.
   void remove(int id);
 
   const std::string& interface() const;
@@ -66,9 +77,9 @@ class TcShaper {
   // what the journal records so cleanup can remove exactly it.
   std::string root_handle() const;
 
-  // Whether the running kernel can make a netem qdisc: tries one on a dummy interface in
-  // a throwaway namespace (needs CAP_NET_ADMIN); the answer is cached. `why` gets the
-  // reason when not.
+  // Whether the running kernel can make a netem qdisc: tries one on the loopback device of
+  // a throwaway namespace, made by a short-lived thread (needs CAP_SYS_ADMIN); the answer
+  // is cached for the process. `why` gets the reason when not.
   static bool netem_available(std::string* why = nullptr);
 
  private:
