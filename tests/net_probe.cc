@@ -38,15 +38,16 @@ double iperf3_mbit(int client_fd, int server_fd, const std::string& server_addre
   static int port = 5301;
   const std::string p = std::to_string(port++);
   auto server = std::async(std::launch::async, [&] {
-    return run_in_netns(server_fd, {"iperf3", "-s", "-1", "-p", p}, std::chrono::seconds(seconds + 20));
+    return run_in_netns(server_fd, {"iperf3", "-s", "-1", "-B", server_address, "-p", p}, std::chrono::seconds(seconds + 20));
   });
-  faults::CommandOutput out;
-  for (int attempt = 0; attempt < 50; ++attempt) {  // until the server listens
-    out = run_in_netns(client_fd, {"iperf3", "-c", server_address, "-p", p, "-t", std::to_string(seconds), "-J"},
-                       std::chrono::seconds(seconds + 15));
-    if (out.exit_code == 0 || out.out.find("Connection refused") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Wait until it listens, looking rather than connecting: a probing connection would be
+  // the one test the server serves.
+  for (int i = 0; i < 250; ++i) {
+    if (!run_in_netns(server_fd, {"ss", "-Hltn", "sport", "=", ":" + p}, std::chrono::seconds(2)).out.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  auto out = run_in_netns(client_fd, {"iperf3", "-c", server_address, "-p", p, "-t", std::to_string(seconds), "-J"},
+                          std::chrono::seconds(seconds + 15));
   server.wait();
   try {
     auto j = nlohmann::json::parse(out.out);

@@ -69,14 +69,22 @@ struct Net {
   test::PingResult ping(int from, int to, int count = 20, double interval = 0.02) const {
     return test::ping(cluster.node_netns_fd(from), cluster.address(to), count, interval);
   }
-  // Everything of ours in a node's namespace: iptables chains and non-default qdiscs.
+  std::string bridge_iptables() const {
+    return faults::run_in_netns(cluster.bridge_netns_fd(), {"iptables", "-S"}, std::chrono::seconds(5)).out;
+  }
+  // Everything of ours around a node: iptables chains and bridge-nf-call-iptables in the
+  // bridge namespace, htb or netem qdiscs on its interface and on its bridge port.
   std::string leftovers(int node) const {
-    auto ipt = faults::run_in_netns(cluster.node_netns_fd(node), {"iptables", "-S"}, std::chrono::seconds(5));
-    auto tc = faults::run_in_netns(cluster.node_netns_fd(node), {"tc", "qdisc", "show", "dev", "eth0"},
-                                   std::chrono::seconds(5));
     std::string out;
-    if (ipt.out.find("chaosbench") != std::string::npos) out += ipt.out;
-    if (tc.out.find("htb") != std::string::npos || tc.out.find("netem") != std::string::npos) out += tc.out;
+    if (bridge_iptables().find("chaosbench") != std::string::npos) out += bridge_iptables();
+    auto nf = faults::run_in_netns(cluster.bridge_netns_fd(), {"cat", "/proc/sys/net/bridge/bridge-nf-call-iptables"},
+                                   std::chrono::seconds(5));
+    if (nf.out != "1\n") out += "bridge-nf-call-iptables " + nf.out;  // the kernel's default
+    for (auto [fd, dev] : {std::pair{cluster.node_netns_fd(node), std::string("eth0")},
+                           std::pair{cluster.bridge_netns_fd(), harness::NetnsCluster::bridge_port(node)}}) {
+      auto tc = faults::run_in_netns(fd, {"tc", "qdisc", "show", "dev", dev}, std::chrono::seconds(5));
+      if (tc.out.find("htb") != std::string::npos || tc.out.find("netem") != std::string::npos) out += tc.out;
+    }
     return out;
   }
 };
@@ -151,10 +159,12 @@ TEST_CASE("network.partition one_way: the first side cannot send, the way back s
   // replies to 1. The rule itself shows that only 0 -> 1 is dropped.
   CHECK(net.ping(0, 1, 3, 0.05).received == 0);
   CHECK(net.ping(1, 0, 3, 0.05).received == 0);
-  auto s = faults::run_in_netns(net.cluster.node_netns_fd(1), {"iptables", "-S"}, std::chrono::seconds(5));
-  CHECK(s.out.find(fmt::format("-s {}/32 -i eth0 -j DROP", net.cluster.address(0))) != std::string::npos);
-  auto other = faults::run_in_netns(net.cluster.node_netns_fd(0), {"iptables", "-S"}, std::chrono::seconds(5));
-  CHECK(other.out.find("chaosbench") == std::string::npos);
+  const auto rules = net.bridge_iptables();
+  INFO(rules);
+  CHECK(rules.find(fmt::format("-s {}/32 -d {}/32 -j DROP", net.cluster.address(0), net.cluster.address(1))) !=
+        std::string::npos);
+  CHECK(rules.find(fmt::format("-s {}/32 -d {}/32 -j DROP", net.cluster.address(1), net.cluster.address(0))) ==
+        std::string::npos);
   cut.revert();
   CHECK(net.ping(0, 1, 2, 0.05).received == 2);
 }

@@ -13,6 +13,7 @@
 #include "faults/network/tc_plan.h"
 #include "faults/network/tc_shaper.h"
 #include "harness/cluster/netns_cluster.h"
+#include "net_probe.h"
 #include "test_util.h"
 
 using chaosbench::faults::run_in_netns;
@@ -42,20 +43,13 @@ int count_lines(const std::string& text, const std::string& containing = "") {
   return n;
 }
 
-// TCP throughput from node `from` to node `to` in Mbit/s, as the receiver counted it
-// (iperf3 -t 2; the server serves one test and exits).
+// TCP throughput from node `from` to node `to` in Mbit/s, as the receiver counted it.
 double iperf_mbps(const NetnsCluster& c, int from, int to) {
-  const int server_fd = c.node_netns_fd(to);
-  std::thread server([&] { run_in_netns(server_fd, {"iperf3", "-s", "-1", "-B", c.address(to)}, 20s); });
-  for (int i = 0; i < 100; ++i) {  // until it listens: a probing connect would be its one test
-    if (!run_in_netns(server_fd, {"ss", "-Hltn", "sport", "=", ":5201"}, 2s).out.empty()) break;
-    std::this_thread::sleep_for(20ms);
-  }
-  auto r = run_in_netns(c.node_netns_fd(from), {"iperf3", "-c", c.address(to), "-t", "2", "-J"}, 15s);
-  server.join();
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out)["end"]["sum_received"]["bits_per_second"].get<double>() / 1e6;
+  std::string error;
+  const double mbit = chaosbench::test::iperf3_mbit(c.node_netns_fd(from), c.node_netns_fd(to), c.address(to), 2, &error);
+  INFO(error);
+  REQUIRE(mbit > 0);
+  return mbit;
 }
 
 // The mean ping RTT from node `from` to node `to`, in milliseconds.

@@ -31,11 +31,13 @@ void ImpairmentFault::do_apply(const ResolvedTarget& target) {
   std::string why;
   backend_ = choose_backend(imp_, requested_, &why);
   if (backend_.empty()) throw FaultError(why);
-  const auto flows = by_receiver(target_flows(target, direction_), plane_->nodes());
+  const auto flows = target_flows(target, direction_);
   if (flows.empty()) throw FaultError("the target names no traffic between two nodes");
   try {
     if (backend_ == "netem") {
-      for (const auto& f : flows) {
+      // On the receiver's bridge port: the packet then enters the receiver's namespace
+      // after its delay, so even the receiver's arrival timestamps (ping's RTT) see it.
+      for (const auto& f : by_receiver(flows, plane_->nodes())) {
         ShapeRule rule;
         if (f.sender != kAnyNode) rule.match_src = plane_->node(f.sender).address;
         rule.netem = to_netem(imp_);
@@ -43,21 +45,16 @@ void ImpairmentFault::do_apply(const ResolvedTarget& target) {
       }
       return;
     }
-    std::map<int, std::vector<std::string>> rules;  // receiver -> iptables rules
-    for (const auto& f : flows) rules[f.receiver];
-    for (auto& [receiver, lines] : rules) {
-      // The delay line is serving its queue before any rule sends packets to it.
-      const std::uint16_t queue = plane_->next_queue();
-      lines_.push_back(std::make_unique<DelayLine>(plane_->node(receiver).netns_fd, queue,
-                                                   to_delay_line(imp_, plane_->seed() ^ (queue * 0x9E3779B97F4A7C15ull))));
-      for (const auto& f : flows) {
-        if (f.receiver != receiver) continue;
-        std::string match = fmt::format("-i {}", plane_->node_interface());
-        if (f.sender != kAnyNode) match += fmt::format(" -s {}", plane_->node(f.sender).address);
-        lines.push_back(fmt::format("{} -j NFQUEUE --queue-num {} --queue-bypass", match, queue));
-      }
-      chains_.push_back(plane_->add_input_chain(plane_->node(receiver).netns_fd, lines, log()));
-    }
+    // One delay line in the bridge namespace, fed by the FORWARD hook: it holds packets
+    // after they left the sender's namespace (the sender's TCP stack is not throttled by
+    // them) and before they enter the receiver's (whose timestamps then see the delay).
+    const std::uint16_t queue = plane_->next_queue();
+    lines_.push_back(std::make_unique<DelayLine>(plane_->bridge_netns_fd(), queue,
+                                                 to_delay_line(imp_, plane_->seed() ^ (queue * 0x9E3779B97F4A7C15ull))));
+    std::vector<std::string> rules;
+    for (const auto& f : flows)
+      rules.push_back(fmt::format("{} -j NFQUEUE --queue-num {} --queue-bypass", plane_->match(f.sender, f.receiver), queue));
+    chains_.push_back(plane_->add_bridge_chain(rules, log()));
   } catch (const std::exception& e) {
     try {
       do_revert();  // never half-apply
@@ -112,24 +109,18 @@ std::map<std::string, double> ImpairmentFault::effect() const {
 void ImpairmentFault::do_revert() {
   // Rules first, so no new packet is queued; then the delay lines release what they hold.
   std::string errors;
-  for (auto& c : chains_) {
-    try {
-      plane_->remove_input_chain(c);
-    } catch (const std::exception& e) {
-      errors += std::string(errors.empty() ? "" : "; ") + e.what();
-    }
+  try {
+    undo_all(chains_, [&](auto& c) { plane_->remove_chain(c); });
+  } catch (const FaultError& e) {
+    errors = e.what();
   }
-  chains_.clear();
   if (!lines_.empty()) last_stats_ = delay_line_stats();
   lines_.clear();
-  for (const auto& s : shapes_) {
-    try {
-      plane_->remove_shape(s);
-    } catch (const std::exception& e) {
-      errors += std::string(errors.empty() ? "" : "; ") + e.what();
-    }
+  try {
+    undo_all(shapes_, [&](const auto& s) { plane_->remove_shape(s); });
+  } catch (const FaultError& e) {
+    errors += (errors.empty() ? "" : "; ") + std::string(e.what());
   }
-  shapes_.clear();
   if (!errors.empty()) throw FaultError(errors);
 }
 

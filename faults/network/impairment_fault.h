@@ -2,8 +2,10 @@
 // one fault class, an Impairment applied to the target's flows on the receiving side.
 //   netem:   a rule on the receiver's bridge port (egress toward the receiver), matching
 //            the sender's address, with a netem child (TcShaper, libnl);
-//   nfqueue: an iptables chain in the receiver's namespace sending the flows' packets to
-//            an NFQUEUE served by a DelayLine thread of the harness.
+//   nfqueue: an iptables chain on the bridge namespace's FORWARD hook sending the flows'
+//            packets to an NFQUEUE served by one DelayLine thread of the harness.
+// Both act between the two namespaces: the sender's TCP stack is not throttled by its own
+// packets held in a queue, and the receiver (its timestamps too) sees the delay.
 // Backend "auto" takes netem where the kernel has it and falls through to nfqueue without
 // error; "netem" or "nfqueue" insists (and apply fails with the reason where it can't).
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,8 +38,8 @@ bool iptables_chain_exists(int netns_fd, const std::string& chain) {
   return run_in_netns(netns_fd, {"iptables", "-w", "-n", "-L", chain}, kIptablesLimit).exit_code == 0;
 }
 
-std::string remove_chain_script(const std::string& chain) {
-  return fmt::format("*filter\n-D INPUT -j {0}\n-F {0}\n-X {0}\nCOMMIT\n", chain);
+std::string remove_chain_script(const std::string& chain, const std::string& hook) {
+  return fmt::format("*filter\n-D {1} -j {0}\n-F {0}\n-X {0}\nCOMMIT\n", chain, hook);
 }
 
 NetworkPlane::NetworkPlane(int bridge_netns_fd, std::vector<NetworkNode> nodes, std::string node_interface,
@@ -99,30 +100,68 @@ void NetworkPlane::remove_shape(const ShapeHandle& handle) {
   }
 }
 
-NetworkPlane::ChainHandle NetworkPlane::add_input_chain(int netns_fd, const std::vector<std::string>& rules,
-                                                        UndoLog& log) {
-  ChainHandle h{netns_fd, fmt::format("chaosbench{}", next_chain_++), 0};
-  h.entry = log.record("iptables_chain", {{"netns", netns_id(netns_fd)}, {"chain", h.chain}});
+namespace {
+
+constexpr const char* kBridgeNf = "/proc/sys/net/bridge/bridge-nf-call-iptables";
+
+// Sets the bridge namespace's bridge-nf-call-iptables (br_netfilter, per namespace since
+// Linux 5.3) to `value`, returning the value it had in *old; "" or why not.
+std::string set_bridge_nf(int bridge_fd, char value, char* old) {
+  std::string err;
+  in_netns(bridge_fd, [&] {
+    // /proc/sys/net shows the namespace of the thread that opens it.
+    int fd = ::open(kBridgeNf, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      err = fmt::format("no {} (the kernel needs br_netfilter for faults between bridged nodes)", kBridgeNf);
+      return;
+    }
+    char was = '0';
+    if (old && ::read(fd, &was, 1) == 1) *old = was;
+    if (::pwrite(fd, &value, 1, 0) != 1) err = fmt::format("cannot write {}", kBridgeNf);
+    ::close(fd);
+  });
+  return err;
+}
+
+}  // namespace
+
+std::string NetworkPlane::match(int sender, int receiver) const {
+  std::string m;
+  if (sender >= 0) m += fmt::format("-s {}", node(sender).address);
+  if (receiver >= 0) m += fmt::format("{}-d {}", m.empty() ? "" : " ", node(receiver).address);
+  return m;
+}
+
+NetworkPlane::ChainHandle NetworkPlane::add_bridge_chain(const std::vector<std::string>& rules, UndoLog& log) {
+  ChainHandle h{bridge_fd_, fmt::format("chaosbench{}", next_chain_++), "FORWARD", 0};
+  h.entry = log.record("iptables_chain", {{"netns", netns_id(h.netns_fd)}, {"chain", h.chain}, {"hook", h.hook}});
   std::string script = fmt::format("*filter\n:{} - [0:0]\n", h.chain);
   for (const auto& r : rules) script += fmt::format("-A {} {}\n", h.chain, r);
-  script += fmt::format("-I INPUT 1 -j {}\nCOMMIT\n", h.chain);
+  script += fmt::format("-I {} 1 -j {}\nCOMMIT\n", h.hook, h.chain);
   // iptables-restore applies a table's changes as one transaction: all or nothing.
-  std::string err = iptables_restore(netns_fd, script);
+  std::string err = iptables_restore(h.netns_fd, script);
+  if (err.empty() && bridge_chains_ == 0) {
+    err = set_bridge_nf(bridge_fd_, '1', &bridge_nf_was_);
+    if (!err.empty()) iptables_restore(h.netns_fd, remove_chain_script(h.chain, h.hook));
+  }
   if (!err.empty()) {
     log.done(h.entry);
     throw FaultError(fmt::format("iptables: {}", err));
   }
+  ++bridge_chains_;
   log_ = &log;
   return h;
 }
 
-void NetworkPlane::remove_input_chain(ChainHandle& handle) {
+void NetworkPlane::remove_chain(ChainHandle& handle) {
   if (handle.chain.empty()) return;
-  std::string err = iptables_restore(handle.netns_fd, remove_chain_script(handle.chain));
+  std::string err = iptables_restore(handle.netns_fd, remove_chain_script(handle.chain, handle.hook));
   if (!err.empty() && iptables_chain_exists(handle.netns_fd, handle.chain))
     throw FaultError(fmt::format("iptables: removing chain {}: {}", handle.chain, err));
   if (log_) log_->done(handle.entry);
   handle.chain.clear();
+  // Back as it was (the kernel's default is 1); best effort: it is the run's own namespace.
+  if (--bridge_chains_ == 0 && bridge_nf_was_ != '1') set_bridge_nf(bridge_fd_, bridge_nf_was_, nullptr);
 }
 
 }  // namespace chaosbench::faults

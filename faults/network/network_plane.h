@@ -6,7 +6,7 @@
 //
 // Every change goes through here with its undo journaled first:
 //   "tc_root"        {netns, interface, handle}: the htb root a shaper created
-//   "iptables_chain" {netns, chain}: a chain of ours and the INPUT jump to it
+//   "iptables_chain" {netns, chain, hook}: a chain of ours and the jump to it from hook
 // netns is "net:[inode]", as /proc/PID/ns/net names it: after a crash, cleanup finds
 // the namespace through a process still in it, or it is gone and so is everything in it.
 //
@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "faults/fault.h"
 #include "faults/network/tc_shaper.h"
 #include "faults/undo_log.h"
 
@@ -56,16 +57,24 @@ class NetworkPlane {
   ShapeHandle add_shape(int netns_fd, const std::string& interface, const ShapeRule& rule, UndoLog& log);
   void remove_shape(const ShapeHandle& handle);  // idempotent
 
-  // An iptables chain of ours in `netns_fd`'s filter table, holding `rules` (each the
-  // arguments after "-A CHAIN"), jumped to first from INPUT. Journaled before it exists;
-  // one iptables-restore per call. Throws FaultError with iptables' message.
+  // An iptables chain of ours in the bridge namespace's filter table, holding `rules`
+  // (each the arguments after "-A CHAIN"), jumped to first from FORWARD: every packet
+  // between two nodes crosses the bridge once, so it meets the rules once. Bridged IPv4
+  // traffic meets iptables only while the namespace's bridge-nf-call-iptables is 1 (the
+  // kernel's default): the plane makes sure of it with the first chain and puts back
+  // what it found after the last. Journaled before it exists; one
+  // iptables-restore per call. Throws FaultError with iptables' message.
   struct ChainHandle {
     int netns_fd = -1;
     std::string chain;
+    std::string hook;
     std::uint64_t entry = 0;
   };
-  ChainHandle add_input_chain(int netns_fd, const std::vector<std::string>& rules, UndoLog& log);
-  void remove_input_chain(ChainHandle& handle);  // idempotent; throws FaultError on failure
+  ChainHandle add_bridge_chain(const std::vector<std::string>& rules, UndoLog& log);
+  void remove_chain(ChainHandle& handle);  // idempotent; throws FaultError on failure
+
+  // "-s 10.a.b.1 -d 10.a.b.2" for a flow between nodes (an end that is any node is left out).
+  std::string match(int sender, int receiver) const;
 
   // A fresh NFQUEUE number (unique within the run, so within each namespace).
   std::uint16_t next_queue() { return next_queue_++; }
@@ -88,8 +97,26 @@ class NetworkPlane {
   std::map<std::pair<int, std::string>, int> rule_counts_;
   std::uint16_t next_queue_ = 100;
   int next_chain_ = 0;
+  int bridge_chains_ = 0;  // chains in the bridge namespace: bridge-nf-call-iptables is on while > 0
+  char bridge_nf_was_ = '1';
   UndoLog* log_ = nullptr;
 };
+
+// Runs `undo` on every handle, all of them even when some fail, then empties the list;
+// throws FaultError with every failure's message. The reverts of the network faults.
+template <class Handle, class Undo>
+void undo_all(std::vector<Handle>& handles, Undo undo) {
+  std::string errors;
+  for (auto& h : handles) {
+    try {
+      undo(h);
+    } catch (const std::exception& e) {
+      errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  handles.clear();
+  if (!errors.empty()) throw FaultError(errors);
+}
 
 // Pipes `script` into `iptables-restore --noflush` inside the namespace (one transaction
 // for the table); "" on success, else iptables' own message. Blocks (about 15 ms).
@@ -98,8 +125,8 @@ std::string iptables_restore(int netns_fd, const std::string& script);
 // Whether chain `chain` exists in the namespace's filter table.
 bool iptables_chain_exists(int netns_fd, const std::string& chain);
 
-// The iptables-restore input that removes chain `chain` and the INPUT jump to it; used by
-// NetworkPlane and by cleanup after a crash.
-std::string remove_chain_script(const std::string& chain);
+// The iptables-restore input that removes chain `chain` and the jump to it from `hook`;
+// used by NetworkPlane and by cleanup after a crash.
+std::string remove_chain_script(const std::string& chain, const std::string& hook);
 
 }  // namespace chaosbench::faults

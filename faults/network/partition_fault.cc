@@ -1,7 +1,6 @@
 #include "faults/network/partition_fault.h"
 
 #include <fmt/format.h>
-#include <map>
 
 #include "faults/network/traffic_flows.h"
 
@@ -10,36 +9,12 @@ namespace chaosbench::faults {
 void PartitionFault::do_apply(const ResolvedTarget& target) {
   plane_ = target.network;
   if (!plane_) throw FaultError("network faults need the cluster in network namespaces (root; see chaosbench doctor)");
-  std::map<int, std::vector<std::string>> rules;  // receiver -> rules
-  for (const auto& f : by_receiver(partition_flows(target, one_way_), plane_->nodes())) {
-    std::string match = fmt::format("-i {}", plane_->node_interface());
-    if (f.sender != kAnyNode) match += fmt::format(" -s {}", plane_->node(f.sender).address);
-    rules[f.receiver].push_back(match + " -j DROP");
-  }
+  std::vector<std::string> rules;
+  for (const auto& f : partition_flows(target, one_way_)) rules.push_back(plane_->match(f.sender, f.receiver) + " -j DROP");
   if (rules.empty()) throw FaultError("the partition cuts nothing (one group, or a node with no other node)");
-  try {
-    for (const auto& [receiver, lines] : rules)
-      chains_.push_back(plane_->add_input_chain(plane_->node(receiver).netns_fd, lines, log()));
-  } catch (const std::exception& e) {
-    try {
-      do_revert();
-    } catch (...) {
-    }
-    throw FaultError(e.what());
-  }
+  chains_.push_back(plane_->add_bridge_chain(rules, log()));
 }
 
-void PartitionFault::do_revert() {
-  std::string errors;
-  for (auto& c : chains_) {
-    try {
-      plane_->remove_input_chain(c);
-    } catch (const std::exception& e) {
-      errors += std::string(errors.empty() ? "" : "; ") + e.what();
-    }
-  }
-  chains_.clear();
-  if (!errors.empty()) throw FaultError(errors);
-}
+void PartitionFault::do_revert() { undo_all(chains_, [&](auto& c) { plane_->remove_chain(c); }); }
 
 }  // namespace chaosbench::faults

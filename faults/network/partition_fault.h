@@ -1,6 +1,6 @@
-// network.partition: packets across the cut are dropped on the receiving side by an
-// iptables chain of the run's own in each receiving node's namespace (one
-// iptables-restore per node: all of a node's rules or none). Isolating nodes, splitting
+// network.partition: packets across the cut are dropped where they cross the bridge, by
+// an iptables chain of the run's own on the bridge namespace's FORWARD hook (one
+// iptables-restore: all of the rules or none). Isolating nodes, splitting
 // into groups or cutting links; symmetric, or one_way (only the first side's sending).
 // One chain per fault and node, removed as a whole: a partition applied twice and
 // reverted once can never leave the network cut (Chaos Mesh issue 763).

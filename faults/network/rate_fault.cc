@@ -33,17 +33,6 @@ void RateFault::do_apply(const ResolvedTarget& target) {
   }
 }
 
-void RateFault::do_revert() {
-  std::string errors;
-  for (const auto& s : shapes_) {
-    try {
-      plane_->remove_shape(s);
-    } catch (const std::exception& e) {
-      errors += std::string(errors.empty() ? "" : "; ") + e.what();
-    }
-  }
-  shapes_.clear();
-  if (!errors.empty()) throw FaultError(errors);
-}
+void RateFault::do_revert() { undo_all(shapes_, [&](const auto& s) { plane_->remove_shape(s); }); }
 
 }  // namespace chaosbench::faults

@@ -1,9 +1,10 @@
-// Which packets a network fault acts on, as directed flows between nodes, and where each
-// flow is best acted on. A fault on a node or a link names traffic; this turns it into
-// (sender, receiver) pairs that the backends place:
-//   - impairments (delay, loss, corruption, ...) and drops on the receiving side, so the
-//     sender's TCP stack is not throttled by its own packets held in a queue and each
-//     packet is acted on once, whatever the backend;
+// Which packets a network fault acts on, as directed flows between nodes. A fault on a
+// node or a link names traffic; this turns it into (sender, receiver) pairs that the
+// backends place:
+//   - impairments (delay, loss, corruption, ...) and drops between the two namespaces
+//     (the bridge's FORWARD hook, or the receiver's bridge port for netem), so the
+//     sender's TCP stack is not throttled by its own packets held in a queue, the
+//     receiver sees the effect, and each packet is acted on once whatever the backend;
 //   - rate limits on the sending side (a slow NIC pushes back on its sender), or on the
 //     receiver's bridge port when the sender is "any node" (ingress shaping).
 #pragma once

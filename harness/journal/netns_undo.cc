@@ -56,11 +56,12 @@ std::string undo_tc_root(const JournalEntry& e, bool dry_run) {
 std::string undo_iptables_chain(const JournalEntry& e, bool dry_run) {
   const auto& id = e.fields.at("netns");
   const auto& chain = e.fields.at("chain");
+  const auto hook = e.fields.count("hook") ? e.fields.at("hook") : std::string("INPUT");
   Fd ns{find_netns(id)};
   if (ns.fd < 0) return fmt::format("iptables chain {} in {}: the namespace is gone, and the chain with it", chain, id);
   if (!faults::iptables_chain_exists(ns.fd, chain)) return fmt::format("iptables chain {} in {}: already gone", chain, id);
   if (dry_run) return fmt::format("would remove iptables chain {} (and the INPUT jump to it) in {}", chain, id);
-  std::string err = faults::iptables_restore(ns.fd, faults::remove_chain_script(chain));
+  std::string err = faults::iptables_restore(ns.fd, faults::remove_chain_script(chain, hook));
   if (!err.empty()) throw std::runtime_error(fmt::format("cannot remove iptables chain {} in {}: {}", chain, id, err));
   return fmt::format("removed iptables chain {} in {}", chain, id);
 }
