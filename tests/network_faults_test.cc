@@ -79,7 +79,7 @@ struct Net {
     if (bridge_iptables().find("chaosbench") != std::string::npos) out += bridge_iptables();
     auto nf = faults::run_in_netns(cluster.bridge_netns_fd(), {"cat", "/proc/sys/net/bridge/bridge-nf-call-iptables"},
                                    std::chrono::seconds(5));
-    if (nf.out != "1\n") out += "bridge-nf-call-iptables " + nf.out;  // the kernel's default
+    if (nf.out != "0\n") out += "bridge-nf-call-iptables " + nf.out;  // off but in fault windows
     for (auto [fd, dev] : {std::pair{cluster.node_netns_fd(node), std::string("eth0")},
                            std::pair{cluster.bridge_netns_fd(), harness::NetnsCluster::bridge_port(node)}}) {
       auto tc = faults::run_in_netns(fd, {"tc", "qdisc", "show", "dev", dev}, std::chrono::seconds(5));

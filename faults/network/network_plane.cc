@@ -38,13 +38,44 @@ bool iptables_chain_exists(int netns_fd, const std::string& chain) {
   return run_in_netns(netns_fd, {"iptables", "-w", "-n", "-L", chain}, kIptablesLimit).exit_code == 0;
 }
 
+namespace {
+
+constexpr const char* kBridgeNf = "/proc/sys/net/bridge/bridge-nf-call-iptables";
+
+// Sets the bridge namespace's bridge-nf-call-iptables (br_netfilter, per namespace since
+// Linux 5.3) to `value`, returning the value it had in *old; "" or why not.
+std::string set_bridge_nf(int bridge_fd, char value, char* old) {
+  std::string err;
+  in_netns(bridge_fd, [&] {
+    // /proc/sys/net shows the namespace of the thread that opens it.
+    int fd = ::open(kBridgeNf, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      err = fmt::format("no {} (the kernel needs br_netfilter for faults between bridged nodes)", kBridgeNf);
+      return;
+    }
+    char was = '0';
+    if (old && ::read(fd, &was, 1) == 1) *old = was;
+    if (::pwrite(fd, &value, 1, 0) != 1) err = fmt::format("cannot write {}", kBridgeNf);
+    ::close(fd);
+  });
+  return err;
+}
+
+}  // namespace
+
 std::string remove_chain_script(const std::string& chain, const std::string& hook) {
   return fmt::format("*filter\n-D {1} -j {0}\n-F {0}\n-X {0}\nCOMMIT\n", chain, hook);
 }
 
 NetworkPlane::NetworkPlane(int bridge_netns_fd, std::vector<NetworkNode> nodes, std::string node_interface,
                            std::uint64_t seed)
-    : bridge_fd_(bridge_netns_fd), nodes_(std::move(nodes)), node_interface_(std::move(node_interface)), seed_(seed) {}
+    : bridge_fd_(bridge_netns_fd), nodes_(std::move(nodes)), node_interface_(std::move(node_interface)), seed_(seed) {
+  // Bridged traffic skips iptables until a fault needs it: the kernel's default (1) would
+  // send every packet between nodes through netfilter, and once a fault had made the
+  // filter table there it would stay, so the recovery phase would pay a cost the
+  // baseline did not. The run's own namespace; nothing to restore.
+  set_bridge_nf(bridge_fd_, '0', nullptr);
+}
 
 NetworkPlane::~NetworkPlane() = default;
 
@@ -100,30 +131,6 @@ void NetworkPlane::remove_shape(const ShapeHandle& handle) {
   }
 }
 
-namespace {
-
-constexpr const char* kBridgeNf = "/proc/sys/net/bridge/bridge-nf-call-iptables";
-
-// Sets the bridge namespace's bridge-nf-call-iptables (br_netfilter, per namespace since
-// Linux 5.3) to `value`, returning the value it had in *old; "" or why not.
-std::string set_bridge_nf(int bridge_fd, char value, char* old) {
-  std::string err;
-  in_netns(bridge_fd, [&] {
-    // /proc/sys/net shows the namespace of the thread that opens it.
-    int fd = ::open(kBridgeNf, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-      err = fmt::format("no {} (the kernel needs br_netfilter for faults between bridged nodes)", kBridgeNf);
-      return;
-    }
-    char was = '0';
-    if (old && ::read(fd, &was, 1) == 1) *old = was;
-    if (::pwrite(fd, &value, 1, 0) != 1) err = fmt::format("cannot write {}", kBridgeNf);
-    ::close(fd);
-  });
-  return err;
-}
-
-}  // namespace
 
 std::string NetworkPlane::match(int sender, int receiver) const {
   std::string m;
@@ -141,7 +148,7 @@ NetworkPlane::ChainHandle NetworkPlane::add_bridge_chain(const std::vector<std::
   // iptables-restore applies a table's changes as one transaction: all or nothing.
   std::string err = iptables_restore(h.netns_fd, script);
   if (err.empty() && bridge_chains_ == 0) {
-    err = set_bridge_nf(bridge_fd_, '1', &bridge_nf_was_);
+    err = set_bridge_nf(bridge_fd_, '1', nullptr);
     if (!err.empty()) iptables_restore(h.netns_fd, remove_chain_script(h.chain, h.hook));
   }
   if (!err.empty()) {
@@ -160,8 +167,8 @@ void NetworkPlane::remove_chain(ChainHandle& handle) {
     throw FaultError(fmt::format("iptables: removing chain {}: {}", handle.chain, err));
   if (log_) log_->done(handle.entry);
   handle.chain.clear();
-  // Back as it was (the kernel's default is 1); best effort: it is the run's own namespace.
-  if (--bridge_chains_ == 0 && bridge_nf_was_ != '1') set_bridge_nf(bridge_fd_, bridge_nf_was_, nullptr);
+  // Off again with the last chain; best effort: it is the run's own namespace.
+  if (--bridge_chains_ == 0) set_bridge_nf(bridge_fd_, '0', nullptr);
 }
 
 }  // namespace chaosbench::faults

@@ -60,9 +60,9 @@ class NetworkPlane {
   // An iptables chain of ours in the bridge namespace's filter table, holding `rules`
   // (each the arguments after "-A CHAIN"), jumped to first from FORWARD: every packet
   // between two nodes crosses the bridge once, so it meets the rules once. Bridged IPv4
-  // traffic meets iptables only while the namespace's bridge-nf-call-iptables is 1 (the
-  // kernel's default): the plane makes sure of it with the first chain and puts back
-  // what it found after the last. Journaled before it exists; one
+  // traffic meets iptables only while the namespace's bridge-nf-call-iptables is 1: the
+  // plane turns it off when it starts, on with the first chain and off after the last,
+  // so no phase pays for netfilter on the bridge but the fault windows that use it. Journaled before it exists; one
   // iptables-restore per call. Throws FaultError with iptables' message.
   struct ChainHandle {
     int netns_fd = -1;
@@ -98,7 +98,6 @@ class NetworkPlane {
   std::uint16_t next_queue_ = 100;
   int next_chain_ = 0;
   int bridge_chains_ = 0;  // chains in the bridge namespace: bridge-nf-call-iptables is on while > 0
-  char bridge_nf_was_ = '1';
   UndoLog* log_ = nullptr;
 };
 
