@@ -41,6 +41,10 @@ struct ResolvedTarget {
   // controller ("cpu", "memory", "freezer", "pids") -> the targeted nodes' cgroup
   // directories; empty when the run has no node cgroups (then pids are all there is).
   std::map<std::string, std::vector<std::string>> cgroups;
+  // How to read those directories: 1, a directory per controller (freezer.state, ...);
+  // 2, each node's one directory under every controller name it has (cgroup.freeze,
+  // cpu.max, ...). Faults take the file names from faults/node/cgroup_files.h.
+  int cgroup_version = 1;
 
   // "node1", "node2", "rank3", "node0<->node1": names results.json lists as targets.
   std::vector<std::string> names() const;
