@@ -1,7 +1,6 @@
 #include "harness/doctor/cgroup_probe.h"
 
 #include <array>
-#include <charconv>
 #include <fmt/format.h>
 #include <optional>
 #include <sstream>
@@ -13,24 +12,6 @@ namespace chaosbench::harness {
 namespace {
 
 constexpr std::array<std::string_view, 4> kControllers{"cpu", "memory", "freezer", "pids"};
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape_octal(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 3 < text.size()) {
-      int value = 0;
-      auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 4, value, 8);
-      if (ec == std::errc() && end == text.data() + i + 4) {
-        out.push_back(static_cast<char>(value));
-        i += 3;
-        continue;
-      }
-    }
-    out.push_back(text[i]);
-  }
-  return out;
-}
 
 bool in_list(std::string_view list, std::string_view item, char separator) {
   while (!list.empty()) {
@@ -62,24 +43,6 @@ bool kernel_at_least(const std::string& release, int major, int minor) {
 }
 
 }  // namespace
-
-std::vector<MountEntry> parse_mountinfo(std::string_view text) {
-  std::vector<MountEntry> mounts;
-  for (auto line : split_lines(text)) {
-    // "36 25 0:31 / /sys/fs/cgroup/cpu rw,nosuid - cgroup cgroup rw,cpu": the optional
-    // fields before " - " vary in number, so split there first.
-    auto dash = line.find(" - ");
-    if (dash == std::string_view::npos) continue;
-    std::istringstream before{std::string(line.substr(0, dash))};
-    std::istringstream after{std::string(line.substr(dash + 3))};
-    std::string id, parent, device, root, mount_point, fs_type, source, super_options;
-    if (!(before >> id >> parent >> device >> root >> mount_point)) continue;
-    if (!(after >> fs_type >> source)) continue;
-    after >> super_options;
-    mounts.push_back({unescape_octal(mount_point), fs_type, super_options});
-  }
-  return mounts;
-}
 
 std::vector<Capability> assess_cgroups(const CgroupInputs& in) {
   using S = CapabilityStatus;

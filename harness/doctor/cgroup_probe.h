@@ -8,17 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/cluster/mountinfo.h"
 #include "harness/doctor/host_probe.h"
 
 namespace chaosbench::harness {
-
-struct MountEntry {
-  std::string mount_point;    // octal escapes (\040) decoded
-  std::string fs_type;        // "cgroup", "cgroup2", ...
-  std::string super_options;  // "rw,cpu" — v1 hierarchies name their controllers here
-};
-
-std::vector<MountEntry> parse_mountinfo(std::string_view text);
 
 struct CgroupInputs {
   std::vector<MountEntry> mounts;
