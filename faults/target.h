@@ -45,6 +45,10 @@ struct ResolvedTarget {
   std::map<std::string, std::vector<std::string>> cgroups;
   // The run's namespaces, addresses and shared network state; null on a local cluster.
   NetworkPlane* network = nullptr;
+  // How to read those directories: 1, a directory per controller (freezer.state, ...);
+  // 2, each node's one directory under every controller name it has (cgroup.freeze,
+  // cpu.max, ...). Faults take the file names from faults/node/cgroup_files.h.
+  int cgroup_version = 1;
 
   // "node1", "node2", "rank3", "node0<->node1": names results.json lists as targets.
   std::vector<std::string> names() const;

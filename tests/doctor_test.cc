@@ -211,6 +211,60 @@ TEST_CASE("doctor: cgroup controllers on v1, v2 and hybrid hosts", "[doctor]") {
   CHECK(status_of(assess_cgroups(CgroupInputs{}), "cgroup.mode") == S::kMissing);
 }
 
+TEST_CASE("doctor: the cgroup version node cgroups use, and the v2 controllers there", "[doctor]") {
+  auto find = [](const std::vector<Capability>& caps, const std::string& name) {
+    for (const auto& c : caps)
+      if (c.name == name) return c;
+    FAIL("no capability " << name);
+    return Capability{};
+  };
+  CgroupInputs hybrid;
+  hybrid.mounts = parse_mountinfo(
+      "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+      "37 31 0:34 / /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer\n"
+      "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
+  hybrid.v2_own_dir = "/sys/fs/cgroup/unified";
+  hybrid.v2_controllers = "hugetlb\n";
+  hybrid.v2_own_is_root = true;
+  hybrid.v2_core_freezer = true;
+  auto caps = assess_cgroups(hybrid);
+  CHECK(find(caps, "cgroup.mode").detail ==
+        "hybrid: v1 hierarchies, cgroup2 at /sys/fs/cgroup/unified (v2 controllers for /sys/fs/cgroup/unified: "
+        "hugetlb); node cgroups use v1");
+  CHECK(find(caps, "cgroup.cpu").detail == "v1 at /sys/fs/cgroup/cpu");
+  // v1 is used, so a controller only v2 could give is missing, as NodeCgroups would find.
+  CHECK(find(caps, "cgroup.memory").status == S::kMissing);
+
+  hybrid.forced_version = "2";  // CHAOSBENCH_CGROUP_VERSION=2
+  caps = assess_cgroups(hybrid);
+  CHECK_THAT(find(caps, "cgroup.mode").detail, Catch::EndsWith("node cgroups use v2"));
+  CHECK(find(caps, "cgroup.freezer").status == S::kOk);
+  CHECK(find(caps, "cgroup.pids").status == S::kOk);
+  CHECK(find(caps, "cgroup.cpu").status == S::kMissing);
+  CHECK_THAT(find(caps, "cgroup.cpu").detail, Catch::Contains("cgroup.controllers: \"hugetlb\""));
+
+  CgroupInputs unified;
+  unified.mounts = parse_mountinfo("30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n");
+  unified.v2_own_dir = "/sys/fs/cgroup/user.slice/session-1.scope";
+  unified.v2_controllers = "cpu memory pids\n";
+  unified.v2_core_freezer = true;
+  unified.v2_others_in_own = true;  // the login shell shares it
+  caps = assess_cgroups(unified);
+  CHECK(find(caps, "cgroup.mode").detail ==
+        "unified v2 at /sys/fs/cgroup (v2 controllers for /sys/fs/cgroup/user.slice/session-1.scope: cpu memory pids); "
+        "node cgroups use v2");
+  CHECK(find(caps, "cgroup.memory").status == S::kMissing);
+  CHECK_THAT(find(caps, "cgroup.memory").detail, Catch::Contains("holds other processes"));
+  unified.v2_others_in_own = false;  // systemd-run --scope -p Delegate=yes
+  caps = assess_cgroups(unified);
+  CHECK(find(caps, "cgroup.memory").status == S::kOk);
+  CHECK_THAT(find(caps, "cgroup.memory").detail, Catch::Contains("moves itself into a leaf"));
+
+  CgroupInputs v1_only;
+  v1_only.mounts = parse_mountinfo("32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n");
+  CHECK(find(assess_cgroups(v1_only), "cgroup.mode").detail == "v1 hierarchies only; node cgroups use v1");
+}
+
 TEST_CASE("doctor: identity parsers", "[doctor]") {
   CHECK(parse_cap_eff("Name:\tx\nCapEff:\t000001fffeffffff\n") == 0x000001fffeffffffull);
   CHECK(parse_cap_eff("CapEff:\t0000000000000000\n") == 0u);

@@ -1,28 +1,30 @@
 #include "faults/node/cgroup_setting_fault.h"
 
 #include <array>
-#include <cmath>
 #include <fmt/format.h>
 
 #include "faults/node/sysfs_file.h"
 
 namespace chaosbench::faults {
 
-CgroupSettingFault::CgroupSettingFault(std::string controller, std::string file,
-                                       std::function<std::string(const std::string&)> value_for, std::string backend)
-    : controller_(std::move(controller)), file_(std::move(file)), backend_(std::move(backend)),
+CgroupSettingFault::CgroupSettingFault(std::string controller, CgroupKnob knob, ValueFor value_for)
+    : controller_(std::move(controller)), knob_(knob), backend_(cgroup_backend(1, knob)),
       value_for_(std::move(value_for)) {}
 
 void CgroupSettingFault::do_apply(const ResolvedTarget& target) {
   auto it = target.cgroups.find(controller_);
   if (it == target.cgroups.end() || it->second.empty())
     throw FaultError(fmt::format("needs the {} cgroup of each node, which this run does not have "
-                                 "(run as root on a host with cgroup v1; see chaosbench doctor)", controller_));
+                                 "(run as root; on cgroup v2 the controller must be delegated to chaosbench's "
+                                 "cgroup; see chaosbench doctor)", controller_));
+  const int version = target.cgroup_version;
+  backend_ = std::string(cgroup_backend(version, knob_));
+  const std::string file(cgroup_file(version, knob_));
   try {
     for (const auto& dir : it->second) {
-      std::string path = dir + "/" + file_;
+      std::string path = dir + "/" + file;
       std::string original = read_setting(path);
-      std::string value = value_for_(dir);
+      std::string value = value_for_(version, dir, original);
       entries_.push_back(log().record("write", {{"path", path}, {"value", original}}));
       originals_.emplace_back(path, original);
       write_setting(path, value);
@@ -64,13 +66,11 @@ std::span<const ParamSpec> cpu_throttle_params() { return kCpuParams; }
 std::unique_ptr<Fault> make_cpu_throttle(const Params& params) {
   const double cpus = params.get<double>("cpus");
   return std::make_unique<CgroupSettingFault>(
-      "cpu", "cpu.cfs_quota_us",
-      [cpus](const std::string& dir) {
-        // The kernel's minimum quota is 1 ms.
-        auto period = std::stoll(read_setting(dir + "/cpu.cfs_period_us"));
-        return std::to_string(std::max<long long>(1000, std::llround(cpus * static_cast<double>(period))));
-      },
-      "cpu cgroup (CFS quota)");
+      "cpu", CgroupKnob::kCpuQuota, [cpus](int version, const std::string& dir, const std::string& original) {
+        // v2 keeps the period cpu.max already names; v1 keeps it in a file of its own.
+        if (version == 2) return cpu_max_value(cpus, original);
+        return std::to_string(cpu_quota_us(cpus, std::stoll(read_setting(dir + "/cpu.cfs_period_us"))));
+      });
 }
 
 std::span<const ParamSpec> memory_limit_params() { return kMemoryParams; }
@@ -78,8 +78,8 @@ std::span<const ParamSpec> memory_limit_params() { return kMemoryParams; }
 std::unique_ptr<Fault> make_memory_limit(const Params& params) {
   const auto bytes = params.get<Size>("limit").bytes;
   return std::make_unique<CgroupSettingFault>(
-      "memory", "memory.limit_in_bytes", [bytes](const std::string&) { return std::to_string(bytes); },
-      "memory cgroup");
+      "memory", CgroupKnob::kMemoryLimit,
+      [bytes](int, const std::string&, const std::string&) { return std::to_string(bytes); });
 }
 
 }  // namespace chaosbench::faults

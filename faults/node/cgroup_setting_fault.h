@@ -1,6 +1,7 @@
 // A fault that sets one cgroup file of each targeted node and restores it on revert:
-// node.cpu_throttle (cpu.cfs_quota_us) and node.memory_limit (memory.limit_in_bytes).
-// The original value is journaled before the write, so cleanup restores it too.
+// node.cpu_throttle (v1 cpu.cfs_quota_us, v2 cpu.max) and node.memory_limit (v1
+// memory.limit_in_bytes, v2 memory.max). The original value is journaled before the
+// write, so cleanup restores it too.
 #pragma once
 
 #include <functional>
@@ -11,33 +12,40 @@
 #include <vector>
 
 #include "faults/fault.h"
+#include "faults/node/cgroup_files.h"
 
 namespace chaosbench::faults {
 
 class CgroupSettingFault : public Fault {
  public:
-  // `controller` names the cgroup hierarchy; `file` the setting in each node's directory;
-  // `value_for(dir)` computes the value to write (it may read the node's other settings).
-  CgroupSettingFault(std::string controller, std::string file, std::function<std::string(const std::string&)> value_for,
-                     std::string backend);
+  // What to write in a node's `dir`, given the cgroup version and the setting's `original`
+  // content (it may read the node's other settings).
+  using ValueFor = std::function<std::string(int version, const std::string& dir, const std::string& original)>;
+
+  // `controller` names the cgroup hierarchy; `knob` the setting in each node's directory
+  // (its file depends on the target's cgroup version); `value_for` computes the value.
+  CgroupSettingFault(std::string controller, CgroupKnob knob, ValueFor value_for);
   std::string backend() const override { return backend_; }
 
  private:
   void do_apply(const ResolvedTarget& target) override;
   void do_revert() override;
 
-  std::string controller_, file_, backend_;
-  std::function<std::string(const std::string&)> value_for_;
+  std::string controller_;
+  CgroupKnob knob_;
+  std::string backend_;
+  ValueFor value_for_;
   std::vector<std::pair<std::string, std::string>> originals_;  // path, value
   std::vector<std::uint64_t> entries_;
 };
 
 // node.cpu_throttle: limit the node to `cpus` CPUs (0.2 = a fifth of one) with the CFS
-// quota: cpu.cfs_quota_us = cpus x cpu.cfs_period_us.
+// quota: v1 cpu.cfs_quota_us = cpus x cpu.cfs_period_us; v2 cpu.max = "QUOTA PERIOD".
 std::span<const ParamSpec> cpu_throttle_params();
 std::unique_ptr<Fault> make_cpu_throttle(const Params& params);
 
-// node.memory_limit: lower the node's memory limit (memory.limit_in_bytes) to `limit`.
+// node.memory_limit: lower the node's memory limit (v1 memory.limit_in_bytes, v2
+// memory.max) to `limit`.
 std::span<const ParamSpec> memory_limit_params();
 std::unique_ptr<Fault> make_memory_limit(const Params& params);
 

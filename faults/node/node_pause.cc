@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <thread>
 
+#include "faults/node/cgroup_files.h"
 #include "faults/node/sysfs_file.h"
 
 namespace chaosbench::faults {
@@ -14,20 +15,26 @@ std::span<const ParamSpec> NodePauseFault::params() { return {}; }
 void NodePauseFault::do_apply(const ResolvedTarget& target) {
   auto freezer = target.cgroups.find("freezer");
   if (freezer != target.cgroups.end() && !freezer->second.empty()) {
-    backend_ = "freezer cgroup";
-    // echo FROZEN > <node>/freezer.state; undo: echo THAWED > <node>/freezer.state
+    version_ = target.cgroup_version;
+    backend_ = std::string(cgroup_backend(version_, CgroupKnob::kFreeze));
+    const auto control = std::string(cgroup_file(version_, CgroupKnob::kFreeze));
+    const auto state = std::string(cgroup_file(version_, CgroupKnob::kFreezeState));
+    // v1: echo FROZEN > <node>/freezer.state; undo: echo THAWED > <node>/freezer.state
+    // v2: echo 1 > <node>/cgroup.freeze;      undo: echo 0 > <node>/cgroup.freeze
     for (const auto& dir : freezer->second) {
-      entries_.push_back(log().record("write", {{"path", dir + "/freezer.state"}, {"value", "THAWED"}}));
-      write_setting(dir + "/freezer.state", "FROZEN");
+      const std::string thawed(freeze_value(version_, false));
+      entries_.push_back(log().record("write", {{"path", dir + "/" + control}, {"value", thawed}}));
+      write_setting(dir + "/" + control, std::string(freeze_value(version_, true)));
       frozen_.push_back(dir);
     }
-    // v1 passes through FREEZING; the fault is in effect once every task is frozen.
+    // v1 passes through FREEZING, v2 reports "frozen 1" in cgroup.events once done; the
+    // fault is in effect once every task is frozen.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (const auto& dir : frozen_) {
-      while (read_setting(dir + "/freezer.state") != "FROZEN") {
+      while (!freeze_done(version_, read_setting(dir + "/" + state))) {
         if (std::chrono::steady_clock::now() > deadline) {
           do_revert();
-          throw FaultError(fmt::format("{} did not reach FROZEN within 2 s", dir));
+          throw FaultError(fmt::format("{} did not reach {} within 2 s", dir, version_ == 2 ? "\"frozen 1\"" : "FROZEN"));
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
@@ -50,7 +57,8 @@ void NodePauseFault::do_revert() {
   std::string errors;
   for (std::size_t i = 0; i < frozen_.size(); ++i) {
     try {
-      write_setting(frozen_[i] + "/freezer.state", "THAWED");
+      write_setting(frozen_[i] + "/" + std::string(cgroup_file(version_, CgroupKnob::kFreeze)),
+                    std::string(freeze_value(version_, false)));
       log().done(entries_[i]);
     } catch (const FaultError& e) {
       errors += (errors.empty() ? "" : "; ") + std::string(e.what());

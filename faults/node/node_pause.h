@@ -1,6 +1,7 @@
 // node.pause: the hung node. Every process of the node stops for the fault's duration,
 // then runs on: the cgroup freezer where the run has node cgroups (nothing escapes it,
-// children included), SIGSTOP/SIGCONT to the ranks' process groups otherwise.
+// children included: v1 freezer.state, v2 cgroup.freeze), SIGSTOP/SIGCONT to the ranks'
+// process groups otherwise.
 #pragma once
 
 #include <span>
@@ -20,6 +21,7 @@ class NodePauseFault final : public Fault {
   void do_revert() override;
 
   std::string backend_ = "freezer cgroup";
+  int version_ = 1;                           // cgroup version of frozen_
   std::vector<std::string> frozen_;           // freezer directories
   std::vector<std::pair<pid_t, std::uint64_t>> stopped_;  // process groups, journal ids
   std::vector<std::uint64_t> entries_;

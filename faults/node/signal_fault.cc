@@ -5,6 +5,9 @@
 #include <cctype>
 #include <fstream>
 #include <string.h>
+#include <unistd.h>
+
+#include "faults/node/sysfs_file.h"
 
 namespace chaosbench::faults {
 namespace {
@@ -41,6 +44,16 @@ void SignalFault::do_apply(const ResolvedTarget& target) {
   if (cg == target.cgroups.end()) cg = target.cgroups.find("freezer");
   if (cg == target.cgroups.end()) return;
   for (const auto& dir : cg->second) {
+    // v2 (5.14+): echo 1 > <node>/cgroup.kill SIGKILLs the whole subtree at once, racing
+    // no fork. Elsewhere, or for another signal, each process listed is signalled.
+    if (target.cgroup_version == 2 && signal_ == SIGKILL && ::access((dir + "/cgroup.kill").c_str(), W_OK) == 0) {
+      try {
+        write_setting(dir + "/cgroup.kill", "1");
+        continue;
+      } catch (const FaultError&) {
+        // fall back to the processes one by one
+      }
+    }
     std::ifstream procs(dir + "/cgroup.procs");
     pid_t pid;
     while (procs >> pid) ::kill(pid, signal_);

@@ -16,7 +16,7 @@ namespace chaosbench::faults {
 class SignalFault final : public Fault {
  public:
   // `group`: signal the ranks' whole process groups (their children too), and for a node
-  // every process in its cgroup.
+  // every process in its cgroup (a SIGKILL on cgroup v2 through cgroup.kill).
   SignalFault(int signal, bool group) : signal_(signal), group_(group) {}
   bool reversible() const override { return false; }
   std::string backend() const override { return "signal"; }

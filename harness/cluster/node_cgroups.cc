@@ -1,6 +1,8 @@
 #include "harness/cluster/node_cgroups.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -68,6 +70,12 @@ std::map<std::string, std::string> own_v1_cgroups() {
   return out;
 }
 
+int node_cgroup_version(bool controller_on_v1, bool have_v2, std::string_view forced) {
+  if (forced == "2") return have_v2 ? 2 : 0;
+  if (forced == "1" || controller_on_v1) return 1;
+  return have_v2 ? 2 : 0;
+}
+
 NodeCgroups::NodeCgroups(int nodes, const std::string& run_id, Journal& journal,
                          const std::vector<std::string>& controllers)
     : journal_(journal) {
@@ -76,18 +84,40 @@ NodeCgroups::NodeCgroups(int nodes, const std::string& run_id, Journal& journal,
     return;
   }
   auto own = own_v1_cgroups();
+  bool on_v1 = false;
+  for (const auto& c : controllers) on_v1 = on_v1 || own.count(c) > 0;
+  const std::string v2 = own_v2_cgroup();
+  const char* forced = std::getenv("CHAOSBENCH_CGROUP_VERSION");
+  switch (node_cgroup_version(on_v1, !v2.empty(), forced ? forced : "")) {
+    case 1: make_v1(nodes, run_id, controllers, own); break;
+    case 2: make_v2(nodes, run_id, controllers, v2); break;
+    default: why_not_ = "no cgroup hierarchy to use: neither a v1 controller nor cgroup2 is mounted";
+  }
+}
+
+NodeCgroups::NodeCgroups(int nodes, const std::string& run_id, Journal& journal,
+                         const std::vector<std::string>& controllers, const std::string& v2_base)
+    : journal_(journal) {
+  make_v2(nodes, run_id, controllers, v2_base);
+}
+
+void NodeCgroups::make_dir(const std::string& path) {
+  entries_.push_back(journal_.record("cgroup", {{"path", path}}));
+  if (::mkdir(path.c_str(), 0755) != 0) throw std::runtime_error(std::strerror(errno));
+}
+
+void NodeCgroups::make_v1(int nodes, const std::string& run_id, const std::vector<std::string>& controllers,
+                          const std::map<std::string, std::string>& own) {
   for (const auto& controller : controllers) {
     auto it = own.find(controller);
     if (it == own.end()) continue;
     const std::string base = it->second + "/chaosbench-" + run_id;
     try {
-      entries_.push_back(journal_.record("cgroup", {{"path", base}}));
-      if (::mkdir(base.c_str(), 0755) != 0) throw std::runtime_error(std::strerror(errno));
+      make_dir(base);
       std::vector<std::string> per_node;
       for (int n = 0; n < nodes; ++n) {
         std::string dir = fmt::format("{}/node{}", base, n);
-        entries_.push_back(journal_.record("cgroup", {{"path", dir}}));
-        if (::mkdir(dir.c_str(), 0755) != 0) throw std::runtime_error(std::strerror(errno));
+        make_dir(dir);
         per_node.push_back(dir);
       }
       dirs_[controller] = std::move(per_node);
@@ -95,7 +125,7 @@ NodeCgroups::NodeCgroups(int nodes, const std::string& run_id, Journal& journal,
       spdlog::warn("cgroup {}: cannot create {}: {}", controller, base, e.what());
     }
   }
-  if (dirs_.empty()) why_not_ = "no cgroup v1 controller could be used (cgroup v2-only hosts are not supported yet)";
+  if (dirs_.empty()) why_not_ = "no cgroup v1 controller could be used";
 }
 
 NodeCgroups::~NodeCgroups() {
@@ -108,9 +138,18 @@ NodeCgroups::~NodeCgroups() {
   }
 }
 
+std::string NodeCgroups::why_missing(const std::string& controller) const {
+  auto it = why_missing_.find(controller);
+  return it != why_missing_.end() ? it->second : "that controller is not mounted";
+}
+
 void NodeCgroups::join(int node, pid_t pid) const {
+  std::vector<std::string> joined;  // v2 lists the node's one directory under every controller
   for (const auto& [controller, per_node] : dirs_) {
-    std::string procs = per_node.at(static_cast<std::size_t>(node)) + "/cgroup.procs";
+    const std::string& dir = per_node.at(static_cast<std::size_t>(node));
+    if (std::find(joined.begin(), joined.end(), dir) != joined.end()) continue;
+    joined.push_back(dir);
+    std::string procs = dir + "/cgroup.procs";
     int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
     std::string text = std::to_string(pid);
     bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());

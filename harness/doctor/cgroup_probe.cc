@@ -1,36 +1,20 @@
 #include "harness/doctor/cgroup_probe.h"
 
 #include <array>
-#include <charconv>
+#include <cstdlib>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <optional>
 #include <sstream>
 #include <unistd.h>
 
+#include "harness/cluster/node_cgroups.h"
 #include "harness/doctor/probe_files.h"
 
 namespace chaosbench::harness {
 namespace {
 
 constexpr std::array<std::string_view, 4> kControllers{"cpu", "memory", "freezer", "pids"};
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape_octal(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 3 < text.size()) {
-      int value = 0;
-      auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 4, value, 8);
-      if (ec == std::errc() && end == text.data() + i + 4) {
-        out.push_back(static_cast<char>(value));
-        i += 3;
-        continue;
-      }
-    }
-    out.push_back(text[i]);
-  }
-  return out;
-}
 
 bool in_list(std::string_view list, std::string_view item, char separator) {
   while (!list.empty()) {
@@ -63,41 +47,42 @@ bool kernel_at_least(const std::string& release, int major, int minor) {
 
 }  // namespace
 
-std::vector<MountEntry> parse_mountinfo(std::string_view text) {
-  std::vector<MountEntry> mounts;
-  for (auto line : split_lines(text)) {
-    // "36 25 0:31 / /sys/fs/cgroup/cpu rw,nosuid - cgroup cgroup rw,cpu": the optional
-    // fields before " - " vary in number, so split there first.
-    auto dash = line.find(" - ");
-    if (dash == std::string_view::npos) continue;
-    std::istringstream before{std::string(line.substr(0, dash))};
-    std::istringstream after{std::string(line.substr(dash + 3))};
-    std::string id, parent, device, root, mount_point, fs_type, source, super_options;
-    if (!(before >> id >> parent >> device >> root >> mount_point)) continue;
-    if (!(after >> fs_type >> source)) continue;
-    after >> super_options;
-    mounts.push_back({unescape_octal(mount_point), fs_type, super_options});
-  }
-  return mounts;
-}
-
 std::vector<Capability> assess_cgroups(const CgroupInputs& in) {
   using S = CapabilityStatus;
-  const MountEntry* v2 = nullptr;
+  const MountEntry* v2 = cgroup2_mount(in.mounts);  // the one node cgroups would use
   bool any_v1 = false;
-  for (const auto& m : in.mounts) {
-    if (m.fs_type == "cgroup2" && !v2) v2 = &m;
-    if (m.fs_type == "cgroup") any_v1 = true;
-  }
+  for (const auto& m : in.mounts) any_v1 = any_v1 || m.fs_type == "cgroup";
+  // A controller bound to a v1 hierarchy is not available in v2: NodeCgroups takes v1
+  // wherever one of its controllers is there.
+  auto on_v1 = [&](std::string_view controller) -> const MountEntry* {
+    for (const auto& m : in.mounts)
+      if (m.fs_type == "cgroup" && in_list(m.super_options, controller, ',')) return &m;
+    return nullptr;
+  };
+  bool controller_on_v1 = false;
+  for (auto controller : kControllers) controller_on_v1 = controller_on_v1 || on_v1(controller);
+  const int version = node_cgroup_version(controller_on_v1, v2 != nullptr, in.forced_version);
+  const std::string own = !in.v2_own_dir.empty() ? in.v2_own_dir : v2 ? v2->mount_point : "";
+  std::vector<std::string> v2_controllers;  // cgroup.controllers ends in a newline
+  std::istringstream words(in.v2_controllers);
+  for (std::string w; words >> w;) v2_controllers.push_back(w);
+  const std::string v2_list = v2_controllers.empty() ? "none" : fmt::format("{}", fmt::join(v2_controllers, " "));
+  const std::string use = version == 0 ? "no node cgroups" : fmt::format("node cgroups use v{}", version);
+
   std::vector<Capability> caps;
   if (!v2 && !any_v1)
     caps.push_back({"cgroup.mode", "cgroups", S::kMissing, "no cgroup or cgroup2 filesystem mounted", {}});
   else if (v2 && any_v1)
-    caps.push_back({"cgroup.mode", "cgroups", S::kOk, fmt::format("hybrid: v1 hierarchies, cgroup2 at {}", v2->mount_point), {}});
+    caps.push_back({"cgroup.mode", "cgroups", S::kOk,
+                    fmt::format("hybrid: v1 hierarchies, cgroup2 at {} (v2 controllers for {}: {}); {}", v2->mount_point,
+                                own, v2_list, use),
+                    {}});
   else if (v2)
-    caps.push_back({"cgroup.mode", "cgroups", S::kOk, fmt::format("unified v2 at {}", v2->mount_point), {}});
+    caps.push_back({"cgroup.mode", "cgroups", S::kOk,
+                    fmt::format("unified v2 at {} (v2 controllers for {}: {}); {}", v2->mount_point, own, v2_list, use),
+                    {}});
   else
-    caps.push_back({"cgroup.mode", "cgroups", S::kOk, "v1 hierarchies only", {}});
+    caps.push_back({"cgroup.mode", "cgroups", S::kOk, fmt::format("v1 hierarchies only; {}", use), {}});
 
   for (auto controller : kControllers) {
     std::string name = fmt::format("cgroup.{}", controller);
@@ -107,26 +92,39 @@ std::vector<Capability> assess_cgroups(const CgroupInputs& in) {
       add(S::kMissing, "disabled (enabled = 0 in /proc/cgroups; cgroup_disable= on the kernel command line?)");
       continue;
     }
-    // A controller bound to a v1 hierarchy is not available in v2, so v1 is looked at first.
-    const MountEntry* v1 = nullptr;
-    for (const auto& m : in.mounts)
-      if (m.fs_type == "cgroup" && in_list(m.super_options, controller, ',')) {
-        v1 = &m;
-        break;
+    std::string where, mount;
+    if (version == 1) {
+      if (const auto* v1 = on_v1(controller)) {
+        where = fmt::format("v1 at {}", v1->mount_point);
+        mount = v1->mount_point;
+      } else {
+        add(S::kMissing, v2 ? "not on a v1 hierarchy (node cgroups use v1 on this host)" : "not mounted");
+        continue;
       }
-    std::string where;
-    if (v1)
-      where = fmt::format("v1 at {}", v1->mount_point);
-    else if (v2 && in_list(in.v2_controllers, controller, ' '))
-      where = fmt::format("v2 at {}", v2->mount_point);
-    else if (v2 && controller == "freezer" && in.v2_core_freezer)
-      where = fmt::format("v2 core freezer (cgroup.freeze) at {}", v2->mount_point);
-    if (where.empty()) {
-      add(S::kMissing, v2 ? fmt::format("not on a v1 hierarchy, not in {}/cgroup.controllers", v2->mount_point)
-                          : "not mounted");
+    } else if (version == 2) {
+      mount = own;
+      if (controller == "pids") {
+        where = fmt::format("v2 cgroup.procs at {} (no controller needed)", own);
+      } else if (controller == "freezer") {
+        if (!in.v2_core_freezer) {
+          add(S::kMissing, "no v2 core freezer (cgroup.freeze needs kernel 5.2)");
+          continue;
+        }
+        where = fmt::format("v2 core freezer (cgroup.freeze) at {}", own);
+      } else {
+        auto plan = plan_v2_controllers({std::string(controller)}, own, in.v2_controllers, in.v2_subtree_control,
+                                        in.v2_own_is_root, in.v2_others_in_own);
+        if (auto why = plan.why_missing.find(std::string(controller)); why != plan.why_missing.end()) {
+          add(S::kMissing, why->second);
+          continue;
+        }
+        where = fmt::format("v2 at {}{}", own,
+                            plan.move_harness ? " (chaosbench moves itself into a leaf cgroup to hand it on)" : "");
+      }
+    } else {
+      add(S::kMissing, "not mounted");
       continue;
     }
-    const std::string& mount = v1 ? v1->mount_point : v2->mount_point;
     if (in.writable && !in.writable(mount))
       add(S::kMissing, fmt::format("{}, but not writable by this user", where));
     else
@@ -137,14 +135,19 @@ std::vector<Capability> assess_cgroups(const CgroupInputs& in) {
 
 std::vector<Capability> probe_cgroups(const std::string& kernel_release) {
   CgroupInputs in;
-  in.mounts = parse_mountinfo(read_text_file("/proc/self/mountinfo").value_or(""));
+  const std::string mountinfo = read_text_file("/proc/self/mountinfo").value_or("");
+  in.mounts = parse_mountinfo(mountinfo);
   in.proc_cgroups = read_text_file("/proc/cgroups").value_or("");
-  for (const auto& m : in.mounts)
-    if (m.fs_type == "cgroup2") {
-      in.v2_controllers = std::string(trim(read_text_file(m.mount_point + "/cgroup.controllers").value_or("")));
-      break;
-    }
+  in.v2_own_dir = own_v2_cgroup(read_text_file("/proc/self/cgroup").value_or(""), mountinfo);
+  if (!in.v2_own_dir.empty()) {
+    in.v2_controllers = read_text_file(in.v2_own_dir + "/cgroup.controllers").value_or("");
+    in.v2_subtree_control = read_text_file(in.v2_own_dir + "/cgroup.subtree_control").value_or("");
+    in.v2_own_is_root = !path_exists(in.v2_own_dir + "/cgroup.type");
+    std::istringstream procs(read_text_file(in.v2_own_dir + "/cgroup.procs").value_or(""));
+    for (pid_t pid; procs >> pid;) in.v2_others_in_own = in.v2_others_in_own || pid != ::getpid();
+  }
   in.v2_core_freezer = kernel_at_least(kernel_release, 5, 2);
+  if (const char* forced = std::getenv("CHAOSBENCH_CGROUP_VERSION")) in.forced_version = forced;
   in.writable = [](const std::string& path) { return ::access(path.c_str(), W_OK) == 0; };
   return assess_cgroups(in);
 }

@@ -1,5 +1,6 @@
 #include "harness/journal/journal.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -166,6 +167,25 @@ std::string undo_write(const JournalEntry& e, bool dry_run) {
   return fmt::format("restored {} to \"{}\"", path, value);
 }
 
+// One small write to a kernel file; false when the file is not there or refuses it.
+bool write_file(const std::string& path, const std::string& value) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
+  int err = errno;
+  ::close(fd);
+  errno = err;  // for the caller's message
+  return ok;
+}
+
+std::vector<pid_t> cgroup_procs(const std::string& dir) {
+  std::ifstream procs(dir + "/cgroup.procs");
+  std::vector<pid_t> pids;
+  pid_t pid;
+  while (procs >> pid) pids.push_back(pid);
+  return pids;
+}
+
 std::string undo_cgroup(const JournalEntry& e, bool dry_run) {
   const auto& path = e.fields.at("path");
   std::error_code ec;
@@ -174,27 +194,41 @@ std::string undo_cgroup(const JournalEntry& e, bool dry_run) {
   // A frozen cgroup's processes cannot die: thaw first (v1 freezer.state, v2 cgroup.freeze).
   for (const auto& [file, value] : {std::pair{"freezer.state", "THAWED"}, std::pair{"cgroup.freeze", "0"}}) {
     std::string f = path + "/" + file;
-    if (fs::exists(f, ec)) {
-      int fd = ::open(f.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd >= 0) {
-        [[maybe_unused]] auto n = ::write(fd, value, std::strlen(value));
-        ::close(fd);
-      }
-    }
+    if (fs::exists(f, ec)) write_file(f, value);
   }
-  // Whatever is still in it is ours: the journal says this cgroup is.
+  // Whatever is still in it is ours: the journal says this cgroup is. Never this process
+  // itself (a harness that could not leave its v2 leaf): that is an error, not a kill.
   for (int i = 0; i < 300; ++i) {
-    std::ifstream procs(path + "/cgroup.procs");
-    std::vector<pid_t> pids;
-    pid_t pid;
-    while (procs >> pid) pids.push_back(pid);
+    auto pids = cgroup_procs(path);
     if (pids.empty()) break;
-    for (pid_t p : pids) ::kill(p, SIGKILL);
+    if (std::find(pids.begin(), pids.end(), ::getpid()) != pids.end())
+      throw std::runtime_error(fmt::format("cannot remove cgroup {}: this process is still in it", path));
+    // v2 (5.14+): cgroup.kill SIGKILLs the whole subtree at once, racing no fork.
+    if (!write_file(path + "/cgroup.kill", "1"))
+      for (pid_t p : pids) ::kill(p, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
     throw std::runtime_error(fmt::format("cannot remove cgroup {}: {}", path, std::strerror(errno)));
   return fmt::format("removed cgroup {}", path);
+}
+
+// The harness moved itself into a leaf of its run's v2 cgroup (node_cgroups.h): it goes
+// back to the cgroup it came from while it is still there. A harness that is gone, or a
+// pid now someone else's, needs nothing.
+std::string undo_cgroup_move(const JournalEntry& e, bool dry_run) {
+  const auto pid = static_cast<pid_t>(std::stol(e.fields.at("pid")));
+  const auto start = std::stoull(e.fields.at("start_time"));
+  const auto& from = e.fields.at("from");
+  const auto& to = e.fields.at("to");
+  auto st = read_proc_stat(pid);
+  auto in_from = cgroup_procs(from);
+  if (!st || st->start_time != start || std::find(in_from.begin(), in_from.end(), pid) == in_from.end())
+    return fmt::format("process {}: no longer in {}; nothing to move", pid, from);
+  if (dry_run) return fmt::format("would move process {} from {} back to {}", pid, from, to);
+  if (!write_file(to + "/cgroup.procs", std::to_string(pid)))
+    throw std::runtime_error(fmt::format("cannot move process {} back to {}: {}", pid, to, std::strerror(errno)));
+  return fmt::format("moved process {} from {} back to {}", pid, from, to);
 }
 
 std::string undo_process_group(const JournalEntry& e, bool dry_run) {
@@ -240,6 +274,7 @@ std::string undo_entry(const JournalEntry& entry, bool dry_run) {
     if (entry.kind == "process_group") return undo_process_group(entry, dry_run);
     if (entry.kind == "path") return undo_path(entry, dry_run);
     if (entry.kind == "cgroup") return undo_cgroup(entry, dry_run);
+    if (entry.kind == "cgroup_move") return undo_cgroup_move(entry, dry_run);
     if (entry.kind == "write") return undo_write(entry, dry_run);
     if (entry.kind == "signal_group") return undo_signal_group(entry, dry_run);
     if (entry.kind == "tc_root") return undo_tc_root(entry, dry_run);

@@ -25,8 +25,13 @@ namespace chaosbench::harness {
 // Undo information: a kind and string fields. Kinds so far:
 //   "path"          {path}: remove the file or directory tree
 //   "process_group" {pgid, start_time}: SIGKILL the process group a started process leads
-//   "cgroup"        {path}: thaw, SIGKILL what is left in it, rmdir (a node's cgroup)
-//   "write"         {path, value}: write value back (a cgroup setting a fault changed)
+//   "cgroup"        {path}: thaw, SIGKILL what is left in it (v2: cgroup.kill), rmdir
+//                   (a node's cgroup); never this process itself
+//   "cgroup_move"   {pid, start_time, from, to}: move that process, while it is still the
+//                   same one and in cgroup `from`, back to cgroup `to` (the harness in its
+//                   v2 leaf)
+//   "write"         {path, value}: write value back (a cgroup setting a fault changed, a
+//                   v2 cgroup.subtree_control)
 //   "signal_group"  {pgid, start_time, signal}: signal a process group that is still ours
 struct JournalEntry {
   std::uint64_t id = 0;

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sched.h>
@@ -19,6 +20,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "faults/node/cgroup_files.h"
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
 #include "harness/host_error.h"
@@ -159,6 +161,7 @@ class Run {
   std::string cluster_why_local_;
   int starting_node_ = 0;  // the node of the rank being started, for the fork hook
   bool cgroups_available_ = false;
+  int cgroup_version_ = 1;
   bool netns_used_ = false;
   std::string cgroup_list_;
   std::string cgroups_why_not_;
@@ -435,13 +438,15 @@ bool Run::node_frozen(int node) const {
   if (!cgroups_) return false;
   const std::string dir = cgroups_->dir(node, "freezer");
   if (dir.empty()) return false;
-  std::ifstream in(dir + "/freezer.state");
+  const int version = cgroups_->version();  // v1 freezer.state not THAWED, v2 cgroup.freeze 1
+  std::ifstream in(dir + "/" + std::string(faults::cgroup_file(version, faults::CgroupKnob::kFreeze)));
   std::string state;
-  return in >> state && state != "THAWED";
+  return in >> state && faults::freeze_requested(version, state);
 }
 
-// Whether the memory cgroup of `rank`'s node has OOM-killed something (cgroup v1
-// memory.oom_control "oom_kill N"), only while a node.memory_limit fault is active there.
+// Whether the memory cgroup of `rank`'s node has OOM-killed something ("oom_kill N" in
+// v1 memory.oom_control, v2 memory.events), only while a node.memory_limit fault is
+// active there.
 bool Run::oom_killed(int rank) const {
   int node = -1;
   for (const auto& l : launches_)
@@ -452,12 +457,10 @@ bool Run::oom_killed(int rank) const {
     limited = limited || (o.state == OccurrenceState::kActive && scenario_.faults[o.fault].type == "node.memory_limit");
   const std::string dir = cgroups_->dir(node, "memory");
   if (!limited || dir.empty()) return false;
-  std::ifstream in(dir + "/memory.oom_control");
-  std::string key;
-  long long value = 0;
-  while (in >> key >> value)
-    if (key == "oom_kill") return value > 0;
-  return false;
+  std::ifstream in(dir + "/" + std::string(faults::cgroup_file(cgroups_->version(), faults::CgroupKnob::kOomEvents)));
+  std::stringstream text;
+  text << in.rdbuf();
+  return faults::oom_kill_count(text.str()).value_or(0) > 0;
 }
 
 void Run::on_exit(pid_t pid) {
@@ -515,6 +518,7 @@ RunOutcome Run::execute() {
   }
   cgroups_ = std::make_unique<NodeCgroups>(scenario_.cluster.nodes, run_id_, *journal_, controllers);
   cgroups_available_ = cgroups_->available();
+  cgroup_version_ = cgroups_->version();
   std::vector<std::string> present;
   for (const auto& c : controllers)
     if (!cgroups_->dir(0, c).empty()) present.push_back(c);
@@ -534,7 +538,8 @@ RunOutcome Run::execute() {
     if (cgroups_->dir(0, std::string(info->needs_cgroup)).empty())
       throw HostError(fmt::format("fault {} ({}) needs the {} cgroup of each node, which this host cannot give: {}", f.name,
                                   f.type, info->needs_cgroup,
-                                  cgroups_available_ ? "that controller is not mounted" : cgroups_why_not_));
+                                  cgroups_available_ ? cgroups_->why_missing(std::string(info->needs_cgroup))
+                                                     : cgroups_why_not_));
   }
   try {
     start_metrics_server();
@@ -641,7 +646,7 @@ RunOutcome Run::execute() {
   out.result.run_id = run_id_;
   out.result.environment.cluster =
       fmt::format("{}, {}", netns_used_ ? "network namespaces (veth, bridge)" : "local processes on loopback",
-                  cgroups_available_ ? fmt::format("node cgroups (v1: {})", cgroup_list_)
+                  cgroups_available_ ? fmt::format("node cgroups (v{}: {})", cgroup_version_, cgroup_list_)
                                      : fmt::format("no node cgroups ({})", cgroups_why_not_));
   write_file_atomically(out.run_dir + "/results.json", reports::to_json(out.result) + "\n");
   if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;

@@ -61,6 +61,7 @@ faults::ResolvedTarget resolve_target(const TargetSpec& target, const ClusterSpe
     }
   }
   if (cgroups && cgroups->available()) {
+    out.cgroup_version = cgroups->version();
     for (const char* controller : {"cpu", "memory", "freezer", "pids"}) {
       for (int n : out.nodes) {
         auto dir = cgroups->dir(n, controller);
