@@ -226,8 +226,10 @@ void DelayLine::Impl::drain() {
     ssize_t n = recv(nl_fd, buffer.data(), buffer.size(), MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-      if (errno == EINTR || errno == ENOBUFS) continue;  // ENOBUFS: lost messages are
-      // accepted by the next batch verdict, whose id covers theirs
+      // ENOBUFS (should NETLINK_NO_ENOBUFS not hold): the packets whose messages were lost
+      // stay queued in the kernel until the next batch verdict, whose id covers theirs,
+      // accepts them undelayed.
+      if (errno == EINTR || errno == ENOBUFS) continue;
       throw std::system_error(errno, std::generic_category(), "delay line: recv from nfnetlink_queue");
     }
     read_at = Clock::now();
