@@ -279,5 +279,5 @@ TEST_CASE("delay line: a failed start throws with the reason and leaves no threa
   CHECK_THROWS_AS(DelayLine(-1, kQueue, bad), std::invalid_argument);
   // A namespace fd that is not one: setns fails inside the thread, the constructor rethrows.
   CHECK_THROWS_WITH(DelayLine(-1, kQueue, DelayLineSettings{}), Catch::Contains("setns"));
-  CHECK(threads() == before);
+  CHECK(threads() <= before);  // <=: another test's thread may end meanwhile
 }

@@ -8,7 +8,10 @@
 //               1% at 100 ms, well inside the 5% goal.
 //   throughput: iperf3 -s -1 in node 1, iperf3 -c -J -t S in node 0, one TCP stream,
 //               without the line and with it at --throughput-delay. TCP buffers are the
-//               namespaces' defaults (nothing set; the JSON carries tcp_rmem).
+//               namespaces' defaults, copied from the host's at creation (nothing is set;
+//               the JSON carries tcp_rmem and tcp_wmem). Here the sender's 4 MiB
+//               tcp_wmem maximum, not the delay line, limits the 5 ms stream (~5 Gbit/s;
+//               ~11 Gbit/s with 32 MiB set in the sender's namespace, tried by hand).
 #include "harness/cli/cmd_bench_delay_line.h"
 
 #include <algorithm>
@@ -53,7 +56,7 @@ struct ThroughputResult {
   double seconds = 0;
   double gbit_per_s = NAN;
   long retransmits = 0;
-  std::string tcp_rmem;
+  std::string tcp_rmem, tcp_wmem;  // the receiver's and the sender's, as found
   std::string error;
   bool goal() const { return delay_ms > 0; }
   bool ok() const { return !goal() || gbit_per_s >= kMinGbitPerS; }
@@ -133,12 +136,20 @@ LatencyResult measure_latency(const NetnsCluster& c, double delay_ms, int pings)
   return r;
 }
 
+// "4096 131072 6291456": a namespace's sysctl, tabs as spaces, for the record.
+std::string sysctl_value(int netns_fd, const char* name) {
+  std::string v = run_in_netns(netns_fd, {"sysctl", "-n", name}, 5s).out;
+  std::replace(v.begin(), v.end(), '\t', ' ');
+  v.erase(std::remove(v.begin(), v.end(), '\n'), v.end());
+  return v;
+}
+
 ThroughputResult measure_throughput(const NetnsCluster& c, double delay_ms, int seconds) {
   ThroughputResult r;
   r.delay_ms = delay_ms;
   r.seconds = seconds;
-  r.tcp_rmem = run_in_netns(c.node_netns_fd(1), {"sysctl", "-n", "net.ipv4.tcp_rmem"}, 5s).out;
-  r.tcp_rmem.erase(std::remove(r.tcp_rmem.begin(), r.tcp_rmem.end(), '\n'), r.tcp_rmem.end());
+  r.tcp_rmem = sysctl_value(c.node_netns_fd(1), "net.ipv4.tcp_rmem");
+  r.tcp_wmem = sysctl_value(c.node_netns_fd(0), "net.ipv4.tcp_wmem");
   std::unique_ptr<faults::DelayLine> line;
   std::unique_ptr<SteeringRule> rule;
   if (delay_ms > 0) {
@@ -187,7 +198,8 @@ nlohmann::ordered_json to_json(const ThroughputResult& r) {
                               {"seconds", r.seconds},
                               {"gbit_per_s", std::isfinite(r.gbit_per_s) ? nlohmann::ordered_json(r.gbit_per_s) : nullptr},
                               {"retransmits", r.retransmits},
-                              {"tcp_rmem", r.tcp_rmem}};
+                              {"tcp_rmem", r.tcp_rmem},
+                              {"tcp_wmem", r.tcp_wmem}};
   if (r.goal()) {
     j["goal_gbit_per_s_min"] = kMinGbitPerS;
     j["goal_met"] = r.ok();
@@ -237,7 +249,7 @@ int bench_delay_line(const Args& args) {
   po::options_description options("Options");
   options.add_options()
       ("delays", po::value<std::string>()->default_value("1,5,20,100"), "delays to measure with ping, ms")
-      ("pings", po::value<int>()->default_value(40), "pings per delay (and per baseline); medians are compared")
+      ("pings", po::value<int>()->default_value(50), "pings per delay (and per baseline); medians are compared")
       ("throughput-delay", po::value<double>()->default_value(5), "delay for the iperf3 stream, ms")
       ("seconds", po::value<int>()->default_value(5), "iperf3 duration, s (0: no throughput test)");
   auto cl = parse_command_line(args, options, {});
