@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "harness/cli/cli_options.h"
+#include "harness/cli/cmd_bench_delay_line.h"
+#include "harness/cli/cmd_bench_shaper.h"
 #include "harness/cli/exit_code.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/runner/run_directory.h"
@@ -16,12 +18,17 @@ namespace chaosbench::harness {
 
 int cmd_bench(const Args& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::cout << "Usage: chaosbench bench cluster [--nodes N] [--repeat R]\n\n"
-                 "Micro-benchmarks of the harness itself:\n"
-                 "  cluster   bring-up plus tear-down of N network namespaces joined by a bridge (root)\n";
+    std::cout << "Usage: chaosbench bench cluster|delay-line|shaper [options]   (--help on each)\n\n"
+                 "Micro-benchmarks of the harness itself (root):\n"
+                 "  cluster     bring-up plus tear-down of N network namespaces joined by a bridge\n"
+                 "  delay-line  the NFQUEUE delay line: ping effect error at 1/5/20/100 ms, iperf3 at 5 ms\n"
+                 "  shaper      apply/revert latency of a netlink rate rule against the same change by tc\n";
     return args.empty() ? kExitUsage : kExitPass;
   }
-  if (args[0] != "cluster") throw UsageError("unknown benchmark \"" + args[0] + "\" (known: cluster)");
+  if (args[0] == "delay-line") return bench_delay_line(Args(args.begin() + 1, args.end()));
+  if (args[0] == "shaper") return bench_shaper(Args(args.begin() + 1, args.end()));
+  if (args[0] != "cluster")
+    throw UsageError("unknown benchmark \"" + args[0] + "\" (known: cluster, delay-line, shaper)");
   po::options_description options("Options");
   options.add_options()
       ("nodes", po::value<int>()->default_value(16), "nodes (1..64)")

@@ -1,6 +1,6 @@
 // chaosbench bench delay-line: see cmd_bench_delay_line.h. Everything runs in a 2-node
-// cluster of this process's own: the delay line serves NFQUEUE 7 in node 1 and an INPUT
-// rule there steers node 0's packets to it (the receiving side, as delay_line.h asks).
+// cluster of this process's own, with the fault a run would apply: network.delay on the
+// link node 0 -> node 1, nfqueue backend (the delay line on the bridge's FORWARD hook).
 //   latency:    ping node0 -> node1, median RTT with the line minus the median without
 //               (measured just before and just after), against the delay asked;
 //               effect error = |added - asked| / asked. ping prints 3 significant
@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "faults/network/delay_line.h"
+#include "faults/network/impairment_fault.h"
+#include "faults/network/network_plane.h"
 #include "faults/network/netns.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
@@ -39,7 +41,6 @@ namespace {
 using namespace std::chrono_literals;
 using faults::run_in_netns;
 
-constexpr std::uint16_t kQueue = 7;
 constexpr double kMaxEffectErrorPct = 5.0;
 constexpr double kMinGbitPerS = 1.0;
 
@@ -62,34 +63,49 @@ struct ThroughputResult {
   bool ok() const { return !goal() || gbit_per_s >= kMinGbitPerS; }
 };
 
-// The NFQUEUE rule in node 1 for node 0's packets, for the life of this object.
-class SteeringRule {
- public:
-  explicit SteeringRule(const NetnsCluster& c) : c_(c) {
-    auto r = run_in_netns(c.node_netns_fd(1), argv("-A"), 5s);
-    if (r.exit_code != 0) throw HostError("iptables could not add the NFQUEUE rule: " + r.err);
-  }
-  ~SteeringRule() { run_in_netns(c_.node_netns_fd(1), argv("-D"), 5s); }
-  SteeringRule(const SteeringRule&) = delete;
-  SteeringRule& operator=(const SteeringRule&) = delete;
-
- private:
-  std::vector<std::string> argv(const char* action) const {
-    return {"iptables", "-w", action, "INPUT", "-s", c_.address(0), "-j", "NFQUEUE", "--queue-num",
-            std::to_string(kQueue), "--queue-bypass"};
-  }
-  const NetnsCluster& c_;
+// The 2-node cluster and the plane a network fault acts on.
+struct BenchNet {
+  NetnsCluster cluster{2, make_run_id()};  // HostError (exit 3) without root
+  faults::NetworkPlane plane{cluster.bridge_netns_fd(),
+                             {{cluster.node_netns_fd(0), cluster.address(0), NetnsCluster::bridge_port(0)},
+                              {cluster.node_netns_fd(1), cluster.address(1), NetnsCluster::bridge_port(1)}},
+                             NetnsCluster::kNodeInterface, 1};
+  faults::NullUndoLog log;
 };
 
-std::unique_ptr<faults::DelayLine> start_line(const NetnsCluster& c, double delay_ms) {
-  faults::DelayLineSettings s;
-  s.delay = std::chrono::nanoseconds(std::llround(delay_ms * 1e6));
-  try {
-    return std::make_unique<faults::DelayLine>(c.node_netns_fd(1), kQueue, s);
-  } catch (const std::exception& e) {
-    throw HostError(e.what());
+// network.delay on the link node 0 -> node 1 with the nfqueue backend, exactly as a run
+// applies it (the delay line on the bridge's FORWARD hook), for the life of this object.
+class DelayFault {
+ public:
+  DelayFault(BenchNet& net, double delay_ms) : fault_(impairment(delay_ms), faults::Direction::kEgress, "nfqueue") {
+    faults::ResolvedTarget t;
+    t.links = {{0, 1}};
+    t.nodes = {0, 1};
+    t.network = &net.plane;
+    try {
+      fault_.apply(t, net.log);
+    } catch (const std::exception& e) {
+      throw HostError(e.what());
+    }
   }
-}
+  ~DelayFault() {
+    try {
+      fault_.revert();
+    } catch (...) {
+    }
+  }
+  DelayFault(const DelayFault&) = delete;
+  DelayFault& operator=(const DelayFault&) = delete;
+  faults::DelayLineStats stats() const { return fault_.delay_line_stats(); }
+
+ private:
+  static faults::Impairment impairment(double delay_ms) {
+    faults::Impairment imp;
+    imp.delay = std::chrono::nanoseconds(std::llround(delay_ms * 1e6));
+    return imp;
+  }
+  faults::ImpairmentFault fault_;
+};
 
 // Per-reply RTTs of `count` pings from node 0 to node 1, 20 ms apart.
 std::vector<double> ping_rtts(const NetnsCluster& c, int count) {
@@ -109,21 +125,21 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-LatencyResult measure_latency(const NetnsCluster& c, double delay_ms, int pings) {
+LatencyResult measure_latency(BenchNet& net, double delay_ms, int pings) {
+  const NetnsCluster& c = net.cluster;
   LatencyResult r;
   r.asked_ms = delay_ms;
   r.pings = pings;
   // The baseline is the median of pings just before and just after, so a noisy moment
   // (the kernel still tearing down an earlier run's namespaces) weighs half as much.
   std::vector<double> baseline = ping_rtts(c, pings);
-  auto line = start_line(c, delay_ms);
   std::vector<double> rtts;
+  faults::DelayLineStats stats;
   {
-    SteeringRule rule(c);
+    DelayFault fault(net, delay_ms);
     rtts = ping_rtts(c, pings);
+    stats = fault.stats();
   }
-  const auto stats = line->stats();
-  line.reset();
   auto after = ping_rtts(c, pings);
   baseline.insert(baseline.end(), after.begin(), after.end());
   r.baseline_median_ms = median(baseline);
@@ -144,18 +160,15 @@ std::string sysctl_value(int netns_fd, const char* name) {
   return v;
 }
 
-ThroughputResult measure_throughput(const NetnsCluster& c, double delay_ms, int seconds) {
+ThroughputResult measure_throughput(BenchNet& net, double delay_ms, int seconds) {
+  const NetnsCluster& c = net.cluster;
   ThroughputResult r;
   r.delay_ms = delay_ms;
   r.seconds = seconds;
   r.tcp_rmem = sysctl_value(c.node_netns_fd(1), "net.ipv4.tcp_rmem");
   r.tcp_wmem = sysctl_value(c.node_netns_fd(0), "net.ipv4.tcp_wmem");
-  std::unique_ptr<faults::DelayLine> line;
-  std::unique_ptr<SteeringRule> rule;
-  if (delay_ms > 0) {
-    line = start_line(c, delay_ms);
-    rule = std::make_unique<SteeringRule>(c);
-  }
+  std::unique_ptr<DelayFault> fault;
+  if (delay_ms > 0) fault = std::make_unique<DelayFault>(net, delay_ms);
   // The server serves one test and exits; the client retries while it is not yet listening.
   const auto limit = std::chrono::seconds(seconds + 20);
   std::thread server([&] { run_in_netns(c.node_netns_fd(1), {"iperf3", "-s", "-1", "-B", c.address(1)}, limit); });
@@ -166,8 +179,7 @@ ThroughputResult measure_throughput(const NetnsCluster& c, double delay_ms, int 
     if (client.exit_code == 0 || client.out.find("Connection refused") == std::string::npos) break;
   }
   server.join();
-  rule.reset();
-  line.reset();
+  fault.reset();
   try {
     auto json = nlohmann::json::parse(client.out);
     if (json.contains("error")) r.error = json["error"].get<std::string>();
@@ -265,17 +277,17 @@ int bench_delay_line(const Args& args) {
   const double tput_delay = cl.vm["throughput-delay"].as<double>();
   if (pings < 3 || seconds < 0 || !(tput_delay > 0)) throw UsageError("--pings >= 3, --seconds >= 0, --throughput-delay > 0");
 
-  NetnsCluster cluster(2, make_run_id());  // HostError (exit 3) without root
-  ping_rtts(cluster, 10);                  // warm-up: ARP, caches; not measured
+  BenchNet net;
+  ping_rtts(net.cluster, 10);  // warm-up: ARP, caches; not measured
   std::vector<LatencyResult> latency;
   std::vector<ThroughputResult> throughput;
   for (double d : delays) {
-    latency.push_back(measure_latency(cluster, d, pings));
+    latency.push_back(measure_latency(net, d, pings));
     std::cout << to_json(latency.back()).dump() << std::endl;
   }
   if (seconds > 0) {
     for (double d : {0.0, tput_delay}) {
-      throughput.push_back(measure_throughput(cluster, d, seconds));
+      throughput.push_back(measure_throughput(net, d, seconds));
       std::cout << to_json(throughput.back()).dump() << std::endl;
     }
   }
