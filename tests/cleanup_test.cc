@@ -51,11 +51,19 @@ TEST_CASE("cleanup: after SIGKILL of the harness at 24 points of a run, cleanup 
   JournalDirEnv env(journals);
   // Each rank leaves a grandchild in its process group: PDEATHSIG kills the rank with the
   // harness, but only cleanup can kill what the rank started.
+  // As root the run also has network faults: a delay line with its chain on the bridge,
+  // a partition, an htb rate limit on a node's interface.
+  const std::string network_faults = ::geteuid() == 0 ? R"(,
+               {"name": "slow", "type": "network.delay", "target": {"nodes": [0]}, "at": "120ms", "duration": "400ms",
+                "delay": "5ms"},
+               {"name": "cut", "type": "network.partition", "target": {"nodes": [2]}, "at": "300ms", "duration": "300ms"},
+               {"name": "thin", "type": "network.rate", "target": {"nodes": [1]}, "at": "200ms", "duration": "500ms",
+                "rate": "10mbit"})" : "";
   dir.write("s.json", R"({"schema_version": 1, "name": "crash", "cluster": {"nodes": 3},
     "workload": {"kind": "command", "argv": ["/bin/sh", "-c", "sleep 300 & sleep 300"]},
     "faults": [{"name": "w", "type": "marker", "at": "100ms", "duration": "100ms", "repeat": {"every": "200ms", "count": 4}},
                {"name": "hang", "type": "node.pause", "target": {"nodes": [1]}, "at": "150ms", "duration": "300ms",
-                "repeat": {"every": "400ms", "count": 2}}]})");
+                "repeat": {"every": "400ms", "count": 2}})" + network_faults + "]}");
   std::set<std::string> leftovers_seen;
   for (int point = 0; point < 24; ++point) {
     INFO("kill point " << point);
@@ -109,6 +117,8 @@ TEST_CASE("cleanup: after SIGKILL of the harness at 24 points of a run, cleanup 
     CHECK(leftovers_seen.count("cgroup") == 1);
     CHECK(leftovers_seen.count("write") == 1);
     CHECK(leftovers_seen.count("netns") == 1);
+    CHECK(leftovers_seen.count("iptables_chain") == 1);
+    CHECK(leftovers_seen.count("tc_root") == 1);
   }
 }
 
