@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <future>
+#include <thread>
 #include <fmt/format.h>
 #include <map>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "faults/network/rate_fault.h"
 #include "faults/network/traffic_flows.h"
 #include "harness/cluster/netns_cluster.h"
+#include "harness/journal/netns_undo.h"
 #include "net_probe.h"
 #include "test_util.h"
 
@@ -250,4 +253,25 @@ TEST_CASE("a backend that cannot do the fault is refused before anything changes
   CHECK_FALSE(f.applied());
   CHECK(net.log.open() == 0);
   CHECK(net.leftovers(1).empty());
+}
+
+TEST_CASE("cleanup of a network entry acts only in the journaled namespace, found by inode and cookie", "[network]") {
+  if (test::skip_without_root("network namespaces need root")) return;
+  Net net(1);
+  const int fd = net.cluster.node_netns_fd(0);
+  // A process in the namespace, as a rank would be: cleanup finds namespaces through them.
+  auto holder = std::async(std::launch::async, [&] { return faults::run_in_netns(fd, {"sleep", "2"}, std::chrono::seconds(5)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  harness::JournalEntry e;
+  e.kind = "tc_root";
+  e.fields = {{"netns", faults::NetworkPlane::netns_id(fd)}, {"interface", "nosuchdev"}, {"handle", "1:"},
+              {"netns_cookie", std::to_string(faults::netns_cookie(fd) + 1)}};
+  // Same inode, another cookie: a namespace that merely reuses the number; not touched.
+  CHECK_THAT(harness::undo_tc_root(e, false), Catch::Contains("namespace is gone"));
+  // Ours, but the interface went with its veth peer's namespace: nothing left to undo.
+  e.fields["netns_cookie"] = std::to_string(faults::netns_cookie(fd));
+  CHECK_THAT(harness::undo_tc_root(e, false), Catch::Contains("interface is gone"));
+  e.fields.erase("netns_cookie");  // no cookie to be sure by: left alone
+  CHECK_THAT(harness::undo_tc_root(e, false), Catch::Contains("namespace is gone"));
+  holder.wait();
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <system_error>
 #include <unistd.h>
@@ -65,6 +66,18 @@ void in_netns(int netns_fd, const std::function<void()>& fn) {
   int err = errno;
   ::close(back);
   if (rc != 0) throw std::system_error(err, std::generic_category(), "setns back to the harness's namespace");
+}
+
+std::uint64_t netns_cookie(int netns_fd) {
+  std::uint64_t cookie = 0;
+  in_netns(netns_fd, [&] {
+    int s = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return;
+    socklen_t len = sizeof cookie;
+    if (::getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) != 0) cookie = 0;
+    ::close(s);
+  });
+  return cookie;
 }
 
 CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, std::chrono::milliseconds limit) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,6 +20,11 @@ void in_netns(int netns_fd, const std::function<void()>& fn);
 
 // Moves the calling thread into `netns_fd` for good (a thread that serves one namespace).
 void enter_netns(int netns_fd);
+
+// The namespace's cookie (SO_NETNS_COOKIE, Linux 5.14+): unlike its inode number, never
+// reused while the machine runs, so it tells a namespace apart from a later one. 0 when
+// the kernel has none.
+std::uint64_t netns_cookie(int netns_fd);
 
 struct CommandOutput {
   int exit_code = -1;  // -1: killed by a signal, timed out, or could not start

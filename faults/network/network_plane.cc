@@ -100,7 +100,10 @@ NetworkPlane::ShapeHandle NetworkPlane::add_shape(int netns_fd, const std::strin
     if (rule_counts_[key] == 0) {
       // The root does not exist yet: journal it before the shaper makes it.
       root_entries_[key] =
-          log.record("tc_root", {{"netns", netns_id(netns_fd)}, {"interface", interface}, {"handle", "1:"}});
+          log.record("tc_root", {{"netns", netns_id(netns_fd)},
+                                 {"netns_cookie", std::to_string(netns_cookie(netns_fd))},
+                                 {"interface", interface},
+                                 {"handle", "1:"}});
     }
     int id = s.add(rule);
     ++rule_counts_[key];
@@ -141,7 +144,10 @@ std::string NetworkPlane::match(int sender, int receiver) const {
 
 NetworkPlane::ChainHandle NetworkPlane::add_bridge_chain(const std::vector<std::string>& rules, UndoLog& log) {
   ChainHandle h{bridge_fd_, fmt::format("chaosbench{}", next_chain_++), "FORWARD", 0};
-  h.entry = log.record("iptables_chain", {{"netns", netns_id(h.netns_fd)}, {"chain", h.chain}, {"hook", h.hook}});
+  h.entry = log.record("iptables_chain", {{"netns", netns_id(h.netns_fd)},
+                                          {"netns_cookie", std::to_string(netns_cookie(h.netns_fd))},
+                                          {"chain", h.chain},
+                                          {"hook", h.hook}});
   std::string script = fmt::format("*filter\n:{} - [0:0]\n", h.chain);
   for (const auto& r : rules) script += fmt::format("-A {} {}\n", h.chain, r);
   script += fmt::format("-I {} 1 -j {}\nCOMMIT\n", h.hook, h.chain);

@@ -7,8 +7,10 @@
 // Every change goes through here with its undo journaled first:
 //   "tc_root"        {netns, interface, handle}: the htb root a shaper created
 //   "iptables_chain" {netns, chain, hook}: a chain of ours and the jump to it from hook
-// netns is "net:[inode]", as /proc/PID/ns/net names it: after a crash, cleanup finds
-// the namespace through a process still in it, or it is gone and so is everything in it.
+// netns is "net:[inode]", as /proc/PID/ns/net names it, and netns_cookie its
+// SO_NETNS_COOKIE: after a crash, cleanup finds the namespace through a process still in
+// it and acts only when the cookie matches too (inode numbers are reused), or it is gone
+// and so is everything in it.
 //
 // Threads: the runner's thread only (faults apply and revert there).
 #pragma once

@@ -12,16 +12,25 @@
 namespace chaosbench::harness {
 namespace {
 
-// An open fd of the namespace named "net:[inode]", through any process still in it; -1
-// when no process is (the namespace is gone).
-int find_netns(const std::string& id) {
+// An open fd of the journaled namespace, through any process still in it: its inode
+// ("net:[inode]") must match, and its cookie too, since a freed namespace's inode number
+// is handed out again. -1 when no process is in it (the namespace is gone), or when the
+// entry has no cookie to be sure by (then it is not touched).
+int find_netns(const JournalEntry& e) {
+  const auto& id = e.fields.at("netns");
+  const auto cookie_field = e.fields.find("netns_cookie");
+  const std::uint64_t cookie = cookie_field == e.fields.end() ? 0 : std::stoull(cookie_field->second);
+  if (cookie == 0) return -1;
   for (const auto& p : list_processes()) {
     const std::string link = fmt::format("/proc/{}/ns/net", p.pid);
     char buf[64];
     ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
     if (n <= 0 || std::string(buf, static_cast<std::size_t>(n)) != id) continue;
     int fd = ::open(link.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) return fd;
+    if (fd < 0) continue;
+    if (faults::netns_cookie(fd) == cookie) return fd;
+    ::close(fd);
+    return -1;  // the same inode number, another namespace: ours is gone
   }
   return -1;
 }
@@ -39,11 +48,14 @@ std::string undo_tc_root(const JournalEntry& e, bool dry_run) {
   const auto& id = e.fields.at("netns");
   const auto& iface = e.fields.at("interface");
   const auto& handle = e.fields.at("handle");
-  Fd ns{find_netns(id)};
+  Fd ns{find_netns(e)};
   if (ns.fd < 0) return fmt::format("qdisc {} on {} in {}: the namespace is gone, and the qdisc with it", handle, iface, id);
   if (dry_run) return fmt::format("would delete qdisc {} (root) of {} in {}", handle, iface, id);
   auto out = faults::run_in_netns(ns.fd, {"tc", "qdisc", "del", "dev", iface, "root", "handle", handle},
                                   std::chrono::seconds(10));
+  if (out.exit_code != 0 && out.err.find("Cannot find device") != std::string::npos)
+    return fmt::format("qdisc {} on {} in {}: the interface is gone (its veth peer's namespace went), and the qdisc "
+                       "with it", handle, iface, id);
   if (out.exit_code != 0) {
     auto show = faults::run_in_netns(ns.fd, {"tc", "qdisc", "show", "dev", iface, "root"}, std::chrono::seconds(10));
     if (show.exit_code == 0 && show.out.find("qdisc htb " + handle) == std::string::npos)
@@ -57,7 +69,7 @@ std::string undo_iptables_chain(const JournalEntry& e, bool dry_run) {
   const auto& id = e.fields.at("netns");
   const auto& chain = e.fields.at("chain");
   const auto hook = e.fields.count("hook") ? e.fields.at("hook") : std::string("INPUT");
-  Fd ns{find_netns(id)};
+  Fd ns{find_netns(e)};
   if (ns.fd < 0) return fmt::format("iptables chain {} in {}: the namespace is gone, and the chain with it", chain, id);
   if (!faults::iptables_chain_exists(ns.fd, chain)) return fmt::format("iptables chain {} in {}: already gone", chain, id);
   if (dry_run) return fmt::format("would remove iptables chain {} (and the INPUT jump to it) in {}", chain, id);
