@@ -7,7 +7,9 @@
 # allreduce, 4 ranks on this machine's cores). Prints p50/p99/max per type. Goals: p99
 # below 5 ms for the node faults, below 2 ms for the netlink-applied network.rate;
 # network.delay runs a command (iptables-restore), shown for comparison. Needs root and
-# a build (scripts/build.sh).
+# a build (scripts/build.sh). The windows are 80 ms apart at least: the runner applies and
+# reverts on one thread, so a revert that runs iptables-restore (~20 ms) would delay an
+# application due during it, and that wait would count as the next fault's latency.
 #   bench/fault_apply_latency.sh [COUNT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,11 +23,11 @@ cat > "$tmp/s.json" <<JSON
  "faults": [
   {"name": "pause", "type": "node.pause", "target": {"nodes": [1]}, "at": "500ms", "duration": "80ms",
    "repeat": {"every": "400ms", "count": $count}},
-  {"name": "throttle", "type": "node.cpu_throttle", "target": {"nodes": [2]}, "at": "600ms", "duration": "80ms",
+  {"name": "throttle", "type": "node.cpu_throttle", "target": {"nodes": [2]}, "at": "600ms", "duration": "60ms",
    "cpus": 0.2, "repeat": {"every": "400ms", "count": $count}},
-  {"name": "rate", "type": "network.rate", "target": {"nodes": [3]}, "at": "700ms", "duration": "80ms",
+  {"name": "rate", "type": "network.rate", "target": {"nodes": [3]}, "at": "680ms", "duration": "60ms",
    "rate": "100mbit", "repeat": {"every": "400ms", "count": $count}},
-  {"name": "delay", "type": "network.delay", "target": {"nodes": [0]}, "at": "800ms", "duration": "80ms",
+  {"name": "delay", "type": "network.delay", "target": {"nodes": [0]}, "at": "760ms", "duration": "60ms",
    "delay": "1ms", "repeat": {"every": "400ms", "count": $count}}]}
 JSON
 build/bin/chaosbench run "$tmp/s.json" --out "$tmp/out" --quiet >/dev/null
