@@ -61,6 +61,27 @@ std::string phase_effects(const RunResult& run) {
   return out;
 }
 
+// One line per fault occurrence (the first 12): what, where, when, and by which backend.
+std::string fault_lines(const RunResult& run) {
+  if (run.faults.empty()) return "";
+  std::string out = "\n  faults:\n";
+  std::size_t shown = 0;
+  for (const auto& f : run.faults) {
+    if (++shown > 12) {
+      out += fmt::format("  ... and {} more (results.json faults)\n", run.faults.size() - 12);
+      break;
+    }
+    std::string when = f.applied_at_s ? fmt::format("{:.2f}s", *f.applied_at_s) : "not applied";
+    if (f.reverted_at_s) when += fmt::format(" to {:.2f}s", *f.reverted_at_s);
+    std::string targets;
+    for (const auto& t : f.targets) targets += (targets.empty() ? "" : ",") + t;
+    out += fmt::format("  {:<16} {:<18} {:<14} {:<20} backend {}{}\n", f.occurrence > 1 ? fmt::format("{}#{}", f.name, f.occurrence) : f.name,
+                       f.type, targets, when, f.backend.empty() ? "-" : f.backend,
+                       f.error.empty() ? "" : "  ERROR: " + f.error);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_value(double value, const std::string& unit) {
@@ -107,6 +128,7 @@ std::string console_summary(const RunResult& run, const std::string& run_dir) {
         out += fmt::format("  avg busbw {} {}: {}\n", label(m.labels, "collective"), label(m.labels, "algorithm"),
                            format_value(m.value, m.unit));
   }
+  out += fault_lines(run);
   out += phase_effects(run);
   // Other metrics: the overall value of each (first 20).
   std::size_t shown = 0;

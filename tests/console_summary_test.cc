@@ -13,7 +13,18 @@ TEST_CASE("console: fault windows are summarised against the baseline", "[consol
     return MetricRecord{"train/step_time", "ms", "lower", {{"phase", std::string(phase)}, {"rank", std::int64_t{0}}}, v, {}};
   };
   run.metrics = {rec("baseline", 10), rec("fault:slow", 25), rec("recovery:slow", 11), rec("overall", 14)};
+  FaultRecord f;
+  f.name = "slow";
+  f.type = "network.delay";
+  f.targets = {"node1"};
+  f.applied_at_s = 1.0;
+  f.reverted_at_s = 2.0;
+  f.backend = "nfqueue";
+  run.faults = {f};
   auto text = console_summary(run, "/out");
+  // Each fault with the backend that did it.
+  CHECK_THAT(text, Catch::Contains("network.delay") && Catch::Contains("1.00s to 2.00s") &&
+                       Catch::Contains("backend nfqueue"));
   CHECK_THAT(text, Catch::Contains("fault:slow"));
   CHECK_THAT(text, Catch::Contains("train/step_time x2.5 (1 series)"));
   CHECK_THAT(text, Catch::Contains("train/step_time x1.1 (1 series)"));
