@@ -7,6 +7,11 @@
 //                   missing file is success (the cgroup is gone)
 //   "signal_group"  {pgid, start_time, signal}: send signal to that process group if it
 //                   is still the same one (SIGCONT after a SIGSTOP pause)
+//   "tc_root"       {netns, netns_cookie, interface, handle}: delete the htb root a tc
+//                   shaper made (network faults; see faults/network/network_plane.h)
+//   "iptables_chain" {netns, netns_cookie, chain, hook}: remove a chain of ours and the
+//                   jump to it
+// A namespace that is gone takes these with it: that is success.
 #pragma once
 
 #include <cstdint>
