@@ -3,6 +3,7 @@
 // and nothing of the run left afterwards. Root; serial with the other [network] cases.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -81,4 +82,22 @@ TEST_CASE("the same scenario runs on a forced backend, and a missing one is refu
                       std::chrono::seconds(10))
               .exit_code == 0);
   }
+}
+
+TEST_CASE("cluster.link: a one-way delay on every node's link, for the whole run", "[network]") {
+  if (skip_without_root("network namespaces and iptables need root")) return;
+  TempDir dir;
+  dir.write("s.json", R"({"schema_version": 1, "name": "link", "cluster": {"nodes": 2, "link": {"rate": "100mbit", "delay": "5ms"}},
+    "workload": {"kind": "command", "nodes": [0], "argv": ["ping", "-n", "-q", "-i", "0.05", "-c", "10", "{node.1.addr}"]}})");
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, std::chrono::seconds(30));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto log = read_file(dir.file("out/logs/rank0.out"));
+  INFO(log);
+  double mn = 0, avg = 0;
+  const auto at = log.find("rtt min/avg/max/mdev = ");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(std::sscanf(log.c_str() + at, "rtt min/avg/max/mdev = %lf/%lf", &mn, &avg) == 2);
+  CHECK(avg == Approx(10.0).epsilon(0.10));  // 5 ms each way
+  CHECK(read_file(dir.file("out/timeline.jsonl")).find("\"link_shaped\"") != std::string::npos);
 }

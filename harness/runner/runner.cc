@@ -20,13 +20,13 @@
 #include <thread>
 #include <unistd.h>
 
+#include "faults/network/impairment_fault.h"
+#include "faults/network/network_plane.h"
+#include "faults/network/rate_fault.h"
 #include "faults/node/cgroup_files.h"
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
 #include "harness/host_error.h"
-#include "faults/network/impairment_fault.h"
-#include "faults/network/network_plane.h"
-#include "faults/network/rate_fault.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
@@ -265,6 +265,13 @@ void Run::shape_links() {
       link_shaping_.back()->apply(all, *journal_);
     }
   } catch (const faults::FaultError& e) {
+    for (auto it = link_shaping_.rbegin(); it != link_shaping_.rend(); ++it) {
+      try {
+        (*it)->revert();  // what did go in comes out: its journal entries close
+      } catch (const std::exception&) {
+      }
+    }
+    link_shaping_.clear();
     throw HostError(fmt::format("cluster.link cannot be set up on this host: {}", e.what()));
   }
   for (const auto& f : link_shaping_)
