@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <netinet/in.h>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <sys/socket.h>
@@ -20,6 +19,7 @@
 #include "faults/network/delay_line.h"
 #include "faults/network/netns.h"
 #include "harness/cluster/netns_cluster.h"
+#include "net_probe.h"
 #include "test_util.h"
 
 using chaosbench::faults::DelayLine;
@@ -57,29 +57,11 @@ class SteeringRule {
   const NetnsCluster& c_;
 };
 
-struct PingResult {
-  int sent = 0, received = 0;
-  double avg_ms = NAN, max_ms = NAN;
-  std::string output;
-};
+using chaosbench::test::PingResult;
 
-// Runs ping in node 0 towards node 1 and parses its summary; no Catch2 assertions, so it
-// may run on another thread.
+// ping from node 0 towards node 1; no Catch2 assertions, so it may run on another thread.
 PingResult run_ping(const NetnsCluster& c, int count, const char* interval) {
-  auto r = run_in_netns(c.node_netns_fd(0),
-                        {"ping", "-n", "-q", "-c", std::to_string(count), "-i", interval, "-W", "1", c.address(1)}, 30s);
-  PingResult p;
-  std::smatch m;
-  if (std::regex_search(r.out, m, std::regex(R"((\d+) packets transmitted, (\d+) received)"))) {
-    p.sent = std::stoi(m[1]);
-    p.received = std::stoi(m[2]);
-  }
-  if (std::regex_search(r.out, m, std::regex(R"(rtt min/avg/max/mdev = ([\d.]+)/([\d.]+)/([\d.]+))"))) {
-    p.avg_ms = std::stod(m[2]);
-    p.max_ms = std::stod(m[3]);
-  }
-  p.output = r.out + r.err;
-  return p;
+  return chaosbench::test::ping(c.node_netns_fd(0), c.address(1), count, std::stod(interval));
 }
 
 PingResult ping(const NetnsCluster& c, int count, const char* interval) {

@@ -13,25 +13,31 @@ namespace chaosbench::test {
 
 using faults::run_in_netns;
 
-PingResult ping(int netns_fd, const std::string& address, int count, double interval_s) {
+PingResult parse_ping(const std::string& output) {
   PingResult r;
+  r.output = output;
+  auto at = output.find("packets transmitted");
+  if (at != std::string::npos) {
+    auto line_start = output.rfind('\n', at);
+    std::sscanf(output.c_str() + (line_start == std::string::npos ? 0 : line_start + 1), "%d packets transmitted, %d",
+                &r.sent, &r.received);
+  }
+  auto rtt = output.find("rtt min/avg/max/mdev = ");
+  double mn = 0, avg = 0, mx = 0;
+  if (rtt != std::string::npos &&
+      std::sscanf(output.c_str() + rtt, "rtt min/avg/max/mdev = %lf/%lf/%lf", &mn, &avg, &mx) == 3) {
+    r.avg_ms = avg;
+    r.max_ms = mx;
+  }
+  return r;
+}
+
+PingResult ping(int netns_fd, const std::string& address, int count, double interval_s) {
   const auto limit = std::chrono::milliseconds(static_cast<int>((count * interval_s + 5) * 1000));
   auto out = run_in_netns(netns_fd, {"ping", "-n", "-q", "-c", std::to_string(count), "-i", fmt::format("{}", interval_s),
                                      "-W", "1", address},
                           limit);
-  r.output = out.out + out.err;
-  auto at = out.out.find("packets transmitted");
-  if (at != std::string::npos) {
-    auto line_start = out.out.rfind('\n', at);
-    std::sscanf(out.out.c_str() + (line_start == std::string::npos ? 0 : line_start + 1), "%d packets transmitted, %d",
-                &r.sent, &r.received);
-  }
-  auto rtt = out.out.find("rtt min/avg/max/mdev = ");
-  if (rtt != std::string::npos) {
-    double mn = 0, avg = 0;
-    if (std::sscanf(out.out.c_str() + rtt, "rtt min/avg/max/mdev = %lf/%lf", &mn, &avg) == 2) r.avg_ms = avg;
-  }
-  return r;
+  return parse_ping(out.out + out.err);
 }
 
 double iperf3_mbit(int client_fd, int server_fd, const std::string& server_address, int seconds, std::string* error) {

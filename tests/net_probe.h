@@ -2,6 +2,7 @@
 // iperf3 (throughput), run inside the cluster's namespaces. Test-only helpers.
 #pragma once
 
+#include <cmath>
 #include <string>
 
 namespace chaosbench::test {
@@ -9,9 +10,14 @@ namespace chaosbench::test {
 struct PingResult {
   int sent = 0;
   int received = 0;
-  double avg_ms = -1;  // -1 when no reply came back
+  double avg_ms = NAN;  // NaN when no reply came back (every comparison with it fails)
+  double max_ms = NAN;
   std::string output;  // ping's own, for failure messages
 };
+
+// ping's summary lines ("N packets transmitted, M received", "rtt min/avg/max/mdev = ...")
+// read from its output.
+PingResult parse_ping(const std::string& output);
 
 // `count` echo requests from the namespace `netns_fd` to `address`, `interval_s` apart,
 // each waiting at most 1 s for its reply.

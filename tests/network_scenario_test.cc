@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "faults/network/network_plane.h"
+#include "net_probe.h"
 #include "test_util.h"
 
 using namespace chaosbench::test;
@@ -92,12 +93,8 @@ TEST_CASE("cluster.link: a one-way delay on every node's link, for the whole run
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, std::chrono::seconds(30));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  const auto log = read_file(dir.file("out/logs/rank0.out"));
-  INFO(log);
-  double mn = 0, avg = 0;
-  const auto at = log.find("rtt min/avg/max/mdev = ");
-  REQUIRE(at != std::string::npos);
-  REQUIRE(std::sscanf(log.c_str() + at, "rtt min/avg/max/mdev = %lf/%lf", &mn, &avg) == 2);
-  CHECK(avg == Approx(10.0).epsilon(0.10));  // 5 ms each way
+  const auto ping = parse_ping(read_file(dir.file("out/logs/rank0.out")));
+  INFO(ping.output);
+  CHECK(ping.avg_ms == Approx(10.0).epsilon(0.10));  // 5 ms each way
   CHECK(read_file(dir.file("out/timeline.jsonl")).find("\"link_shaped\"") != std::string::npos);
 }

@@ -54,12 +54,10 @@ double iperf_mbps(const NetnsCluster& c, int from, int to) {
 
 // The mean ping RTT from node `from` to node `to`, in milliseconds.
 double ping_ms(const NetnsCluster& c, int from, int to) {
-  auto r = run_in_netns(c.node_netns_fd(from), {"ping", "-q", "-c", "5", "-i", "0.2", c.address(to)}, 10s);
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-  auto at = r.out.find(" = ");
-  REQUIRE(at != std::string::npos);
-  return std::stod(r.out.substr(r.out.find('/', at) + 1));  // min/AVG/max/mdev
+  auto r = chaosbench::test::ping(c.node_netns_fd(from), c.address(to), 5, 0.2);
+  INFO(r.output);
+  REQUIRE(r.received > 0);
+  return r.avg_ms;
 }
 
 ShapeRule rate_to(const std::string& dst, std::uint64_t bytes_per_s = k100Mbit) {

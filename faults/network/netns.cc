@@ -52,6 +52,24 @@ void enter_netns(int netns_fd) {
     throw std::system_error(errno, std::generic_category(), "setns into a network namespace (needs CAP_SYS_ADMIN)");
 }
 
+int new_netns() {
+  int back = open_thread_netns();
+  if (::unshare(CLONE_NEWNET) != 0) {
+    int err = errno;
+    ::close(back);
+    throw std::system_error(err, std::generic_category(), "cannot create a network namespace");
+  }
+  int fd = open_thread_netns();
+  int rc = ::setns(back, CLONE_NEWNET);
+  int err = errno;
+  ::close(back);
+  if (rc != 0) {
+    ::close(fd);
+    throw std::system_error(err, std::generic_category(), "setns back to the harness's namespace");
+  }
+  return fd;
+}
+
 void in_netns(int netns_fd, const std::function<void()>& fn) {
   int back = open_thread_netns();
   try {

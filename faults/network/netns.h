@@ -18,6 +18,11 @@ namespace chaosbench::faults {
 // throws). Throws std::system_error when setns fails (needs CAP_SYS_ADMIN).
 void in_netns(int netns_fd, const std::function<void()>& fn);
 
+// A new, empty network namespace held by the returned fd (O_CLOEXEC); the calling thread
+// stays where it was. Closing the fd (and every socket and process in it) frees it.
+// Throws std::system_error (needs CAP_SYS_ADMIN).
+int new_netns();
+
 // Moves the calling thread into `netns_fd` for good (a thread that serves one namespace).
 void enter_netns(int netns_fd);
 

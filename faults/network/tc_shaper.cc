@@ -22,14 +22,14 @@
 #include <netlink/route/tc.h>
 #include <new>
 #include <optional>
-#include <sched.h>
 #include <stdexcept>
 #include <sys/socket.h>
-#include <thread>
+#include <system_error>
 #include <unistd.h>
 #include <utility>
 
 #include "faults/network/netns.h"
+#include "faults/network/route_socket.h"
 #include "faults/network/tc_plan.h"
 #include "faults/network/tc_requests.h"
 
@@ -54,85 +54,6 @@ NlPtr<T> owned(T* p) {
   if (!p) throw std::bad_alloc();
   return NlPtr<T>(p);
 }
-
-// A route netlink socket made inside a namespace (it stays bound there), which keeps the
-// text of the kernel's extended ACK for the last failed request.
-class RouteSocket {
- public:
-  // netns_fd -1: the calling thread's namespace.
-  explicit RouteSocket(int netns_fd) {
-    auto open = [this] {
-      sk_ = nl_socket_alloc();
-      if (!sk_) throw std::bad_alloc();
-      if (int rc = nl_connect(sk_, NETLINK_ROUTE); rc < 0) {
-        nl_socket_free(sk_);
-        sk_ = nullptr;
-        throw std::runtime_error(fmt::format("cannot open a netlink route socket: {}", nl_geterror(rc)));
-      }
-    };
-    if (netns_fd >= 0) {
-      in_netns(netns_fd, open);
-    } else {
-      open();
-    }
-    // Kernel >= 4.12: a reason string with each error; acks without an echo of our request
-    // (a netem distribution table makes it 8 KiB). Older kernels just lack the text.
-    int one = 1;
-    ::setsockopt(nl_socket_get_fd(sk_), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
-    ::setsockopt(nl_socket_get_fd(sk_), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one);
-    nl_socket_modify_err_cb(sk_, NL_CB_CUSTOM, &RouteSocket::on_error, this);
-  }
-  ~RouteSocket() { nl_socket_free(sk_); }
-  RouteSocket(const RouteSocket&) = delete;
-  RouteSocket& operator=(const RouteSocket&) = delete;
-
-  nl_sock* get() const { return sk_; }
-
-  // Sends one request and waits for its ACK; libnl's code (0 or -NLE_*). The kernel
-  // replays its own module loads, but a request racing one can still see EAGAIN: retry.
-  int call(const std::function<int(nl_sock*)>& request) {
-    int rc = 0;
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      kernel_message_.clear();
-      rc = request(sk_);
-      if (rc != -NLE_AGAIN) break;
-    }
-    return rc;
-  }
-
-  // "Object exists (kernel: Exclusivity flag on, cannot modify)"
-  std::string describe(int rc) const {
-    std::string text = nl_geterror(rc);
-    if (!kernel_message_.empty()) text += " (kernel: " + kernel_message_ + ")";
-    return text;
-  }
-
- private:
-  // libnl's error callback: returning NL_STOP makes the request return the mapped errno.
-  static int on_error(sockaddr_nl*, nlmsgerr* err, void* arg) {
-    auto* self = static_cast<RouteSocket*>(arg);
-    const auto* hdr = reinterpret_cast<const nlmsghdr*>(reinterpret_cast<const char*>(err) - NLMSG_HDRLEN);
-    if (!(hdr->nlmsg_flags & NLM_F_ACK_TLVS)) return NL_STOP;
-    // TLVs follow the error and (unless capped) the echoed request's payload.
-    std::size_t payload = sizeof(nlmsgerr);
-    if (!(hdr->nlmsg_flags & NLM_F_CAPPED)) payload += err->msg.nlmsg_len - NLMSG_HDRLEN;
-    const char* start = reinterpret_cast<const char*>(err) + NLMSG_ALIGN(payload);
-    const char* end = reinterpret_cast<const char*>(hdr) + hdr->nlmsg_len;
-    if (start >= end) return NL_STOP;
-    nlattr* attr = nullptr;
-    int rem = 0;
-    nla_for_each_attr(attr, reinterpret_cast<nlattr*>(const_cast<char*>(start)), static_cast<int>(end - start), rem) {
-      if (nla_type(attr) == NLMSGERR_ATTR_MSG) {
-        const char* text = static_cast<const char*>(nla_data(attr));
-        self->kernel_message_.assign(text, ::strnlen(text, static_cast<std::size_t>(nla_len(attr))));
-      }
-    }
-    return NL_STOP;
-  }
-
-  nl_sock* sk_ = nullptr;
-  std::string kernel_message_;
-};
 
 void check_alloc(int rc, const char* what) {
   if (rc < 0) throw std::runtime_error(fmt::format("libnl: {}: {}", what, nl_geterror(rc)));
@@ -270,35 +191,37 @@ struct NetemProbe {
   std::string why;
 };
 
-// Runs on a thread of its own: unshare() moves only that thread into a fresh namespace,
-// which the kernel frees (with the probe qdisc) when the thread and its socket are gone.
+// Tries a netem qdisc on lo in a throwaway namespace, which the kernel frees (with the
+// probe qdisc) once its fd and the socket are closed.
 NetemProbe probe_netem() {
   NetemProbe probe;
-  std::thread([&probe] {
-    if (::unshare(CLONE_NEWNET) != 0) {
-      probe.why = fmt::format("cannot make a throwaway network namespace to try netem in: {} (needs CAP_SYS_ADMIN)",
-                              std::strerror(errno));
-      return;
+  int ns = -1;
+  try {
+    ns = new_netns();
+  } catch (const std::system_error& e) {
+    probe.why = fmt::format("cannot make a throwaway network namespace to try netem in: {} (needs CAP_SYS_ADMIN)",
+                            e.code().message());
+    return probe;
+  }
+  try {
+    RouteSocket sock(ns);
+    const int lo = 1;  // the loopback device is ifindex 1 in every namespace
+    NetemPlan plan;
+    plan.delay_us = 1000;
+    plan.limit = 1000;
+    auto q = netem_request(lo, TC_H_ROOT, TC_HANDLE(1, 0), plan);
+    int rc = sock.call([&](nl_sock* sk) { return send_sync(sk, netem_add_message(q.get()).release()); });
+    if (rc == -NLE_OBJ_NOTFOUND) {
+      probe.why = "the kernel has no sch_netem (netem qdisc): " + sock.describe(rc);
+    } else if (rc < 0) {
+      probe.why = "adding a netem qdisc failed: " + sock.describe(rc);
+    } else {
+      probe.available = true;
     }
-    try {
-      RouteSocket sock(-1);
-      const int lo = 1;  // the loopback device is ifindex 1 in every namespace
-      NetemPlan plan;
-      plan.delay_us = 1000;
-      plan.limit = 1000;
-      auto q = netem_request(lo, TC_H_ROOT, TC_HANDLE(1, 0), plan);
-      int rc = sock.call([&](nl_sock* sk) { return send_sync(sk, netem_add_message(q.get()).release()); });
-      if (rc == -NLE_OBJ_NOTFOUND) {
-        probe.why = "the kernel has no sch_netem (netem qdisc): " + sock.describe(rc);
-      } else if (rc < 0) {
-        probe.why = "adding a netem qdisc failed: " + sock.describe(rc);
-      } else {
-        probe.available = true;
-      }
-    } catch (const std::exception& e) {
-      probe.why = std::string("netem probe: ") + e.what();
-    }
-  }).join();
+  } catch (const std::exception& e) {
+    probe.why = std::string("netem probe: ") + e.what();
+  }
+  ::close(ns);
   return probe;
 }
 

@@ -1,67 +1,46 @@
 #include "harness/cluster/netns_cluster.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <functional>
+#include <memory>
 #include <net/if.h>
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/veth.h>
-#include <sched.h>
 #include <sys/stat.h>
 #include <stdexcept>
 #include <system_error>
 #include <unistd.h>
 
 #include "faults/network/netns.h"
+#include "faults/network/route_socket.h"
 #include "harness/host_error.h"
 
 namespace chaosbench::harness {
 namespace {
 
-int open_own_netns() {
-  int fd = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw HostError(fmt::format("cannot open this thread's network namespace: {}", std::strerror(errno)));
-  return fd;
-}
-
-void enter(int fd) {
-  if (::setns(fd, CLONE_NEWNET) != 0)
-    throw HostError(fmt::format("setns into a network namespace failed: {} (needs root or CAP_SYS_ADMIN)",
-                                std::strerror(errno)));
-}
-
-// A new, empty network namespace held by an fd; the calling thread stays where it was.
+// faults::new_netns with the reason as a host error (exit 3).
 int new_netns() {
-  int back = open_own_netns();
-  if (::unshare(CLONE_NEWNET) != 0) {
-    int err = errno;
-    ::close(back);
-    throw HostError(fmt::format("cannot create a network namespace: {} (needs root or CAP_SYS_ADMIN)", std::strerror(err)));
+  try {
+    return faults::new_netns();
+  } catch (const std::system_error& e) {
+    throw HostError(fmt::format("{} (needs root or CAP_SYS_ADMIN)", e.what()));
   }
-  int fd = open_own_netns();
-  enter(back);
-  ::close(back);
-  return fd;
 }
 
-// A netlink route socket bound to the namespace of `netns_fd`, closed on scope exit.
+// A route netlink socket in the namespace, a host error when it cannot be made.
 struct RouteSocket {
+  std::unique_ptr<faults::RouteSocket> sock;
   nl_sock* sk = nullptr;
   explicit RouteSocket(int netns_fd) {
-    NetnsCluster::in_netns(netns_fd, [&] {
-      sk = nl_socket_alloc();
-      if (!sk || nl_connect(sk, NETLINK_ROUTE) != 0) throw HostError("cannot open a netlink route socket");
-    });
+    try {
+      sock = std::make_unique<faults::RouteSocket>(netns_fd);
+    } catch (const std::exception& e) {
+      throw HostError(e.what());
+    }
+    sk = sock->get();
   }
-  ~RouteSocket() {
-    if (sk) nl_socket_free(sk);
-  }
-  RouteSocket(const RouteSocket&) = delete;
-  RouteSocket& operator=(const RouteSocket&) = delete;
 };
 
 void check(int rc, const std::string& what) {
