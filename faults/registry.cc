@@ -18,13 +18,14 @@ constexpr std::uint32_t kTrafficForms = kNodeForms | TargetForm::kLinks;
 constexpr std::uint32_t kPartitionForms =
     TargetForm::kNodes | TargetForm::kRandom | TargetForm::kPercent | TargetForm::kLinks | TargetForm::kGroups;
 
-template <const char* Type>
-std::string backend_of(const Params& p, std::string* why) {
-  return network_backend(Type, p, why);
+constexpr std::string_view kDelay = "network.delay", kLoss = "network.loss", kRate = "network.rate",
+                           kPartition = "network.partition", kCorrupt = "network.corrupt",
+                           kDuplicate = "network.duplicate", kReorder = "network.reorder";
+
+// The host backend chooser of a network fault type.
+std::function<std::string(const Params&, std::string*)> backend_of(std::string_view type) {
+  return [type](const Params& p, std::string* why) { return network_backend(type, p, why); };
 }
-constexpr char kDelay[] = "network.delay", kLoss[] = "network.loss", kRate[] = "network.rate",
-               kPartition[] = "network.partition", kCorrupt[] = "network.corrupt", kDuplicate[] = "network.duplicate",
-               kReorder[] = "network.reorder";
 
 template <class T>
 std::unique_ptr<Fault> make_plain(const Params&) {
@@ -56,21 +57,21 @@ const std::array<FaultTypeInfo, 14>& table() {
       {"process.signal", "sends any signal to the chosen ranks", signal_params(), kRankForms, false, false, "",
        make_process_signal, check_signal},
       {kDelay, "delays the target's packets (delay, jitter, correlation) on the receiving side",
-       network_delay_params(), kTrafficForms, true, true, "", make_network_delay, check_impairment, backend_of<kDelay>},
+       network_delay_params(), kTrafficForms, true, true, "", make_network_delay, check_impairment, backend_of(kDelay)},
       {kLoss, "drops a share of the target's packets", network_loss_params(), kTrafficForms, true, true, "",
-       make_network_loss, check_impairment, backend_of<kLoss>},
+       make_network_loss, check_impairment, backend_of(kLoss)},
       {kRate, "limits the target's traffic to a rate (htb through netlink)", network_rate_params(), kTrafficForms, true,
-       true, "", make_network_rate, check_rate, backend_of<kRate>},
+       true, "", make_network_rate, check_rate, backend_of(kRate)},
       {kPartition, "cuts nodes, groups or links off from each other (symmetric or one way)",
        network_partition_params(), kPartitionForms, true, true, "", make_network_partition, check_partition,
-       backend_of<kPartition>},
+       backend_of(kPartition)},
       {kCorrupt, "flips a bit in a share of the target's packets", network_corrupt_params(), kTrafficForms, true, true,
-       "", make_network_corrupt, check_impairment, backend_of<kCorrupt>},
+       "", make_network_corrupt, check_impairment, backend_of(kCorrupt)},
       {kDuplicate, "sends a share of the target's packets twice (netem only)", network_duplicate_params(),
-       kTrafficForms, true, true, "", make_network_duplicate, check_impairment, backend_of<kDuplicate>},
+       kTrafficForms, true, true, "", make_network_duplicate, check_impairment, backend_of(kDuplicate)},
       {kReorder, "sends a share of the target's packets ahead of the others, which are delayed",
        network_reorder_params(), kTrafficForms, true, true, "", make_network_reorder, check_impairment,
-       backend_of<kReorder>},
+       backend_of(kReorder)},
   }};
   return kTable;
 }

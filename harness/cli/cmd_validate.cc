@@ -43,7 +43,7 @@ int cmd_validate(const Args& args) {
   positional.add("scenario", -1);
   auto cl = parse_command_line(args, options, positional);
   if (cl.help) {
-    print_help("chaosbench validate SCENARIO.json... [--set KEY=VALUE]...",
+    print_help("chaosbench validate SCENARIO.json... [--set KEY=VALUE]... [--portable]",
                "Checks each scenario file against the format (docs/scenario-format.md) and its semantics:\n"
                "every error names the file, line:column, the JSON path and what was expected.\n"
                "Then, unless --portable, whether this host can run each fault, and with which backend.\n"
