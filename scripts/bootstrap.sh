@@ -8,6 +8,7 @@ packages=(
   libboost-program-options-dev nlohmann-json3-dev catch2 libgloo-dev libbenchmark-dev
   libnl-3-dev libnl-route-3-dev libspdlog-dev libfmt-dev iproute2
   libnetfilter-queue-dev iptables iputils-ping iperf3
+  libopenblas-dev libzstd-dev libxxhash-dev
 )
 
 missing=()
