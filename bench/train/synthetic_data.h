@@ -26,8 +26,11 @@ class SyntheticDataset {
   int input_dim_, output_dim_, hidden_;
   std::uint64_t seed_;
   float noise_std_;
-  std::vector<float> w1_, b1_, w2_;  // the teacher
+  std::vector<float> w1_, b1_, w2_;  // the teacher; w1_ stored [in x hidden], w2_ [hidden x out]
   float out_scale_ = 1.0f;
+
+  // Noiseless targets y [count x output_dim] for inputs x [count x input_dim].
+  void teacher(const float* x, int count, float* y) const;
 };
 
 }  // namespace chaosbench::bench::train
