@@ -65,7 +65,9 @@ class MlpModel {
   float* params_ = nullptr;
   float* grads_ = nullptr;
   std::vector<float*> activations_;  // per layer output, [max_batch x out]
-  std::vector<float*> deltas_;       // per layer dL/d(output)
+  std::vector<float*> deltas_;       // dL/d(output) of each layer but the last (the caller's dout)
+
+  void release_buffers();
 };
 
 }  // namespace chaosbench::bench::train
