@@ -45,28 +45,31 @@ inline float cos_small(float a) {
 
 // Normals 2p and 2p+1 for `count` consecutive pairs into the interleaved out[0..2*count).
 void transform_block(std::uint64_t key, std::uint64_t first_pair, std::size_t count, float stddev, float* out) {
-  // 24 bits each: k1 for the radius (1..2^24, so the logarithm is finite), 2 quadrant bits
-  // and 22 bits of angle within the quadrant.
-  // The quadrant rotation multiplies by 0 and 1 instead of branching, so the loop below
-  // vectorises; c * 1 + x * 0 is exactly c.
-  float k1[kBlock], frac[kBlock], odd[kBlock], even[kBlock], sign[kBlock];
+  // The scalar loop only hashes (64-bit multiplies do not vectorise on baseline x86-64);
+  // the vector loop unpacks 24 bits for the radius (k1 in 1..2^24, so the logarithm is
+  // finite), 2 quadrant bits and 22 bits of angle within the quadrant.
+  std::uint32_t high[kBlock], low[kBlock];
   for (std::size_t p = 0; p < count; ++p) {
     const std::uint64_t bits = random_bits(key, first_pair + p);
-    k1[p] = static_cast<float>(static_cast<std::int32_t>(bits >> 40) + 1);
-    odd[p] = static_cast<float>((bits >> 22) & 1);
-    even[p] = 1.0f - odd[p];
-    sign[p] = (bits >> 23) & 1 ? -stddev : stddev;
-    frac[p] = static_cast<float>(static_cast<std::int32_t>(bits & 0x3fffff)) * (1.0f / 4194304.0f);
+    high[p] = static_cast<std::uint32_t>(bits >> 32);
+    low[p] = static_cast<std::uint32_t>(bits);
   }
   float re[kBlock], im[kBlock];
   for (std::size_t p = 0; p < count; ++p) {
-    const float r = sign[p] * std::sqrt(-2.0f * log_scaled(k1[p]));
+    const float k1 = static_cast<float>(static_cast<std::int32_t>(high[p] >> 8) + 1);
+    const float frac = static_cast<float>(static_cast<std::int32_t>(low[p] & 0x3fffff)) * (1.0f / 4194304.0f);
+    // The quadrant rotation multiplies by 0 and 1 instead of branching, so that the loop
+    // vectorises; c * 1 - s * 0 is exactly c.
+    const float odd = static_cast<float>(static_cast<std::int32_t>((low[p] >> 22) & 1));
+    const float even = 1.0f - odd;
+    const float sign = 1.0f - 2.0f * static_cast<float>(static_cast<std::int32_t>((low[p] >> 23) & 1));
+    const float r = sign * stddev * std::sqrt(-2.0f * log_scaled(k1));
     // The angle is a + quadrant * pi/2 with a uniform in [-pi/4, pi/4): uniform on the
     // circle. Quadrant 1 maps (c, s) to (-s, c); quadrant 2 negates (the sign above).
-    const float a = (frac[p] - 0.5f) * (std::numbers::pi_v<float> / 2);
+    const float a = (frac - 0.5f) * (std::numbers::pi_v<float> / 2);
     const float c = cos_small(a), s = sin_small(a);
-    re[p] = r * (c * even[p] - s * odd[p]);
-    im[p] = r * (c * odd[p] + s * even[p]);
+    re[p] = r * (c * even - s * odd);
+    im[p] = r * (c * odd + s * even);
   }
   for (std::size_t p = 0; p < count; ++p) {
     out[2 * p] = re[p];
