@@ -27,6 +27,7 @@
 #include "bench/collective/collective_report.h"
 #include "bench/collective/collective_sizes.h"
 #include "bench/collective/rendezvous.h"
+#include "bench/common/ignore_sigpipe.h"
 
 namespace chaosbench::bench {
 namespace {
@@ -59,28 +60,6 @@ std::array<double, N> allreduce_summary(const std::shared_ptr<gloo::Context>& co
   gloo::allreduce(opts);
   return out;
 }
-
-// gloo's TCP transport writes with writev(2), so a write to a peer that just died raises
-// SIGPIPE, whose default action kills this rank before gloo can turn EPIPE into an
-// IoException. Ignored while the benchmark runs; the previous disposition comes back after.
-class IgnoreSigpipe {
- public:
-  IgnoreSigpipe() {
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    installed_ = ::sigaction(SIGPIPE, &ignore, &previous_) == 0;
-  }
-  ~IgnoreSigpipe() {
-    if (installed_) ::sigaction(SIGPIPE, &previous_, nullptr);
-  }
-  IgnoreSigpipe(const IgnoreSigpipe&) = delete;
-  IgnoreSigpipe& operator=(const IgnoreSigpipe&) = delete;
-
- private:
-  struct sigaction previous_ {};
-  bool installed_ = false;
-};
 
 std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');

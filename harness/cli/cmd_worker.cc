@@ -10,6 +10,7 @@
 #include "bench/collective/collective_benchmark.h"
 #include "faults/units.h"
 #include "harness/cli/cli_options.h"
+#include "harness/cli/cmd_worker_train.h"
 #include "harness/cli/exit_code.h"
 
 namespace chaosbench::harness {
@@ -87,12 +88,14 @@ int worker_collective(const Args& args) {
 int cmd_worker(const Args& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << "Usage: chaosbench worker ROLE [options]\n\nRoles:\n"
-                 "  collective   one rank of the built-in collective benchmark\n";
+                 "  collective   one rank of the built-in collective benchmark\n"
+                 "  train        one rank of the built-in data-parallel trainer\n";
     return args.empty() ? kExitUsage : kExitPass;
   }
   Args rest(args.begin() + 1, args.end());
   if (args[0] == "collective") return worker_collective(rest);
-  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective)");
+  if (args[0] == "train") return worker_train(rest);
+  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train)");
 }
 
 }  // namespace chaosbench::harness

@@ -30,6 +30,8 @@ reports::RunResult build_result(const ResultInputs& in, const std::string& verdi
   for (const auto& f : in.faults)
     if (!f.backend.empty()) r.environment.backends[f.type] = f.backend;
   if (std::holds_alternative<CollectiveWorkload>(in.scenario.workload)) r.environment.backends["collective"] = "gloo/tcp";
+  if (std::holds_alternative<TrainWorkload>(in.scenario.workload))
+    r.environment.backends["train"] = "cpu device (OpenBLAS), gloo/tcp allreduce";
   r.seed = in.scenario.seed;
   r.started_at = in.started_at;
   r.duration_s = in.end_s;

@@ -41,6 +41,8 @@
 #include "harness/runner/timeline_log.h"
 #include "harness/runner/workload_launcher.h"
 #include "reports/json_io.h"
+#include "harness/runner/priority_boost.h"
+#include "harness/runner/run.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -75,122 +77,9 @@ int free_port() {
   return port;
 }
 
-// While a run goes, the harness's own thread runs with real-time priority (SCHED_FIFO 1,
-// root only; nice -10 where that is refused): fault timing is what it measures
-// (fault/apply_latency), and when the workload fills every core it would otherwise wait
-// for a time slice. The thread sleeps between actions, and the kernel's real-time
-// throttling bounds it anyway. SCHED_RESET_ON_FORK gives children the normal policy, and
-// the supervisor resets their nice value. Per-thread; restored when the run ends.
-class PriorityBoost {
- public:
-  PriorityBoost() {
-    if (::geteuid() != 0) return;
-    sched_param param{};
-    if (::sched_getparam(0, &saved_param_) == 0 && (saved_policy_ = ::sched_getscheduler(0)) >= 0) {
-      param.sched_priority = 1;
-      if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0) {
-        realtime_ = true;
-        return;
-      }
-    }
-    errno = 0;
-    int nice = ::getpriority(PRIO_PROCESS, 0);
-    if (errno == 0 && ::setpriority(PRIO_PROCESS, 0, -10) == 0) saved_nice_ = nice;
-  }
-  ~PriorityBoost() {
-    if (realtime_) ::sched_setscheduler(0, saved_policy_, &saved_param_);
-    if (saved_nice_) ::setpriority(PRIO_PROCESS, 0, *saved_nice_);
-  }
-  PriorityBoost(const PriorityBoost&) = delete;
-  PriorityBoost& operator=(const PriorityBoost&) = delete;
 
- private:
-  bool realtime_ = false;
-  int saved_policy_ = SCHED_OTHER;
-  sched_param saved_param_{};
-  std::optional<int> saved_nice_;
-};
 
-class Run {
- public:
-  Run(const Scenario& s, const RunOptions& o) : scenario_(s), options_(o), schedule_(s.faults) {
-    // chaosbench forks nothing but the workload, so every other child it has at the end
-    // is an orphaned workload descendant: none may outlive the run.
-    supervisor_.set_kill_adopted_orphans(true);
-    // Journal each rank's process group and put it in its node's cgroups before it may
-    // exec (see ProcessSupervisor::set_on_forked): nothing of it runs unrecorded or outside.
-    supervisor_.set_on_forked([this](pid_t pid) {
-      process_entries_.push_back(journal_->record_process_group(pid));
-      if (cgroups_ && cgroups_->available()) cgroups_->join(starting_node_, pid);
-    });
-  }
-
-  RunOutcome execute();
-
- private:
-  double now_s() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
-  void start_workload();
-  void start_rank(std::size_t launch);
-  void restart_due(double t);
-  void start_metrics_server();
-  void start_cluster_network();
-  bool link_asked() const;
-  void shape_links();
-  void apply(std::size_t occurrence);
-  void revert(std::size_t occurrence);
-  void revert_all();
-  void on_exit(pid_t pid);
-  bool oom_killed(int rank) const;
-  bool node_frozen(int node) const;
-  void fail(std::string reason, std::string verdict = "fail");
-  std::vector<RankProcess> rank_processes() const;
-
-  const Scenario& scenario_;
-  RunOptions options_;
-  FaultSchedule schedule_;
-  std::string run_id_ = make_run_id();
-  std::string out_dir_;
-  // Declared before everything it records, so it is destroyed after them.
-  std::unique_ptr<Journal> journal_;
-  std::vector<std::uint64_t> process_entries_;
-  std::unique_ptr<RunDirectory> dir_;
-  std::unique_ptr<NodeCgroups> cgroups_;
-  std::unique_ptr<NetnsCluster> netns_;  // null: local processes on loopback
-  std::unique_ptr<faults::NetworkPlane> network_;  // with netns_: what network faults act on
-  std::vector<std::unique_ptr<faults::Fault>> link_shaping_;  // cluster.link, for the whole run
-  std::string cluster_why_local_;
-  int starting_node_ = 0;  // the node of the rank being started, for the fork hook
-  bool cgroups_available_ = false;
-  int cgroup_version_ = 1;
-  bool netns_used_ = false;
-  std::string cgroup_list_;
-  std::string cgroups_why_not_;
-  std::unique_ptr<TimelineLog> timeline_;
-  SampleStore store_;
-  std::unique_ptr<MetricsServer> server_;
-  ProcessSupervisor supervisor_;
-  std::vector<RankLaunch> launches_;
-  std::vector<pid_t> pids_;     // by launch index: the rank's current process
-  std::vector<int> restarts_;   // by launch index
-  std::vector<reports::ProcessRecord> processes_;  // every process started, restarts included
-  std::map<pid_t, std::size_t> record_of_pid_;     // index into processes_
-  std::set<pid_t> expected_exits_;                  // ended by a fault on purpose
-  struct PendingRestart {
-    double at_s;
-    std::vector<std::size_t> launches;
-    std::string fault;
-  };
-  std::vector<PendingRestart> pending_restarts_;
-  std::vector<std::unique_ptr<faults::Fault>> faults_;  // by occurrence
-  std::vector<reports::FaultRecord> fault_records_;     // by occurrence
-  Clock::time_point t0_ = Clock::now();
-  // Read by the metrics server thread (event times), written once before ranks start.
-  std::atomic<double> t0_wall_{bench::wall_time_now()};
-  std::string verdict_ = "pass";
-  std::string reason_;
-  int exit_code_ = kExitPass;
-  std::optional<double> first_failure_s_;
-};
+}  // namespace
 
 void Run::fail(std::string reason, std::string verdict) {
   if (verdict_ == "pass") {
@@ -285,14 +174,17 @@ void Run::start_metrics_server() {
     const auto* e = std::get_if<bench::Event>(&r);
     if (e && e->name != "step") {
       double t = (e->time > 0 ? e->time : received) - t0_wall_;
-      timeline_->write(t, "workload_event", {{"rank", TL::num(e->rank)}, {"name", TL::str(e->name)}});
+      std::vector<TimelineField> fields{{"rank", TL::num(e->rank)}, {"name", TL::str(e->name)}};
+      for (const auto& [k, v] : e->fields)
+        if (k != "rank" && k != "name") fields.emplace_back(k, TL::value(v));
+      timeline_->write(t, "workload_event", fields);
     }
   };
   server_ = std::make_unique<MetricsServer>(dir_->runtime() + "/metrics.sock", on_record);
 }
 
 void Run::start_workload() {
-  LaunchContext ctx;
+  LaunchContext& ctx = launch_ctx_;
   ctx.self_exe = self_exe();
   ctx.run_dir = dir_->out();
   ctx.runtime_dir = dir_->runtime();
@@ -304,6 +196,8 @@ void Run::start_workload() {
     for (int n = 0; n < scenario_.cluster.nodes; ++n) ctx.node_addrs[static_cast<std::size_t>(n)] = netns_->address(n);
   const auto* command = std::get_if<CommandWorkload>(&scenario_.workload);
   ctx.master_port = command && command->master_port ? *command->master_port : free_port();
+  ctx.seed = scenario_.seed;
+  recovery_ = workload_recovery(scenario_.workload);
   launches_ = plan_workload(scenario_, ctx);
   t0_ = Clock::now();
   t0_wall_ = bench::wall_time_now();
@@ -325,6 +219,9 @@ void Run::start_rank(std::size_t idx) {
   }
   starting_node_ = l.node;
   if (netns_) spec.netns_fd = netns_->node_netns_fd(l.node);
+  // A restarted rank knows it: the trainer's elastic mode joins the running job then.
+  spec.env["CHAOSBENCH_RESTART"] = std::to_string(restart);
+  spec.env["CHAOSBENCH_ATTEMPT"] = std::to_string(attempt_);
   pid_t pid = supervisor_.start(spec);  // throws when the program cannot start
   pids_[idx] = pid;
   reports::ProcessRecord p;
@@ -357,6 +254,9 @@ void Run::restart_due(double t) {
       ++it;
       continue;
     }
+    harness_event("restart", {{"attempt", static_cast<std::int64_t>(attempt_)},
+                              {"ranks", static_cast<std::int64_t>(it->launches.size())},
+                              {"fault", it->fault}});
     for (auto idx : it->launches) {
       ++restarts_[idx];
       start_rank(idx);
@@ -386,8 +286,11 @@ void Run::apply(std::size_t i) {
       for (std::size_t k = 0; k < pids_.size(); ++k)
         if (pids_[k] == pid) ended.push_back(k);
     }
-    if (spec.params.has("restart_after") && !ended.empty())
+    if (spec.params.has("restart_after") && !ended.empty()) {
       pending_restarts_.push_back({t + spec.params.get<faults::Duration>("restart_after").seconds(), ended, spec.name});
+    } else if (spec.type == "node.kill") {  // the node is gone for good: recovery restarts without it
+      for (auto k : ended) nodes_down_.insert(launches_[k].node);
+    }
     schedule_.mark_applied(i, t);
     rec.applied_at_s = t;
     rec.backend = faults_[i]->backend();
@@ -493,6 +396,15 @@ void Run::on_exit(pid_t pid) {
                     {"signal", st.signal ? TL::num(*st.signal) : "null"},
                     {"ended_by_fault", p.ended_by_fault ? "true" : "false"}});
   bool ok = st.exit_code && *st.exit_code == 0;
+  if (!ok && recovery_.mode == RecoveryMode::kRestart && !SignalGuard::received() && !unwinding_) {
+    // A rank that dies (or is killed) takes the job down, as under torchrun: recovery
+    // restarts every rank. Exits while a restart is pending are part of the same failure.
+    if (!group_restart_at_)
+      on_rank_failed(p.ended_by_fault ? fmt::format("rank {} was ended by a fault", p.rank)
+                     : st.exit_code   ? fmt::format("rank {} exited with code {}", p.rank, *st.exit_code)
+                                      : fmt::format("rank {} was killed by signal {}", p.rank, st.signal.value_or(0)));
+    return;
+  }
   if (!ok && !p.ended_by_fault && !SignalGuard::received()) {
     fail(st.exit_code ? fmt::format("rank {} exited with code {} (see {})", p.rank, *st.exit_code, p.stderr_log)
                       : fmt::format("rank {} was killed by signal {} (see {})", p.rank, st.signal.value_or(0), p.stderr_log));
@@ -579,6 +491,8 @@ RunOutcome Run::execute() {
         break;
       }
       restart_due(t);
+      group_restart_due(t);
+      check_hang(t);
       for (const auto& action : schedule_.due(t, store_.max_step())) {
         if (action.kind == ScheduledAction::kApply) apply(action.occurrence);
         else revert(action.occurrence);
@@ -588,7 +502,8 @@ RunOutcome Run::execute() {
       // Sleep until the next deadline; poll steps every 20 ms while a step trigger is
       // pending; otherwise wake only every 100 ms (signals, timeout) so the harness stays
       // off the CPU the workload measures on. Process exits wake it at once.
-      auto wait = std::chrono::milliseconds(schedule_.waiting_for_step() || !pending_restarts_.empty() ? 20 : 100);
+      auto wait = std::chrono::milliseconds(
+          schedule_.waiting_for_step() || !pending_restarts_.empty() || group_restart_at_ ? 20 : 100);
       if (auto next = schedule_.next_deadline()) {
         auto until = std::chrono::duration<double>(std::max(0.0, *next - now_s()));
         // poll(2) counts whole milliseconds: sleep the last stretch precisely instead, so
@@ -600,7 +515,7 @@ RunOutcome Run::execute() {
         wait = std::min(wait, std::chrono::floor<std::chrono::milliseconds>(until) - std::chrono::milliseconds(1));
       }
       for (pid_t pid : supervisor_.wait_any(wait)) on_exit(pid);
-      if (!supervisor_.any_running() && pending_restarts_.empty()) break;
+      if (!supervisor_.any_running() && pending_restarts_.empty() && !group_restart_at_) break;
     }
   } catch (const HostError& e) {
     fail(e.what(), "error");
@@ -616,6 +531,7 @@ RunOutcome Run::execute() {
     spdlog::warn("{}: stopping every process and reverting every fault", reason_);
   }
   // Unwind: faults first (the workload may still be reporting), then processes.
+  unwinding_ = true;
   revert_all();
   supervisor_.stop_all();
   for (const auto& [pid, idx] : record_of_pid_)
@@ -662,8 +578,6 @@ RunOutcome Run::execute() {
   else out.exit_code = kExitPass;
   return out;
 }
-
-}  // namespace
 
 RunOutcome run_scenario(const Scenario& scenario, const RunOptions& options) {
   Run run(scenario, options);

@@ -49,4 +49,9 @@ std::string TimelineLog::num(double v) {
   return fmt::format("{}", v);  // shortest form that reads back exactly
 }
 
+std::string TimelineLog::value(const bench::LabelValue& v) {
+  if (const auto* text = std::get_if<std::string>(&v)) return str(*text);
+  return bench::label_to_string(v);
+}
+
 }  // namespace chaosbench::harness

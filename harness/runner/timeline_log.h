@@ -3,6 +3,8 @@
 // Threads: write() may be called from any thread.
 #pragma once
 
+#include "bench/protocol/record.h"
+
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -30,6 +32,8 @@ class TimelineLog {
   // JSON encoders for field values.
   static std::string str(std::string_view s);
   static std::string num(double v);
+  // A protocol label or field value: strings quoted, numbers as results.json writes them.
+  static std::string value(const bench::LabelValue& v);
 
  private:
   std::mutex mutex_;

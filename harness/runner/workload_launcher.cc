@@ -27,13 +27,58 @@ std::vector<std::string> collective_argv(const CollectiveWorkload& w, const Laun
           "--timeout-ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(w.timeout.value).count())};
 }
 
+std::string ms_string(const Duration& d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d.value).count());
+}
+
+std::vector<std::string> train_argv(const TrainWorkload& w, const LaunchContext& ctx, const std::string& host) {
+  std::vector<std::string> layers;
+  for (int l : w.layers) layers.push_back(std::to_string(l));
+  std::string dir = w.checkpoint.dir;
+  if (dir.empty()) dir = ctx.run_dir + "/checkpoints";
+  else if (dir.front() != '/') dir = ctx.scenario_dir + "/" + dir;
+  const char* recovery = w.recovery.mode == RecoveryMode::kRestart   ? "restart"
+                         : w.recovery.mode == RecoveryMode::kElastic ? "elastic"
+                                                                     : "none";
+  std::vector<std::string> argv{ctx.self_exe,
+                                "worker",
+                                "train",
+                                "--layers", fmt::format("{}", fmt::join(layers, ",")),
+                                "--batch-size", std::to_string(w.batch_size),
+                                "--steps", std::to_string(w.steps),
+                                "--seed", std::to_string(ctx.seed),
+                                "--optimizer", w.optimizer,
+                                "--lr", fmt::format("{}", w.lr),
+                                "--momentum", fmt::format("{}", w.momentum),
+                                "--weight-decay", fmt::format("{}", w.weight_decay),
+                                "--beta1", fmt::format("{}", w.beta1),
+                                "--beta2", fmt::format("{}", w.beta2),
+                                "--eps", fmt::format("{}", w.eps),
+                                "--bucket-size", fmt::format("{}B", w.bucket_size.bytes),
+                                "--threads", std::to_string(w.threads),
+                                "--recovery", recovery,
+                                "--store", "file:" + ctx.runtime_dir + "/store",
+                                "--prefix", ctx.run_id,
+                                "--host", host,
+                                "--timeout-ms", ms_string(w.timeout)};
+  if (w.target_loss) argv.insert(argv.end(), {"--target-loss", fmt::format("{}", *w.target_loss)});
+  if (w.checkpoint.every_steps > 0)
+    argv.insert(argv.end(), {"--checkpoint-dir", dir, "--checkpoint-every", std::to_string(w.checkpoint.every_steps),
+                             "--checkpoint-mode", w.checkpoint.incremental ? "incremental" : "full",
+                             "--checkpoint-full-every", std::to_string(w.checkpoint.full_every), "--checkpoint-async",
+                             w.checkpoint.async ? "1" : "0"});
+  return argv;
+}
+
 }  // namespace
 
 std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchContext& ctx) {
   const auto& cluster = scenario.cluster;
   std::vector<int> nodes;
   const auto* command = std::get_if<CommandWorkload>(&scenario.workload);
-  if (command && !command->nodes.empty()) {
+  if (!ctx.only_nodes.empty()) {
+    nodes = ctx.only_nodes;
+  } else if (command && !command->nodes.empty()) {
     nodes = command->nodes;
   } else {
     for (int n = 0; n < cluster.nodes; ++n) nodes.push_back(n);
@@ -82,6 +127,8 @@ std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchCont
                   {"MASTER_PORT", std::to_string(ctx.master_port)}};
       if (const auto* coll = std::get_if<CollectiveWorkload>(&scenario.workload)) {
         spec.argv = collective_argv(*coll, ctx, addr);
+      } else if (const auto* train = std::get_if<TrainWorkload>(&scenario.workload)) {
+        spec.argv = train_argv(*train, ctx, addr);
       } else {
         for (const auto& a : command->argv) spec.argv.push_back(expand_placeholders(a, lookup));
         for (const auto& [k, v] : command->env) spec.env[k] = expand_placeholders(v, lookup);

@@ -20,7 +20,9 @@ struct LaunchContext {
   std::string scenario_dir;     // directory of the scenario file, absolute
   std::string run_id;           // unique per run: separates rendezvous keys
   int master_port = 29500;
+  std::uint64_t seed = 42;  // the scenario's (after --seed)
   std::vector<std::string> node_addrs;  // per node; "127.0.0.1" for local processes
+  std::vector<int> only_nodes;          // non-empty: ranks go on these nodes only (a restart without a dead node)
 };
 
 struct RankLaunch {

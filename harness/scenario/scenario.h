@@ -57,16 +57,57 @@ struct CollectiveWorkload {
   Duration timeout{std::chrono::seconds(30)};
 };
 
+// What the harness does when a rank fails (dies, or hangs past hang_timeout).
+enum class RecoveryMode {
+  kNone,     // the run fails
+  kRestart,  // as torchrun: every rank is stopped and started again (attempt + 1)
+  kElastic,  // the workload carries on without the rank; the harness restarts a killed
+             // rank when its node is back and the workload admits it
+};
+
+struct RecoverySpec {
+  RecoveryMode mode = RecoveryMode::kNone;
+  int max_restarts = 3;
+  std::optional<int> min_nodes;  // restart on fewer nodes, down to this many; unset: all
+  Duration hang_timeout{std::chrono::seconds(60)};  // no step from any rank for this long: hung
+};
+
+struct TrainCheckpointSpec {
+  int every_steps = 0;  // 0: no checkpoints
+  bool incremental = true;
+  int full_every = 4;
+  bool async = true;
+  std::string dir;  // empty: <out>/checkpoints
+};
+
+struct TrainWorkload {
+  std::string backend = "gloo";
+  std::vector<int> layers{256, 1024, 1024, 1024, 16};
+  int batch_size = 512;
+  std::int64_t steps = 400;
+  std::string optimizer = "sgd";
+  double lr = 0.05, momentum = 0.9, weight_decay = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  Size bucket_size{1u << 20};
+  int threads = 1;
+  std::optional<double> target_loss;
+  TrainCheckpointSpec checkpoint;
+  RecoverySpec recovery;
+  Duration timeout{std::chrono::seconds(10)};
+};
+
 struct CommandWorkload {
   std::vector<std::string> argv;
   std::vector<int> nodes;  // empty: every node
   std::map<std::string, std::string> env;
   std::string cwd;
   std::optional<int> master_port;
+  RecoverySpec recovery;  // none or restart
 };
 
-using WorkloadSpec = std::variant<CollectiveWorkload, CommandWorkload>;
-std::string_view workload_kind(const WorkloadSpec& w);  // "collective", "command"
+using WorkloadSpec = std::variant<CollectiveWorkload, CommandWorkload, TrainWorkload>;
+std::string_view workload_kind(const WorkloadSpec& w);  // "collective", "command", "train"
+// The workload's recovery settings; a collective has none (mode none).
+RecoverySpec workload_recovery(const WorkloadSpec& w);
 
 struct TargetSpec {
   faults::TargetForm form = faults::TargetForm::kAll;

@@ -10,7 +10,7 @@
 namespace chaosbench::harness {
 namespace {
 
-const std::vector<std::string_view> kKinds{"collective", "command"};
+const std::vector<std::string_view> kKinds{"collective", "command", "train"};
 
 // A gloo full mesh opens a listening port per peer pair; on one loopback address more
 // than this many ranks run out of ports (256 ranks failed with EADDRINUSE here).
@@ -64,7 +64,7 @@ CollectiveWorkload parse_collective(ParseContext& ctx, const json& value, const 
 
 CommandWorkload parse_command(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
   CommandWorkload w;
-  ObjectReader r(ctx, value, "workload", {"kind", "argv", "nodes", "env", "cwd", "master_port"});
+  ObjectReader r(ctx, value, "workload", {"kind", "argv", "nodes", "env", "cwd", "master_port", "recovery"});
   r.require("argv", "the program and its arguments, such as [\"python3\", \"train.py\"]");
   if (const json* argv = r.raw("argv")) {
     std::string path = r.path_of("argv");
@@ -106,13 +106,21 @@ CommandWorkload parse_command(ParseContext& ctx, const json& value, const Cluste
     w.cwd = *v;
   }
   if (auto v = r.integer("master_port", 1024, 65535)) w.master_port = static_cast<int>(*v);
+  if (const json* c = r.raw("recovery")) w.recovery = parse_recovery(ctx, *c, cluster, /*elastic_allowed=*/false);
   return w;
 }
 
 }  // namespace
 
 std::string_view workload_kind(const WorkloadSpec& w) {
-  return std::holds_alternative<CollectiveWorkload>(w) ? "collective" : "command";
+  if (std::holds_alternative<CollectiveWorkload>(w)) return "collective";
+  return std::holds_alternative<TrainWorkload>(w) ? "train" : "command";
+}
+
+RecoverySpec workload_recovery(const WorkloadSpec& w) {
+  if (const auto* t = std::get_if<TrainWorkload>(&w)) return t->recovery;
+  if (const auto* c = std::get_if<CommandWorkload>(&w)) return c->recovery;
+  return {};
 }
 
 WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
@@ -122,7 +130,7 @@ WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterS
   }
   auto kind_it = value.find("kind");
   if (kind_it == value.end()) {
-    ctx.error("workload", "missing required key \"kind\" (\"collective\" or \"command\")");
+    ctx.error("workload", "missing required key \"kind\" (\"collective\", \"command\" or \"train\")");
     return CollectiveWorkload{};
   }
   if (!kind_it->is_string()) {
@@ -132,10 +140,11 @@ WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterS
   const auto& kind = kind_it->get_ref<const std::string&>();
   if (kind == "collective") return parse_collective(ctx, value, cluster);
   if (kind == "command") return parse_command(ctx, value, cluster);
-  std::string later = (kind == "train" || kind == "serve" || kind == "load")
+  if (kind == "train") return parse_train(ctx, value, cluster);
+  std::string later = (kind == "serve" || kind == "load")
                           ? fmt::format(" (\"{}\" is not available in this version)", kind)
                           : suggestion_suffix(kind, kKinds);
-  ctx.error("workload.kind", fmt::format("expected \"collective\" or \"command\", got \"{}\"{}", kind, later));
+  ctx.error("workload.kind", fmt::format("expected \"collective\", \"command\" or \"train\", got \"{}\"{}", kind, later));
   return CollectiveWorkload{};
 }
 

@@ -1,0 +1,143 @@
+#include "bench/train/grad_allreducer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <gloo/allreduce.h>
+#include <gloo/math.h>
+
+namespace chaosbench::bench::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// Tags apart from the state broadcasts and barriers the trainer runs on the same context.
+constexpr std::uint32_t kBucketTagBase = 1000;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+}  // namespace
+
+std::vector<Bucket> make_buckets(const std::vector<LayerSpan>& spans, std::uint64_t bucket_bytes) {
+  std::vector<Bucket> out;
+  const std::size_t limit = std::max<std::uint64_t>(bucket_bytes / sizeof(float), 1);
+  for (int l = static_cast<int>(spans.size()) - 1; l >= 0; --l) {
+    const auto& s = spans[static_cast<std::size_t>(l)];
+    if (out.empty() || out.back().count >= limit) {
+      out.push_back({l, l, s.offset, s.count});
+    } else {  // layers are contiguous, so the lower layer extends the bucket downwards
+      auto& b = out.back();
+      b.first_layer = l;
+      b.offset = s.offset;
+      b.count += s.count;
+    }
+  }
+  return out;
+}
+
+GradientAllreducer::GradientAllreducer(std::shared_ptr<gloo::Context> context, float* grads,
+                                       const std::vector<LayerSpan>& spans, std::uint64_t bucket_bytes,
+                                       std::chrono::milliseconds timeout, std::size_t extras)
+    : context_(std::move(context)), grads_(grads), buckets_(make_buckets(spans, bucket_bytes)), timeout_(timeout),
+      extras_(extras) {
+  staged_.resize(buckets_.front().count + extras_);
+  thread_ = std::thread([this] { loop(); });
+}
+
+GradientAllreducer::~GradientAllreducer() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void GradientAllreducer::begin_step(const std::vector<float>& extras) {
+  std::lock_guard lock(mutex_);
+  queue_.clear();
+  done_ = 0;
+  busy_ms_ = 0;
+  next_bucket_ = 0;
+  std::fill(staged_.end() - static_cast<std::ptrdiff_t>(extras_), staged_.end(), 0.0f);
+  std::copy_n(extras.begin(), std::min(extras.size(), extras_), staged_.end() - static_cast<std::ptrdiff_t>(extras_));
+}
+
+void GradientAllreducer::layer_done(int layer) {
+  // Backward goes from the last layer down: a bucket is complete when its lowest layer is.
+  std::size_t ready = next_bucket_;
+  while (ready < buckets_.size() && buckets_[ready].first_layer >= layer) ++ready;
+  if (ready == next_bucket_) return;
+  {
+    std::lock_guard lock(mutex_);
+    for (std::size_t b = next_bucket_; b < ready; ++b) queue_.push_back(b);
+  }
+  next_bucket_ = ready;
+  cv_.notify_all();
+}
+
+StepComm GradientAllreducer::finish() {
+  layer_done(-1);  // whatever backward did not announce (no callback for a layer) goes now
+  auto start = Clock::now();
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return done_ == buckets_.size() || !error_.empty(); });
+  if (!error_.empty()) throw CollectiveError(error_);
+  StepComm out;
+  out.exposed_ms = ms_since(start);
+  out.comm_total_ms = busy_ms_;
+  out.extras.assign(staged_.end() - static_cast<std::ptrdiff_t>(extras_), staged_.end());
+  return out;
+}
+
+void GradientAllreducer::loop() {
+  while (true) {
+    std::size_t bucket;
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stop_ || (!queue_.empty() && error_.empty()); });
+      if (stop_) return;
+      bucket = queue_.front();
+      queue_.pop_front();
+    }
+    auto start = Clock::now();
+    std::string error;
+    try {
+      reduce(bucket);
+    } catch (const std::exception& e) {
+      error = fmt::format("allreduce of gradient bucket {} ({} floats): {}", bucket, buckets_[bucket].count, e.what());
+      std::replace(error.begin(), error.end(), '\n', ' ');
+    }
+    {
+      std::lock_guard lock(mutex_);
+      busy_ms_ += ms_since(start);
+      if (!error.empty()) {
+        error_ = error;
+        queue_.clear();
+      } else {
+        ++done_;
+      }
+    }
+    cv_.notify_all();
+  }
+}
+
+void GradientAllreducer::reduce(std::size_t bucket) {
+  const auto& b = buckets_[bucket];
+  float* data = grads_ + b.offset;
+  std::size_t count = b.count;
+  if (bucket == 0) {  // staged, with the extras after it
+    std::memcpy(staged_.data(), data, b.count * sizeof(float));
+    data = staged_.data();
+    count = staged_.size();
+  }
+  gloo::AllreduceOptions opts(context_);
+  opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+  opts.setOutput(data, count);
+  opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, std::size_t)>(&gloo::sum<float>));
+  opts.setTag(kBucketTagBase + static_cast<std::uint32_t>(bucket));
+  opts.setTimeout(timeout_);
+  gloo::allreduce(opts);
+  if (bucket == 0) std::memcpy(grads_ + b.offset, staged_.data(), b.count * sizeof(float));
+}
+
+}  // namespace chaosbench::bench::train

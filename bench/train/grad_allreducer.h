@@ -1,0 +1,94 @@
+// Averages gradients across ranks while backward is still running, as PyTorch DDP does:
+// the flat gradient buffer is cut into buckets of whole layers, last layer first (the
+// order backward produces them), each closed once it holds `bucket_bytes`; when backward
+// reports a bucket's last layer done, the bucket goes to a communication thread that
+// runs a gloo allreduce (sum) on it in place while the compute thread goes on with the
+// layers below. finish() waits for the rest: that wait is the step's exposed
+// communication.
+//
+// A few extra floats (the shard's loss, control flags) ride with the first bucket, so
+// they cost no extra round trip: they are known before backward starts.
+//
+// Failures: a gloo error (a peer closed the connection, or an op timed out) stops the
+// remaining buckets of the step; finish() throws CollectiveError. The context is then
+// unusable: destroy this object and the context, and build new ones.
+// Threads: begin_step, layer_done and finish are called from one compute thread; the
+// allreduces run on the object's own thread. The destructor joins it (which can take up
+// to the op timeout when a peer hangs).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gloo/context.h>
+
+#include "bench/train/mlp_model.h"
+
+namespace chaosbench::bench::train {
+
+class CollectiveError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Bucket {
+  int first_layer = 0;  // lowest layer index in it
+  int last_layer = 0;   // highest; backward reaches it first
+  std::size_t offset = 0;
+  std::size_t count = 0;
+};
+
+// Buckets of whole layers from the last layer down, each closed at >= bucket_bytes.
+std::vector<Bucket> make_buckets(const std::vector<LayerSpan>& spans, std::uint64_t bucket_bytes);
+
+struct StepComm {
+  double comm_total_ms = 0;  // wall time of this step's allreduces on the comm thread
+  double exposed_ms = 0;     // how long finish() waited
+  std::vector<float> extras;  // the summed extra values
+};
+
+class GradientAllreducer {
+ public:
+  // grads: host-addressable flat gradient buffer (the CPU device's; a GPU device stages).
+  GradientAllreducer(std::shared_ptr<gloo::Context> context, float* grads, const std::vector<LayerSpan>& spans,
+                     std::uint64_t bucket_bytes, std::chrono::milliseconds timeout, std::size_t extras);
+  ~GradientAllreducer();
+  GradientAllreducer(const GradientAllreducer&) = delete;
+  GradientAllreducer& operator=(const GradientAllreducer&) = delete;
+
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+  void begin_step(const std::vector<float>& extras);
+  void layer_done(int layer);
+  StepComm finish();  // throws CollectiveError
+
+ private:
+  void loop();
+  void reduce(std::size_t bucket);
+
+  std::shared_ptr<gloo::Context> context_;
+  float* grads_;
+  std::vector<Bucket> buckets_;
+  std::chrono::milliseconds timeout_;
+  std::vector<float> staged_;  // bucket 0 followed by the extras
+  std::size_t extras_ = 0;
+  std::size_t next_bucket_ = 0;  // compute thread: next bucket to hand over
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::size_t> queue_;  // under mutex_
+  std::size_t done_ = 0;           // buckets finished this step, under mutex_
+  double busy_ms_ = 0;             // under mutex_
+  std::string error_;              // under mutex_
+  bool stop_ = false;              // under mutex_
+  std::thread thread_;
+};
+
+}  // namespace chaosbench::bench::train

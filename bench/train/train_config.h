@@ -1,0 +1,59 @@
+// Everything one rank of the built-in trainer needs to run, as plain values: the model,
+// the data, the optimizer, gradient bucketing, checkpoints, recovery and where the ranks
+// meet. `chaosbench worker train` fills it from its command line; the harness builds
+// that command line from the scenario's workload (harness/runner/workload_launcher.cc).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/train/optimizer.h"
+
+namespace chaosbench::bench::train {
+
+enum class RecoveryMode {
+  kNone,     // a collective failure ends the rank with an error
+  kRestart,  // as torchrun: the rank exits on a failure; the harness restarts every rank,
+             // which resume from the newest good checkpoint
+  kElastic,  // survivors agree on a new membership and go on from memory; a returning
+             // rank joins at a step boundary and receives the state
+};
+
+struct TrainConfig {
+  int rank = 0;        // this rank among the ranks started together
+  int world_size = 1;  // ranks started together (the first membership)
+  int attempt = 0;     // restarts of the whole job so far (rendezvous keys differ per attempt)
+  bool rejoin = false;  // elastic: this rank was restarted and joins the running job
+
+  std::vector<int> layers{256, 1024, 1024, 1024, 16};  // input width first
+  int batch_size = 512;   // global: samples per optimizer step over all ranks
+  std::int64_t steps = 400;
+  std::uint64_t seed = 42;
+  std::optional<double> target_loss;  // a "target_reached" event when the loss first gets there
+  OptimizerConfig optimizer;
+  std::uint64_t bucket_bytes = 1u << 20;  // gradient bucket size for the overlapped allreduce
+  int threads = 1;                        // OpenBLAS threads
+
+  std::string checkpoint_dir;       // empty: no checkpoints
+  int checkpoint_every = 0;         // steps between checkpoints; 0: none
+  bool checkpoint_incremental = true;
+  int checkpoint_full_every = 4;
+  bool checkpoint_async = true;
+
+  RecoveryMode recovery = RecoveryMode::kNone;
+  std::string store;                 // "file:/dir", the rendezvous store
+  std::string prefix = "chaosbench";  // store key prefix, unique per run
+  std::string host = "127.0.0.1";    // address to bind
+  std::chrono::milliseconds timeout{10000};  // a collective (or joining) that takes longer has failed
+  std::chrono::milliseconds settle{300};     // elastic: how long survivors wait for each other
+};
+
+// Why `cfg` cannot run ("batch_size 3 is smaller than world_size 4"), or nullopt.
+std::optional<std::string> train_config_error(const TrainConfig& cfg);
+
+const char* to_string(RecoveryMode m);  // "none", "restart", "elastic"
+
+}  // namespace chaosbench::bench::train

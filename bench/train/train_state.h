@@ -1,0 +1,43 @@
+// The trainer's state as one unit: the model's parameters, the optimizer's buffers and
+// the step. Copies it between the device and a CheckpointState (host buffers named
+// "params", then the optimizer's names), and sends it from one rank to the others of a
+// gloo context (elastic recovery and admission).
+// Threads: the compute thread only, with the communication thread idle.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <gloo/context.h>
+
+#include "bench/train/checkpoint_state.h"
+#include "bench/train/mlp_model.h"
+#include "bench/train/optimizer.h"
+
+namespace chaosbench::bench::train {
+
+class TrainState {
+ public:
+  TrainState(Device& device, MlpModel& model, Optimizer& optimizer, std::string model_key);
+
+  const std::string& model_key() const { return key_; }
+  // Fills `out` (reusing its buffers) with the state at `step`.
+  void snapshot(std::int64_t step, CheckpointState& out) const;
+  // Loads `state` onto the device. Throws std::runtime_error when its key or buffer sizes
+  // do not match this model.
+  void restore(const CheckpointState& state);
+  // Every rank of `context` leaves with the state of rank `root`; returns root's step.
+  // Throws what gloo throws (a peer died, the timeout passed).
+  std::int64_t broadcast(const std::shared_ptr<gloo::Context>& context, int root, std::int64_t step,
+                         std::chrono::milliseconds timeout);
+
+ private:
+  Device& device_;
+  MlpModel& model_;
+  Optimizer& optimizer_;
+  std::string key_;
+};
+
+}  // namespace chaosbench::bench::train

@@ -1,0 +1,125 @@
+// chaosbench worker train [...] — one rank of the built-in trainer. The runner builds
+// this command line from the scenario (workload_launcher.cc); rank, world size, attempt
+// and restart count come from the environment it sets, so a rank can also be started by
+// hand.
+#include "harness/cli/cmd_worker_train.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "bench/train/trainer.h"
+#include "faults/units.h"
+#include "harness/cli/cli_options.h"
+#include "harness/cli/exit_code.h"
+
+namespace chaosbench::harness {
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+std::vector<int> int_list(const std::string& s, const char* option) {
+  std::vector<int> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      out.push_back(std::stoi(item));
+    } catch (const std::exception&) {
+      throw UsageError(std::string("--") + option + ": expected comma-separated integers, got \"" + s + "\"");
+    }
+  }
+  return out;
+}
+
+bench::train::RecoveryMode recovery_mode(const std::string& s) {
+  if (s == "none") return bench::train::RecoveryMode::kNone;
+  if (s == "restart") return bench::train::RecoveryMode::kRestart;
+  if (s == "elastic") return bench::train::RecoveryMode::kElastic;
+  throw UsageError("--recovery: expected none, restart or elastic, got \"" + s + "\"");
+}
+
+}  // namespace
+
+int worker_train(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("layers", po::value<std::string>()->default_value("256,1024,1024,1024,16"), "layer widths, input first")
+      ("batch-size", po::value<int>()->default_value(512), "global batch (all ranks together)")
+      ("steps", po::value<std::int64_t>()->default_value(400), "optimizer steps")
+      ("seed", po::value<std::uint64_t>()->default_value(42), "model and data seed")
+      ("target-loss", po::value<double>(), "report target_reached when the loss gets there")
+      ("optimizer", po::value<std::string>()->default_value("sgd"), "sgd or adamw")
+      ("lr", po::value<float>()->default_value(0.05f), "learning rate")
+      ("momentum", po::value<float>()->default_value(0.9f), "SGD momentum")
+      ("weight-decay", po::value<float>()->default_value(0.0f), "weight decay")
+      ("beta1", po::value<float>()->default_value(0.9f), "AdamW beta1")
+      ("beta2", po::value<float>()->default_value(0.999f), "AdamW beta2")
+      ("eps", po::value<float>()->default_value(1e-8f), "AdamW epsilon")
+      ("bucket-size", po::value<std::string>()->default_value("1MiB"), "gradient bucket size")
+      ("threads", po::value<int>()->default_value(1), "BLAS threads")
+      ("checkpoint-dir", po::value<std::string>()->default_value(""), "checkpoint directory (empty: none)")
+      ("checkpoint-every", po::value<int>()->default_value(0), "steps between checkpoints (0: none)")
+      ("checkpoint-mode", po::value<std::string>()->default_value("incremental"), "incremental or full")
+      ("checkpoint-full-every", po::value<int>()->default_value(4), "incremental: every K-th checkpoint is full")
+      ("checkpoint-async", po::value<bool>()->default_value(true), "write checkpoints in the background (0 or 1)")
+      ("recovery", po::value<std::string>()->default_value("none"), "none, restart or elastic")
+      ("store", po::value<std::string>()->default_value(""), "rendezvous store, file:/dir")
+      ("prefix", po::value<std::string>()->default_value("chaosbench"), "store key prefix")
+      ("host", po::value<std::string>()->default_value("127.0.0.1"), "address to bind")
+      ("timeout-ms", po::value<long>()->default_value(10000), "collective timeout")
+      ("settle-ms", po::value<long>()->default_value(300), "elastic: how long survivors wait for each other");
+  auto cl = parse_command_line(args, options, {});
+  if (cl.help) {
+    print_help("chaosbench worker train [options]",
+               "One rank of the built-in data-parallel trainer. Reads CHAOSBENCH_RANK, CHAOSBENCH_WORLD_SIZE,\n"
+               "CHAOSBENCH_ATTEMPT, CHAOSBENCH_RESTART and CHAOSBENCH_METRICS from the environment.",
+               options);
+    return kExitPass;
+  }
+  const auto& vm = cl.vm;
+  bench::train::TrainConfig cfg;
+  cfg.rank = env_int("CHAOSBENCH_RANK", 0);
+  cfg.world_size = env_int("CHAOSBENCH_WORLD_SIZE", 1);
+  cfg.attempt = env_int("CHAOSBENCH_ATTEMPT", 0);
+  cfg.layers = int_list(vm["layers"].as<std::string>(), "layers");
+  cfg.batch_size = vm["batch-size"].as<int>();
+  cfg.steps = vm["steps"].as<std::int64_t>();
+  cfg.seed = vm["seed"].as<std::uint64_t>();
+  if (vm.count("target-loss")) cfg.target_loss = vm["target-loss"].as<double>();
+  cfg.optimizer.kind = vm["optimizer"].as<std::string>();
+  cfg.optimizer.lr = vm["lr"].as<float>();
+  cfg.optimizer.momentum = vm["momentum"].as<float>();
+  cfg.optimizer.weight_decay = vm["weight-decay"].as<float>();
+  cfg.optimizer.beta1 = vm["beta1"].as<float>();
+  cfg.optimizer.beta2 = vm["beta2"].as<float>();
+  cfg.optimizer.eps = vm["eps"].as<float>();
+  auto bucket = faults::parse_size(vm["bucket-size"].as<std::string>());
+  if (!bucket) throw UsageError("--bucket-size: " + bucket.error);
+  cfg.bucket_bytes = bucket->bytes;
+  cfg.threads = vm["threads"].as<int>();
+  cfg.checkpoint_dir = vm["checkpoint-dir"].as<std::string>();
+  cfg.checkpoint_every = vm["checkpoint-every"].as<int>();
+  const auto mode = vm["checkpoint-mode"].as<std::string>();
+  if (mode != "incremental" && mode != "full") throw UsageError("--checkpoint-mode: expected incremental or full");
+  cfg.checkpoint_incremental = mode == "incremental";
+  cfg.checkpoint_full_every = vm["checkpoint-full-every"].as<int>();
+  cfg.checkpoint_async = vm["checkpoint-async"].as<bool>();
+  cfg.recovery = recovery_mode(vm["recovery"].as<std::string>());
+  cfg.rejoin = cfg.recovery == bench::train::RecoveryMode::kElastic && env_int("CHAOSBENCH_RESTART", 0) > 0;
+  cfg.store = vm["store"].as<std::string>();
+  if (!cfg.store.empty() && cfg.store.rfind("file:", 0) != 0) throw UsageError("--store: expected file:/dir");
+  if (cfg.recovery == bench::train::RecoveryMode::kElastic && cfg.store.empty())
+    throw UsageError("--recovery elastic needs --store");
+  cfg.prefix = vm["prefix"].as<std::string>();
+  cfg.host = vm["host"].as<std::string>();
+  cfg.timeout = std::chrono::milliseconds(vm["timeout-ms"].as<long>());
+  cfg.settle = std::chrono::milliseconds(vm["settle-ms"].as<long>());
+  if (auto why = bench::train::train_config_error(cfg)) throw UsageError(*why);
+  auto metrics = bench::MetricsClient::from_environment();
+  return bench::train::run_trainer(cfg, metrics);
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,97 @@
+// What the runner does when a rank fails, by workload.recovery.mode:
+//   restart  every rank is stopped and started again (attempt + 1), as torchrun does:
+//            when the failed node is back (node.kill's restart_after), on the remaining
+//            nodes when it is not and recovery.min_nodes allows, at most max_restarts
+//            times; also when no rank reported a step for recovery.hang_timeout;
+//   elastic  the workload carries on; a rank killed with restart_after is started again
+//            and joins (restart_due in runner.cc);
+//   none     a failed rank fails the run (runner.cc).
+// The harness's own view goes into the record store as events of rank -1
+// (failure_detected, restart), where the resilience metrics are derived from.
+#include <algorithm>
+#include <csignal>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "harness/runner/run.h"
+
+namespace chaosbench::harness {
+
+void Run::harness_event(const std::string& name, bench::Labels fields) {
+  bench::Event e;
+  e.rank = -1;
+  e.time = bench::wall_time_now();
+  e.name = name;
+  e.fields = std::move(fields);
+  store_.add(e, e.time);
+  std::vector<TimelineField> timeline;
+  for (const auto& [k, v] : e.fields) timeline.emplace_back(k, TimelineLog::value(v));
+  timeline_->write(now_s(), "harness_" + name, timeline);
+}
+
+void Run::on_rank_failed(const std::string& reason) {
+  // A killed node comes back when its node.kill said so: every rank restarts then, not
+  // before (the first exit seen may be a peer's, failing because of the kill).
+  double at = now_s();
+  for (const auto& p : pending_restarts_) at = std::max(at, p.at_s);
+  pending_restarts_.clear();  // the restart of every rank replaces the fault's own
+  begin_group_restart(reason, at);
+}
+
+void Run::begin_group_restart(const std::string& reason, double at_s) {
+  if (attempt_ >= recovery_.max_restarts) {
+    fail(fmt::format("{}, and recovery.max_restarts ({}) are used up", reason, recovery_.max_restarts));
+    return;
+  }
+  harness_event("failure_detected", {{"reason", reason}});
+  spdlog::warn("{}: stopping every rank; all restart {}", reason,
+               at_s > now_s() ? fmt::format("at {:.3f}s, when the node is back", at_s) : std::string("now"));
+  for (std::size_t i = 0; i < pids_.size(); ++i) {
+    const pid_t pid = pids_[i];
+    if (pid <= 0 || !supervisor_.status(pid).running) continue;
+    expected_exits_.insert(pid);
+    supervisor_.signal(pid, SIGKILL);  // nothing to save: the checkpoints are on disk
+  }
+  group_restart_at_ = at_s;
+}
+
+void Run::group_restart_due(double t) {
+  if (!group_restart_at_ || *group_restart_at_ > t) return;
+  for (std::size_t i = 0; i < pids_.size(); ++i)  // every old rank is gone first
+    if (pids_[i] > 0 && supervisor_.status(pids_[i]).running) return;
+  std::vector<int> nodes;
+  for (int n = 0; n < scenario_.cluster.nodes; ++n)
+    if (!nodes_down_.count(n)) nodes.push_back(n);
+  for (int n : nodes)
+    if (node_frozen(n)) return;  // a process started into a frozen node would hang: wait
+  const int needed = recovery_.min_nodes.value_or(scenario_.cluster.nodes);
+  group_restart_at_.reset();
+  if (static_cast<int>(nodes.size()) < needed) {
+    fail(fmt::format("cannot restart: {} of {} nodes are up and recovery.min_nodes is {}", nodes.size(),
+                     scenario_.cluster.nodes, needed));
+    return;
+  }
+  ++attempt_;
+  launch_ctx_.only_nodes = nodes;
+  launches_ = plan_workload(scenario_, launch_ctx_);
+  pids_.assign(launches_.size(), -1);
+  restarts_.assign(launches_.size(), attempt_);
+  harness_event("restart", {{"attempt", static_cast<std::int64_t>(attempt_)},
+                            {"ranks", static_cast<std::int64_t>(launches_.size())}});
+  spdlog::info("restart {}: {} ranks on nodes {}", attempt_, launches_.size(), fmt::join(nodes, ","));
+  attempt_started_s_ = now_s();
+  for (std::size_t i = 0; i < launches_.size(); ++i) start_rank(i);
+}
+
+void Run::check_hang(double t) {
+  if (recovery_.mode != RecoveryMode::kRestart || group_restart_at_ || !supervisor_.any_running()) return;
+  const double last = store_.last_step_received();  // Unix seconds, 0 before any
+  const double since = std::max(attempt_started_s_, last > 0 ? last - t0_wall_ : 0.0);
+  const double limit = recovery_.hang_timeout.seconds();
+  if (t - since < limit) return;
+  begin_group_restart(fmt::format("no rank reported a step for {}", faults::to_string(recovery_.hang_timeout)), t);
+}
+
+}  // namespace chaosbench::harness

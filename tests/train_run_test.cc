@@ -1,0 +1,168 @@
+// The train workload end to end, through the real binary: real ranks, real gloo, real
+// checkpoints on disk, node.kill with restart and elastic recovery. Small models keep
+// each run to seconds; scenarios/train-node-kill*.json are the full-size versions.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+using namespace chaosbench::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+json results(const TempDir& dir, const std::string& out) {
+  return json::parse(read_file(dir.file(out + "/results.json")));
+}
+
+std::vector<json> metrics_named(const json& r, const std::string& name) {
+  std::vector<json> out;
+  for (const auto& m : r["metrics"])
+    if (m["name"] == name) out.push_back(m);
+  return out;
+}
+
+std::optional<double> overall(const json& r, const std::string& name) {
+  for (const auto& m : metrics_named(r, name))
+    if (m["labels"]["phase"] == "overall") return m["value"].get<double>();
+  return std::nullopt;
+}
+
+// Workload events of one name from timeline.jsonl.
+std::vector<json> workload_events(const TempDir& dir, const std::string& out, const std::string& name) {
+  std::vector<json> found;
+  std::ifstream in(dir.file(out + "/timeline.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    auto e = json::parse(line);
+    if (e["event"] == "workload_event" && e["name"] == name) found.push_back(e);
+  }
+  return found;
+}
+
+std::string train_scenario(int nodes, const std::string& workload_extra, const std::string& faults = "[]",
+                           const std::string& mode = "auto") {
+  return R"({"schema_version": 1, "name": "train-test", "cluster": {"nodes": )" + std::to_string(nodes) +
+         R"(, "mode": ")" + mode + R"("},
+  "workload": {"kind": "train", "model": {"layers": [32, 128, 128, 4]}, "batch_size": 64,
+               "optimizer": {"kind": "sgd", "lr": 0.05, "momentum": 0.9}, "bucket_size": "16KiB", "timeout": "5s")" +
+         workload_extra + R"(},
+  "faults": )" + faults + "}";
+}
+
+}  // namespace
+
+TEST_CASE("train: same seed and ranks, no faults: the same loss curve bit for bit, and the loss falls",
+          "[train-run]") {
+  TempDir dir;
+  dir.write("s.json", train_scenario(2, R"(, "steps": 60)", "[]", "local"));
+  std::vector<double> curves[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = "out" + std::to_string(i);
+    auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file(out), "--quiet"}, 120s);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto res = results(dir, out);
+    for (const auto& s : res["series"])
+      if (s["name"] == "train/loss" && s["labels"]["rank"] == 0)
+        for (const auto& v : s["v"]) curves[i].push_back(v.get<double>());
+  }
+  REQUIRE(curves[0].size() == 60);
+  CHECK(curves[0] == curves[1]);
+  CHECK(curves[0].back() < 0.5 * curves[0].front());
+}
+
+TEST_CASE("train: restart recovery after node.kill resumes every rank from the newest checkpoint", "[train-run]") {
+  if (skip_without_root("node.kill on a namespaced cluster needs root")) return;
+  TempDir dir;
+  dir.write("s.json", train_scenario(3, R"(, "steps": 150, "checkpoint": {"every_steps": 20},
+      "recovery": {"mode": "restart", "max_restarts": 2})",
+                                     R"([{"name": "down", "type": "node.kill", "target": {"nodes": [1]},
+        "at_step": 50, "restart_after": "1s"}])"));
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 180s);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto res = results(dir, "out");
+  CHECK(res["verdict"] == "pass");
+  CHECK(overall(res, "resilience/restarts") == 1.0);
+  auto recover = overall(res, "resilience/time_to_recover");
+  REQUIRE(recover);
+  CHECK(*recover >= 1.0);  // the node was down for 1 s
+  auto lost = overall(res, "resilience/lost_steps");
+  REQUIRE(lost);
+  CHECK(*lost <= 20);
+  auto restored = workload_events(dir, "out", "checkpoint_restored");
+  REQUIRE(restored.size() == 3);  // every rank of the restart
+  for (const auto& e : restored) CHECK(e["step"].get<int>() % 20 == 0);
+  // Every rank ran to the last step.
+  auto starts = workload_events(dir, "out", "train_start");
+  CHECK(starts.size() == 6);
+}
+
+TEST_CASE("train: elastic recovery goes on without the killed rank and re-admits it", "[train-run]") {
+  if (skip_without_root("node.kill on a namespaced cluster needs root")) return;
+  TempDir dir;
+  dir.write("s.json", train_scenario(3, R"(, "steps": 400, "recovery": {"mode": "elastic"})",
+                                     R"([{"name": "down", "type": "node.kill", "target": {"nodes": [2]},
+        "at_step": 50, "restart_after": "1s"}])"));
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 180s);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto res = results(dir, "out");
+  CHECK(res["verdict"] == "pass");
+  auto lost = overall(res, "resilience/lost_steps");
+  REQUIRE(lost);
+  CHECK(*lost <= 1);
+  auto recover = overall(res, "resilience/time_to_recover");
+  REQUIRE(recover);
+  CHECK(*recover < 5.0);
+  std::map<std::string, int> reasons;
+  for (const auto& e : workload_events(dir, "out", "train_start")) ++reasons[e["reason"].get<std::string>()];
+  CHECK(reasons["fresh"] == 3);
+  CHECK(reasons["recovered"] == 2);
+  CHECK(reasons["rejoined"] == 1);
+  CHECK(reasons["resized"] == 2);
+}
+
+TEST_CASE("train: a corrupt newest checkpoint is rejected and the previous one is used, with an event",
+          "[train-run]") {
+  TempDir dir;
+  const std::string ckpt = dir.file("ckpt");
+  auto scenario = [&](int steps) {
+    return train_scenario(2, R"(, "steps": )" + std::to_string(steps) + R"(, "checkpoint": {"every_steps": 20, "dir": ")" +
+                                 ckpt + R"(", "full_every": 2})",
+                          "[]", "local");
+  };
+  dir.write("first.json", scenario(60));
+  auto r1 = run_command({binary(), "run", dir.file("first.json"), "--out", dir.file("out1"), "--quiet"}, 120s);
+  INFO(r1.err);
+  REQUIRE(r1.exit_code == 0);
+  // Checkpoints at 20 (full), 40 (delta), 60 (full). Damage the newest.
+  std::string newest;
+  for (const auto& e : std::filesystem::directory_iterator(ckpt))
+    if (e.path().filename().string().find("60.") != std::string::npos) newest = e.path().string();
+  REQUIRE(!newest.empty());
+  {
+    std::fstream f(newest, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(newest) / 2));
+    f.put('\x5a');
+    f.put('\xa5');
+  }
+  dir.write("second.json", scenario(80));
+  auto r2 = run_command({binary(), "run", dir.file("second.json"), "--out", dir.file("out2"), "--quiet"}, 120s);
+  INFO(r2.err);
+  REQUIRE(r2.exit_code == 0);
+  auto rejected = workload_events(dir, "out2", "checkpoint_rejected");
+  REQUIRE(!rejected.empty());
+  CHECK(rejected.front()["step"] == 60);
+  auto restored = workload_events(dir, "out2", "checkpoint_restored");
+  REQUIRE(restored.size() == 2);
+  for (const auto& e : restored) {
+    CHECK(e["step"] == 40);
+    CHECK(e["fallback"] == 1);
+  }
+  CHECK(read_file(dir.file("out2/logs/rank0.err")).find("rejected") != std::string::npos);
+}
