@@ -34,6 +34,7 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     {"train/straggler_score", "ratio", B::kHigher, A::kMean, "per rank: fastest rank's step time / this rank's; a straggler is < 0.75"},
     {"train/loss", "", B::kLower, A::kLast, "training loss; final value and curve"},
     {"train/time_to_target", "s", B::kLower, A::kMin, "wall time until loss first reaches the scenario's target"},
+    {"train/loss_ratio", "ratio", B::kLower, A::kLast, "final loss / first step's loss"},
     // Resilience.
     {"resilience/goodput", "%", B::kHigher, A::kMean, "productive training time / total wall time"},
     {"resilience/badput", "%", B::kLower, A::kMean, "per bucket: startup, checkpoint save/restore, wasted progress, recovery, stalled"},

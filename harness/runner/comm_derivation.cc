@@ -5,22 +5,10 @@
 
 #include "bench/collective/collective_kind.h"
 #include "harness/runner/aggregator.h"
+#include "harness/runner/label_values.h"
 
 namespace chaosbench::harness {
 namespace {
-
-std::optional<double> number_label(const reports::Labels& labels, const char* key) {
-  auto it = labels.find(key);
-  if (it == labels.end()) return std::nullopt;
-  if (const auto* i = std::get_if<std::int64_t>(&it->second)) return static_cast<double>(*i);
-  if (const auto* d = std::get_if<double>(&it->second)) return *d;
-  return std::nullopt;
-}
-
-std::string string_label(const reports::Labels& labels, const char* key) {
-  auto it = labels.find(key);
-  return it == labels.end() ? std::string() : reports::label_to_string(it->second);
-}
 
 reports::MetricRecord record(const char* name, const char* unit, const char* better, const reports::Labels& labels,
                              double value, std::optional<reports::Stats> stats) {

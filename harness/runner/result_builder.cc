@@ -7,6 +7,7 @@
 
 #include "harness/runner/aggregator.h"
 #include "harness/runner/check_evaluator.h"
+#include "harness/runner/train_derivation.h"
 
 namespace chaosbench::harness {
 
@@ -41,6 +42,11 @@ reports::RunResult build_result(const ResultInputs& in, const std::string& verdi
 
   auto samples = in.store.samples();
   r.metrics = aggregate(samples, in.t0_wall, r.phases);
+  const auto events = in.store.events();
+  // target_loss: the scenario has no target loss yet; train/time_to_target waits for it.
+  const TrainingInputs training{events, samples, in.t0_wall, in.end_s, r.phases, in.faults,
+                                /*target_loss=*/std::nullopt};
+  for (auto& m : derive_training_metrics(training)) r.metrics.push_back(std::move(m));
   for (const auto& f : in.faults) {
     if (!f.apply_latency_us) continue;
     reports::MetricRecord m{"fault/apply_latency", "us", "lower",

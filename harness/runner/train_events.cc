@@ -1,0 +1,76 @@
+#include "harness/runner/train_events.h"
+
+#include <algorithm>
+
+#include "bench/catalogue/metric_catalogue.h"
+#include "harness/runner/label_values.h"
+
+namespace chaosbench::harness {
+namespace {
+
+std::int64_t int_field(const bench::Labels& fields, const char* key) {
+  return static_cast<std::int64_t>(number_label(fields, key).value_or(0));
+}
+
+template <typename T>
+void sort_by_time(std::vector<T>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.t < b.t; });
+}
+
+}  // namespace
+
+TrainTimeline read_train_events(const std::vector<StoredEvent>& events, double t0_wall) {
+  TrainTimeline tl;
+  for (const auto& stored : events) {
+    const auto& e = stored.event;
+    const auto& f = e.fields;
+    const double t = (e.time > 0 ? e.time : stored.received_at) - t0_wall;
+    if (e.name == "step") {
+      if (!number_label(f, "step")) continue;
+      StepEvent s;
+      s.rank = e.rank;
+      s.t = t;
+      s.step = int_field(f, "step");
+      s.step_ms = number_label(f, "step_ms");
+      s.compute_ms = number_label(f, "compute_ms");
+      s.comm_ms = number_label(f, "comm_ms");
+      s.comm_total_ms = number_label(f, "comm_total_ms");
+      s.samples = number_label(f, "samples");
+      s.loss = number_label(f, "loss");
+      s.flops = number_label(f, "flops");
+      s.attempt = int_field(f, "attempt");
+      s.generation = int_field(f, "generation");
+      tl.steps.push_back(s);
+    } else if (e.name == "train_start") {
+      tl.starts.push_back({e.rank, t, int_field(f, "step"), int_field(f, "world"), int_field(f, "attempt"),
+                           int_field(f, "generation"), string_label(f, "reason")});
+    } else if (e.name == "checkpoint_saved") {
+      tl.saves.push_back({e.rank, t, int_field(f, "step"), number_label(f, "blocking_ms").value_or(0)});
+    } else if (e.name == "checkpoint_restored") {
+      tl.restores.push_back({e.rank, t, int_field(f, "step"), number_label(f, "ms").value_or(0)});
+    } else if (e.name == "failure_detected") {
+      tl.failures.push_back({e.rank, t});
+    } else if (e.name == "restart" && e.rank == kHarnessRank) {
+      tl.restarts.push_back({e.rank, t});
+    }
+  }
+  sort_by_time(tl.steps);
+  sort_by_time(tl.starts);
+  sort_by_time(tl.saves);
+  sort_by_time(tl.restores);
+  sort_by_time(tl.failures);
+  sort_by_time(tl.restarts);
+  return tl;
+}
+
+reports::MetricRecord catalogue_record(const char* name, reports::Labels labels, double value,
+                                       std::optional<reports::Stats> stats) {
+  const auto* spec = bench::find_metric(name);
+  return reports::MetricRecord{name, spec ? std::string(spec->unit) : std::string(),
+                               spec ? std::string(bench::to_string(spec->better)) : std::string("none"),
+                               std::move(labels), value, stats};
+}
+
+reports::Labels phase_labels(const std::string& phase) { return {{"phase", phase}}; }
+
+}  // namespace chaosbench::harness
