@@ -10,6 +10,7 @@
 
 #include "faults/network/network_plane.h"
 #include "net_probe.h"
+#include "results_json.h"
 #include "test_util.h"
 
 using namespace chaosbench::test;
@@ -17,7 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-json results(const TempDir& dir, const std::string& out) { return json::parse(read_file(dir.file(out + "/results.json"))); }
 
 // p50 of comm/latency for `bytes` in `phase`, in microseconds; -1 when absent.
 double latency_p50(const json& r, const std::string& phase, int bytes) {
@@ -37,7 +37,7 @@ TEST_CASE("network.delay 5ms on node 1: small-message latency rises >= 10 ms in 
                        std::chrono::seconds(90));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  auto res = results(dir, "out");
+  auto res = read_results(dir, "out");
   const std::string backend = chaosbench::faults::NetworkPlane::netem_available() ? "netem" : "nfqueue";
   CHECK(res["faults"][0]["backend"] == backend);
   CHECK(res["environment"]["backends"]["network.delay"] == backend);
@@ -65,11 +65,11 @@ TEST_CASE("the same scenario runs on a forced backend, and a missing one is refu
   INFO(forced.out << forced.err);
   // The latency check of the full scenario needs its 10 s window; only the backend counts.
   CHECK((forced.exit_code == 0 || forced.exit_code == 1));
-  CHECK(results(dir, "nfq")["faults"][0]["backend"] == "nfqueue");
+  CHECK(read_results(dir, "nfq")["faults"][0]["backend"] == "nfqueue");
   std::string why;
   if (chaosbench::faults::NetworkPlane::netem_available(&why)) {
     auto netem = run("netem", "netem");
-    CHECK(results(dir, "netem")["faults"][0]["backend"] == "netem");
+    CHECK(read_results(dir, "netem")["faults"][0]["backend"] == "netem");
   } else {
     auto netem = run("netem", "netem");
     CHECK(netem.exit_code == 3);

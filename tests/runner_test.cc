@@ -7,6 +7,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "results_json.h"
 #include "test_util.h"
 
 using namespace chaosbench::test;
@@ -14,17 +15,6 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 
 namespace {
-
-json results(const TempDir& dir, const std::string& out = "out") {
-  return json::parse(read_file(dir.file(out + "/results.json")));
-}
-
-std::vector<json> metrics_named(const json& r, const std::string& name) {
-  std::vector<json> out;
-  for (const auto& m : r["metrics"])
-    if (m["name"] == name) out.push_back(m);
-  return out;
-}
 
 bool alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0; }
 
@@ -37,7 +27,7 @@ TEST_CASE("runner: 4-rank collective sweep gives busbw = algbw x 2(n-1)/n and no
                        120s);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  auto res = results(dir);
+  auto res = read_results(dir);
   CHECK(res["schema_version"] == 1);
   CHECK(res["verdict"] == "pass");
   CHECK(res["tool"]["name"] == "chaosbench");
@@ -94,7 +84,7 @@ TEST_CASE("runner: a command workload gets the distributed environment and its m
   REQUIRE(r.exit_code == 0);
   CHECK(read_file(dir.file("out/logs/rank0.out")) == "0 4 0 0 0 4 0 127.0.0.1 29999 127.0.0.1\n");
   CHECK(read_file(dir.file("out/logs/rank3.out")) == "3 4 1 1 3 4 1 127.0.0.1 29999 127.0.0.1\n");
-  auto res = results(dir);
+  auto res = read_results(dir);
   auto values = metrics_named(res, "test/value");
   REQUIRE(!values.empty());
   bool overall = false;
@@ -128,7 +118,7 @@ TEST_CASE("runner: the fault timeline fires at, at_step, duration and repeat", "
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  auto res = results(dir);
+  auto res = read_results(dir);
   REQUIRE(res["faults"].size() == 4);
   for (int k = 0; k < 3; ++k) {
     const auto& f = res["faults"][k];
@@ -158,7 +148,7 @@ TEST_CASE("runner: a failing rank fails the run and its peers are stopped", "[ru
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
   CHECK(r.exit_code == 1);
   CHECK(r.seconds < 20);
-  auto res = results(dir);
+  auto res = read_results(dir);
   CHECK(res["verdict"] == "fail");
   CHECK_THAT(res["reason"].get<std::string>(), Catch::Contains("rank 1 exited with code 7"));
   for (const auto& p : res["processes"]) CHECK_FALSE(alive(p["pid"].get<long>()));
@@ -171,7 +161,7 @@ TEST_CASE("runner: the run timeout stops everything and fails", "[runner]") {
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
   CHECK(r.exit_code == 1);
   CHECK(r.seconds < 10);
-  CHECK_THAT(results(dir)["reason"].get<std::string>(), Catch::Contains("timeout"));
+  CHECK_THAT(read_results(dir)["reason"].get<std::string>(), Catch::Contains("timeout"));
 }
 
 namespace {
@@ -197,7 +187,7 @@ TEST_CASE("runner: SIGINT and SIGTERM stop every process, revert faults and exit
     auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s, remember);
     killer.join();
     CHECK(r.exit_code == 130);
-    auto res = results(dir);
+    auto res = read_results(dir);
     CHECK(res["verdict"] == "interrupted");
     REQUIRE(res["faults"].size() == 1);
     CHECK(res["faults"][0]["reverted_at_s"].is_number());
@@ -272,7 +262,7 @@ TEST_CASE("runner: in network namespaces each node has its own address and ranks
   CHECK(a0 != a1);
   CHECK_THAT(rank1, Catch::Contains(" " + a0 + " "));
   CHECK_THAT(rank0, Catch::Contains(" " + a1));
-  CHECK_THAT(results(dir)["environment"]["cluster"].get<std::string>(), Catch::StartsWith("network namespaces"));
+  CHECK_THAT(read_results(dir)["environment"]["cluster"].get<std::string>(), Catch::StartsWith("network namespaces"));
 }
 
 TEST_CASE("runner: 64 nodes in network namespaces run a trivial workload", "[runner]") {
@@ -283,6 +273,6 @@ TEST_CASE("runner: 64 nodes in network namespaces run a trivial workload", "[run
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 120s);
   INFO(r.err);
   CHECK(r.exit_code == 0);
-  auto res = results(dir);
+  auto res = read_results(dir);
   CHECK(res["processes"].size() == 64);
 }

@@ -31,6 +31,18 @@ std::vector<LayerSpan> spans_of(const std::vector<std::size_t>& counts) {
   return out;
 }
 
+// A gloo context of `size` ranks on loopback, rendezvous through files in `dir`.
+std::shared_ptr<gloo::Context> connect(const std::string& dir, const std::string& prefix, int rank, int size) {
+  gloo::rendezvous::FileStore file(dir);
+  gloo::rendezvous::PrefixStore store(prefix, file);
+  gloo::transport::tcp::attr attr;
+  attr.hostname = "127.0.0.1";
+  auto device = gloo::transport::tcp::CreateDevice(attr);
+  auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+  context->connectFullMesh(store, device);
+  return context;
+}
+
 }  // namespace
 
 TEST_CASE("buckets hold whole layers, last layer first, closed at the bucket size", "[train]") {
@@ -64,13 +76,7 @@ TEST_CASE("the bucketed allreduce sums gradients and extras across ranks", "[tra
   for (int r = 0; r < kRanks; ++r) {
     threads.emplace_back([&, r] {
       try {
-        gloo::rendezvous::FileStore file(dir.path());
-        gloo::rendezvous::PrefixStore store("buckets", file);
-        gloo::transport::tcp::attr attr;
-        attr.hostname = "127.0.0.1";
-        auto device = gloo::transport::tcp::CreateDevice(attr);
-        auto context = std::make_shared<gloo::rendezvous::Context>(r, kRanks);
-        context->connectFullMesh(store, device);
+        auto context = connect(dir.path(), "buckets", r, kRanks);
         GradientAllreducer ar(context, grads[r].data(), spans, 4096 * sizeof(float), std::chrono::seconds(10), 2);
         for (int step = 0; step < 2; ++step) {
           for (std::size_t i = 0; i < total; ++i) grads[r][i] = static_cast<float>(r + 1) * static_cast<float>(i % 7);
@@ -101,24 +107,10 @@ TEST_CASE("a dead peer makes finish() throw CollectiveError, promptly", "[train]
   std::vector<float> g0(50000, 1.0f);
   std::string error;
   double seconds = 0;
-  std::thread peer([&] {
-    gloo::rendezvous::FileStore file(dir.path());
-    gloo::rendezvous::PrefixStore store("dead", file);
-    gloo::transport::tcp::attr attr;
-    attr.hostname = "127.0.0.1";
-    auto device = gloo::transport::tcp::CreateDevice(attr);
-    auto context = std::make_shared<gloo::rendezvous::Context>(1, 2);
-    context->connectFullMesh(store, device);
-    // Leaves without taking part: destroying the context closes its connections.
-  });
+  // The peer leaves without taking part: destroying its context closes its connections.
+  std::thread peer([&] { connect(dir.path(), "dead", 1, 2); });
   {
-    gloo::rendezvous::FileStore file(dir.path());
-    gloo::rendezvous::PrefixStore store("dead", file);
-    gloo::transport::tcp::attr attr;
-    attr.hostname = "127.0.0.1";
-    auto device = gloo::transport::tcp::CreateDevice(attr);
-    auto context = std::make_shared<gloo::rendezvous::Context>(0, 2);
-    context->connectFullMesh(store, device);
+    auto context = connect(dir.path(), "dead", 0, 2);
     peer.join();
     GradientAllreducer ar(context, g0.data(), spans, 1 << 20, std::chrono::seconds(20), 1);
     auto start = std::chrono::steady_clock::now();

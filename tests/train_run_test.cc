@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "results_json.h"
 #include "test_util.h"
 
 using namespace chaosbench::test;
@@ -14,23 +15,6 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 
 namespace {
-
-json results(const TempDir& dir, const std::string& out) {
-  return json::parse(read_file(dir.file(out + "/results.json")));
-}
-
-std::vector<json> metrics_named(const json& r, const std::string& name) {
-  std::vector<json> out;
-  for (const auto& m : r["metrics"])
-    if (m["name"] == name) out.push_back(m);
-  return out;
-}
-
-std::optional<double> overall(const json& r, const std::string& name) {
-  for (const auto& m : metrics_named(r, name))
-    if (m["labels"]["phase"] == "overall") return m["value"].get<double>();
-  return std::nullopt;
-}
 
 // Workload events of one name from timeline.jsonl.
 std::vector<json> workload_events(const TempDir& dir, const std::string& out, const std::string& name) {
@@ -65,7 +49,7 @@ TEST_CASE("train: same seed and ranks, no faults: the same loss curve bit for bi
     auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file(out), "--quiet"}, 120s);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    auto res = results(dir, out);
+    auto res = read_results(dir, out);
     for (const auto& s : res["series"])
       if (s["name"] == "train/loss" && s["labels"]["rank"] == 0)
         for (const auto& v : s["v"]) curves[i].push_back(v.get<double>());
@@ -85,13 +69,13 @@ TEST_CASE("train: restart recovery after node.kill resumes every rank from the n
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 180s);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  auto res = results(dir, "out");
+  auto res = read_results(dir, "out");
   CHECK(res["verdict"] == "pass");
-  CHECK(overall(res, "resilience/restarts") == 1.0);
-  auto recover = overall(res, "resilience/time_to_recover");
+  CHECK(overall_value(res, "resilience/restarts") == 1.0);
+  auto recover = overall_value(res, "resilience/time_to_recover");
   REQUIRE(recover);
   CHECK(*recover >= 1.0);  // the node was down for 1 s
-  auto lost = overall(res, "resilience/lost_steps");
+  auto lost = overall_value(res, "resilience/lost_steps");
   REQUIRE(lost);
   CHECK(*lost <= 20);
   auto restored = workload_events(dir, "out", "checkpoint_restored");
@@ -105,18 +89,19 @@ TEST_CASE("train: restart recovery after node.kill resumes every rank from the n
 TEST_CASE("train: elastic recovery goes on without the killed rank and re-admits it", "[train-run]") {
   if (skip_without_root("node.kill on a namespaced cluster needs root")) return;
   TempDir dir;
-  dir.write("s.json", train_scenario(3, R"(, "steps": 400, "recovery": {"mode": "elastic"})",
+  // Long enough that the killed rank is back (0.5 s later) well before the last step.
+  dir.write("s.json", train_scenario(3, R"(, "steps": 1500, "recovery": {"mode": "elastic"})",
                                      R"([{"name": "down", "type": "node.kill", "target": {"nodes": [2]},
-        "at_step": 50, "restart_after": "1s"}])"));
+        "at_step": 50, "restart_after": "500ms"}])"));
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 180s);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  auto res = results(dir, "out");
+  auto res = read_results(dir, "out");
   CHECK(res["verdict"] == "pass");
-  auto lost = overall(res, "resilience/lost_steps");
+  auto lost = overall_value(res, "resilience/lost_steps");
   REQUIRE(lost);
   CHECK(*lost <= 1);
-  auto recover = overall(res, "resilience/time_to_recover");
+  auto recover = overall_value(res, "resilience/time_to_recover");
   REQUIRE(recover);
   CHECK(*recover < 5.0);
   std::map<std::string, int> reasons;

@@ -27,7 +27,7 @@
 #include "bench/collective/collective_report.h"
 #include "bench/collective/collective_sizes.h"
 #include "bench/collective/rendezvous.h"
-#include "bench/common/ignore_sigpipe.h"
+#include "bench/common/scoped_signal.h"
 
 namespace chaosbench::bench {
 namespace {
@@ -282,7 +282,7 @@ int run_collective_benchmark(const CollectiveConfig& cfg, MetricsClient& metrics
     return kCollectiveFailed;
   }
 
-  const IgnoreSigpipe ignore_sigpipe;
+  const ScopedSignal ignore_sigpipe(SIGPIPE, SIG_IGN);  // a dead peer is an error, not a killed rank
   std::string where = "start";
   try {
     Sweep sweep(cfg, metrics, where);

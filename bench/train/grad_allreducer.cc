@@ -1,5 +1,7 @@
 #include "bench/train/grad_allreducer.h"
 
+#include "bench/common/thread_priority.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -37,9 +39,10 @@ std::vector<Bucket> make_buckets(const std::vector<LayerSpan>& spans, std::uint6
 
 GradientAllreducer::GradientAllreducer(std::shared_ptr<gloo::Context> context, float* grads,
                                        const std::vector<LayerSpan>& spans, std::uint64_t bucket_bytes,
-                                       std::chrono::milliseconds timeout, std::size_t extras)
+                                       std::chrono::milliseconds timeout, std::size_t extras,
+                                       AllreduceAlgorithm algorithm)
     : context_(std::move(context)), grads_(grads), buckets_(make_buckets(spans, bucket_bytes)), timeout_(timeout),
-      extras_(extras) {
+      algorithm_(algorithm), extras_(extras) {
   staged_.resize(buckets_.front().count + extras_);
   thread_ = std::thread([this] { loop(); });
 }
@@ -90,6 +93,7 @@ StepComm GradientAllreducer::finish() {
 }
 
 void GradientAllreducer::loop() {
+  set_thread_nice(kCommThreadNice);
   while (true) {
     std::size_t bucket;
     {
@@ -131,7 +135,8 @@ void GradientAllreducer::reduce(std::size_t bucket) {
     count = staged_.size();
   }
   gloo::AllreduceOptions opts(context_);
-  opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+  opts.setAlgorithm(algorithm_ == AllreduceAlgorithm::kBcube ? gloo::AllreduceOptions::Algorithm::BCUBE
+                                                             : gloo::AllreduceOptions::Algorithm::RING);
   opts.setOutput(data, count);
   opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, std::size_t)>(&gloo::sum<float>));
   opts.setTag(kBucketTagBase + static_cast<std::uint32_t>(bucket));

@@ -9,6 +9,11 @@
 // A few extra floats (the shard's loss, control flags) ride with the first bucket, so
 // they cost no extra round trip: they are known before backward starts.
 //
+// The allreduce algorithm is gloo's ring or bcube (recursive halving and doubling: log2(n)
+// exchange rounds instead of 2(n-1), so fewer points where a rank waits for the slowest
+// peer). The communication thread runs at a higher priority where the host allows
+// (bench/common/thread_priority.h).
+//
 // Failures: a gloo error (a peer closed the connection, or an op timed out) stops the
 // remaining buckets of the step; finish() throws CollectiveError. The context is then
 // unusable: destroy this object and the context, and build new ones.
@@ -55,11 +60,14 @@ struct StepComm {
   std::vector<float> extras;  // the summed extra values
 };
 
+enum class AllreduceAlgorithm { kRing, kBcube };
+
 class GradientAllreducer {
  public:
   // grads: host-addressable flat gradient buffer (the CPU device's; a GPU device stages).
   GradientAllreducer(std::shared_ptr<gloo::Context> context, float* grads, const std::vector<LayerSpan>& spans,
-                     std::uint64_t bucket_bytes, std::chrono::milliseconds timeout, std::size_t extras);
+                     std::uint64_t bucket_bytes, std::chrono::milliseconds timeout, std::size_t extras,
+                     AllreduceAlgorithm algorithm = AllreduceAlgorithm::kBcube);
   ~GradientAllreducer();
   GradientAllreducer(const GradientAllreducer&) = delete;
   GradientAllreducer& operator=(const GradientAllreducer&) = delete;
@@ -77,6 +85,7 @@ class GradientAllreducer {
   float* grads_;
   std::vector<Bucket> buckets_;
   std::chrono::milliseconds timeout_;
+  AllreduceAlgorithm algorithm_;
   std::vector<float> staged_;  // bucket 0 followed by the extras
   std::size_t extras_ = 0;
   std::size_t next_bucket_ = 0;  // compute thread: next bucket to hand over

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/train/grad_allreducer.h"
 #include "bench/train/optimizer.h"
 
 namespace chaosbench::bench::train {
@@ -29,12 +30,13 @@ struct TrainConfig {
   bool rejoin = false;  // elastic: this rank was restarted and joins the running job
 
   std::vector<int> layers{256, 1024, 1024, 1024, 16};  // input width first
-  int batch_size = 512;   // global: samples per optimizer step over all ranks
+  int batch_size = 1024;  // global: samples per optimizer step over all ranks
   std::int64_t steps = 400;
   std::uint64_t seed = 42;
   std::optional<double> target_loss;  // a "target_reached" event when the loss first gets there
   OptimizerConfig optimizer;
   std::uint64_t bucket_bytes = 1u << 20;  // gradient bucket size for the overlapped allreduce
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::kBcube;
   int threads = 1;                        // OpenBLAS threads
 
   std::string checkpoint_dir;       // empty: no checkpoints

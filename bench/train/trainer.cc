@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -16,7 +17,8 @@
 #include <gloo/transport/tcp/device.h>
 
 #include "bench/collective/rendezvous.h"
-#include "bench/common/ignore_sigpipe.h"
+#include "bench/common/scoped_signal.h"
+#include "bench/common/thread_priority.h"
 #include "bench/train/checkpoint_loader.h"
 #include "bench/train/checkpoint_writer.h"
 #include "bench/train/cpu_device.h"
@@ -38,6 +40,13 @@ constexpr std::size_t kExtraLoss = 0, kExtraJoiners = 1, kExtras = 2;
 constexpr int kMaxRecoveryTries = 5;
 // How long a returning rank waits to be admitted.
 constexpr auto kAdmissionTimeout = std::chrono::minutes(10);
+
+// SIGTERM (the harness stopping every rank for a restart, as torchrun does) ends the
+// rank at the next step boundary, after the checkpoint being written is on disk; a rank
+// stuck in a collective gets SIGKILL from the harness after its grace period.
+volatile std::sig_atomic_t g_stop_requested = 0;
+
+extern "C" void on_sigterm(int) { g_stop_requested = 1; }
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -125,6 +134,9 @@ void Trainer::connect(const Membership& m) {
   if (!transport_) {
     gloo::transport::tcp::attr attr;
     attr.hostname = cfg_.host;
+    // gloo's transport thread (created here) moves the bytes: it gets the communication
+    // priority too.
+    const ScopedThreadNice nice(kCommThreadNice);
     transport_ = gloo::transport::tcp::CreateDevice(attr);
   }
   store_ = make_store(cfg_.store, fmt::format("{}/a{}/g{}", cfg_.prefix, cfg_.attempt, m.generation));
@@ -133,7 +145,7 @@ void Trainer::connect(const Membership& m) {
   context->connectFullMesh(store_->store(), transport_);
   context_ = context;
   allreducer_ = std::make_unique<GradientAllreducer>(context_, model_.grads(), model_.spans(), cfg_.bucket_bytes,
-                                                     cfg_.timeout, kExtras);
+                                                     cfg_.timeout, kExtras, cfg_.algorithm);
   where_.clear();
 }
 
@@ -358,7 +370,9 @@ void Trainer::finish() {
 }
 
 int Trainer::run() {
-  const IgnoreSigpipe ignore_sigpipe;
+  const ScopedSignal ignore_sigpipe(SIGPIPE, SIG_IGN);  // a dead peer is an error, not a killed rank
+  g_stop_requested = 0;
+  const ScopedSignal stop_on_sigterm(SIGTERM, on_sigterm);
   if (cfg_.attempt == 0 && !cfg_.rejoin) {
     const double tflops = measure_gemm_tflops(*device_);
     metrics_.sample("compute/gemm_tflops", tflops, "TFLOP/s", {{"dtype", std::string("fp32")}});
@@ -391,6 +405,13 @@ int Trainer::run() {
     return kTrainFailed;
   }
   while (step_ < cfg_.steps) {
+    if (g_stop_requested) {
+      log(fmt::format("stopped by SIGTERM after step {}", step_));
+      if (writer_) writer_->wait();
+      report_saves();
+      metrics_.flush();
+      return kTrainStopped;
+    }
     try {
       step_once();
       maybe_checkpoint();

@@ -24,9 +24,11 @@ namespace chaosbench::bench::train {
 inline constexpr int kTrainOk = 0;
 inline constexpr int kTrainFailed = 1;     // a collective failed and recovery is not elastic
 inline constexpr int kTrainBadConfig = 2;
+inline constexpr int kTrainStopped = 143;  // SIGTERM, at a step boundary (128 + 15, as a shell says)
 
 // Runs this rank to the last step (or its failure) and returns a process exit code.
-// Blocking; never exits the process. SIGPIPE is ignored while it runs.
+// Blocking; never exits the process. SIGPIPE is ignored while it runs; SIGTERM stops it
+// at the next step boundary, once the checkpoint in flight is written.
 int run_trainer(const TrainConfig& cfg, MetricsClient& metrics);
 
 }  // namespace chaosbench::bench::train

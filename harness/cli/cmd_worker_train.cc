@@ -47,7 +47,7 @@ int worker_train(const Args& args) {
   po::options_description options("Options");
   options.add_options()
       ("layers", po::value<std::string>()->default_value("256,1024,1024,1024,16"), "layer widths, input first")
-      ("batch-size", po::value<int>()->default_value(512), "global batch (all ranks together)")
+      ("batch-size", po::value<int>()->default_value(1024), "global batch (all ranks together)")
       ("steps", po::value<std::int64_t>()->default_value(400), "optimizer steps")
       ("seed", po::value<std::uint64_t>()->default_value(42), "model and data seed")
       ("target-loss", po::value<double>(), "report target_reached when the loss gets there")
@@ -59,6 +59,7 @@ int worker_train(const Args& args) {
       ("beta2", po::value<float>()->default_value(0.999f), "AdamW beta2")
       ("eps", po::value<float>()->default_value(1e-8f), "AdamW epsilon")
       ("bucket-size", po::value<std::string>()->default_value("1MiB"), "gradient bucket size")
+      ("algorithm", po::value<std::string>()->default_value("bcube"), "gradient allreduce: bcube or ring")
       ("threads", po::value<int>()->default_value(1), "BLAS threads")
       ("checkpoint-dir", po::value<std::string>()->default_value(""), "checkpoint directory (empty: none)")
       ("checkpoint-every", po::value<int>()->default_value(0), "steps between checkpoints (0: none)")
@@ -99,6 +100,9 @@ int worker_train(const Args& args) {
   auto bucket = faults::parse_size(vm["bucket-size"].as<std::string>());
   if (!bucket) throw UsageError("--bucket-size: " + bucket.error);
   cfg.bucket_bytes = bucket->bytes;
+  const auto algorithm = vm["algorithm"].as<std::string>();
+  if (algorithm != "bcube" && algorithm != "ring") throw UsageError("--algorithm: expected bcube or ring");
+  cfg.algorithm = algorithm == "ring" ? bench::train::AllreduceAlgorithm::kRing : bench::train::AllreduceAlgorithm::kBcube;
   cfg.threads = vm["threads"].as<int>();
   cfg.checkpoint_dir = vm["checkpoint-dir"].as<std::string>();
   cfg.checkpoint_every = vm["checkpoint-every"].as<int>();

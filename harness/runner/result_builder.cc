@@ -43,9 +43,9 @@ reports::RunResult build_result(const ResultInputs& in, const std::string& verdi
   auto samples = in.store.samples();
   r.metrics = aggregate(samples, in.t0_wall, r.phases);
   const auto events = in.store.events();
-  // target_loss: the scenario has no target loss yet; train/time_to_target waits for it.
-  const TrainingInputs training{events, samples, in.t0_wall, in.end_s, r.phases, in.faults,
-                                /*target_loss=*/std::nullopt};
+  std::optional<double> target_loss;
+  if (const auto* train = std::get_if<TrainWorkload>(&in.scenario.workload)) target_loss = train->target_loss;
+  const TrainingInputs training{events, samples, in.t0_wall, in.end_s, r.phases, in.faults, target_loss};
   for (auto& m : derive_training_metrics(training)) r.metrics.push_back(std::move(m));
   for (const auto& f : in.faults) {
     if (!f.apply_latency_us) continue;

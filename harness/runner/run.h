@@ -116,6 +116,7 @@ class Run {
   LaunchContext launch_ctx_;
   int attempt_ = 0;
   std::optional<double> group_restart_at_;  // a restart of every rank is due then
+  std::optional<double> group_kill_at_;     // ranks stopped for it that still run get SIGKILL then
   std::set<int> nodes_down_;                // killed without restart_after: never back
   double attempt_started_s_ = 0;
   bool unwinding_ = false;  // the loop ended: exits from here on are the harness's doing

@@ -19,6 +19,9 @@
 
 namespace chaosbench::harness {
 
+// How long a rank stopped for a restart may take to finish its checkpoint and exit.
+constexpr double kStopGraceS = 2.0;
+
 void Run::harness_event(const std::string& name, bench::Labels fields) {
   bench::Event e;
   e.rank = -1;
@@ -48,19 +51,28 @@ void Run::begin_group_restart(const std::string& reason, double at_s) {
   harness_event("failure_detected", {{"reason", reason}});
   spdlog::warn("{}: stopping every rank; all restart {}", reason,
                at_s > now_s() ? fmt::format("at {:.3f}s, when the node is back", at_s) : std::string("now"));
+  // SIGTERM first, as torchrun: a rank finishes the checkpoint it is writing; one still
+  // running after the grace period (stuck in a collective, or frozen) gets SIGKILL.
   for (std::size_t i = 0; i < pids_.size(); ++i) {
     const pid_t pid = pids_[i];
     if (pid <= 0 || !supervisor_.status(pid).running) continue;
     expected_exits_.insert(pid);
-    supervisor_.signal(pid, SIGKILL);  // nothing to save: the checkpoints are on disk
+    supervisor_.signal(pid, SIGTERM);
   }
   group_restart_at_ = at_s;
+  group_kill_at_ = now_s() + kStopGraceS;
 }
 
 void Run::group_restart_due(double t) {
-  if (!group_restart_at_ || *group_restart_at_ > t) return;
-  for (std::size_t i = 0; i < pids_.size(); ++i)  // every old rank is gone first
-    if (pids_[i] > 0 && supervisor_.status(pids_[i]).running) return;
+  if (!group_restart_at_) return;
+  bool running = false;
+  for (std::size_t i = 0; i < pids_.size(); ++i) {
+    if (pids_[i] <= 0 || !supervisor_.status(pids_[i]).running) continue;
+    running = true;
+    if (group_kill_at_ && t >= *group_kill_at_) supervisor_.signal(pids_[i], SIGKILL);
+  }
+  if (group_kill_at_ && t >= *group_kill_at_) group_kill_at_.reset();
+  if (running || *group_restart_at_ > t) return;  // every old rank is gone first
   std::vector<int> nodes;
   for (int n = 0; n < scenario_.cluster.nodes; ++n)
     if (!nodes_down_.count(n)) nodes.push_back(n);

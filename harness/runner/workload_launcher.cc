@@ -55,6 +55,7 @@ std::vector<std::string> train_argv(const TrainWorkload& w, const LaunchContext&
                                 "--beta2", fmt::format("{}", w.beta2),
                                 "--eps", fmt::format("{}", w.eps),
                                 "--bucket-size", fmt::format("{}B", w.bucket_size.bytes),
+                                "--algorithm", w.algorithm,
                                 "--threads", std::to_string(w.threads),
                                 "--recovery", recovery,
                                 "--store", "file:" + ctx.runtime_dir + "/store",

@@ -83,11 +83,12 @@ struct TrainCheckpointSpec {
 struct TrainWorkload {
   std::string backend = "gloo";
   std::vector<int> layers{256, 1024, 1024, 1024, 16};
-  int batch_size = 512;
+  int batch_size = 1024;
   std::int64_t steps = 400;
   std::string optimizer = "sgd";
   double lr = 0.05, momentum = 0.9, weight_decay = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   Size bucket_size{1u << 20};
+  std::string algorithm = "bcube";  // gradient allreduce: "bcube" or "ring"
   int threads = 1;
   std::optional<double> target_loss;
   TrainCheckpointSpec checkpoint;

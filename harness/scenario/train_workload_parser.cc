@@ -82,7 +82,7 @@ RecoverySpec parse_recovery(ParseContext& ctx, const json& value, const ClusterS
 TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
   TrainWorkload w;
   ObjectReader r(ctx, value, "workload",
-                 {"kind", "backend", "model", "batch_size", "steps", "optimizer", "bucket_size", "threads", "target_loss",
+                 {"kind", "backend", "model", "batch_size", "steps", "optimizer", "bucket_size", "algorithm", "threads", "target_loss",
                   "checkpoint", "recovery", "timeout"});
   if (auto v = r.choice("backend", {"gloo"})) w.backend = *v;
   if (const json* m = r.raw("model")) parse_model(ctx, *m, w);
@@ -93,6 +93,7 @@ TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpe
     if (v->bytes < 4) ctx.error(r.path_of("bucket_size"), "expected at least 4B (one float)");
     else w.bucket_size = *v;
   }
+  if (auto v = r.choice("algorithm", {"bcube", "ring"})) w.algorithm = *v;
   if (auto v = r.integer("threads", 1, 256)) w.threads = static_cast<int>(*v);
   if (auto v = r.number("target_loss")) {
     if (!(*v > 0)) ctx.error(r.path_of("target_loss"), fmt::format("expected a positive number, got {}", *v));
