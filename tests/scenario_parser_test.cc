@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/placeholders.h"
 #include "harness/scenario/scenario_loader.h"
@@ -179,10 +181,16 @@ TEST_CASE("scenario: did-you-mean only suggests likely typos", "[scenario]") {
 }
 
 TEST_CASE("scenario: every example scenario in scenarios/ is valid", "[scenario]") {
-  for (const char* f : {"scenarios/demo.json", "scenarios/collective-sweep.json", "scenarios/command-example.json"}) {
-    INFO(f);
-    CHECK_NOTHROW(load_scenario(std::string(CHAOSBENCH_SOURCE_DIR) + "/" + f));
+  std::size_t seen = 0;
+  for (const char* dir : {"scenarios", "bench/scenarios"}) {
+    for (const auto& e : std::filesystem::directory_iterator(std::string(CHAOSBENCH_SOURCE_DIR) + "/" + dir)) {
+      if (e.path().extension() != ".json" || e.path().filename() == "schema.json") continue;
+      INFO(e.path().string());
+      CHECK_NOTHROW(load_scenario(e.path().string()));
+      ++seen;
+    }
   }
+  CHECK(seen >= 10);
 }
 
 TEST_CASE("scenario: a key given twice in one object is an error at the repeat", "[scenario]") {

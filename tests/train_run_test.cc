@@ -151,3 +151,36 @@ TEST_CASE("train: a corrupt newest checkpoint is rejected and the previous one i
   }
   CHECK(read_file(dir.file("out2/logs/rank0.err")).find("rejected") != std::string::npos);
 }
+
+TEST_CASE("train: restart recovery on fewer nodes when a killed node does not come back and min_nodes allows",
+          "[train-run]") {
+  if (skip_without_root("node.kill on a namespaced cluster needs root")) return;
+  TempDir dir;
+  dir.write("s.json", train_scenario(3, R"(, "steps": 150, "checkpoint": {"every_steps": 20},
+      "recovery": {"mode": "restart", "min_nodes": 2})",
+                                     R"([{"name": "gone", "type": "node.kill", "target": {"nodes": [2]}, "at_step": 50}])"));
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 180s);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto res = read_results(dir, "out");
+  CHECK(res["verdict"] == "pass");
+  // The restart has 2 ranks, on nodes 0 and 1, and they resume from a checkpoint.
+  int restarted = 0;
+  for (const auto& p : res["processes"]) {
+    if (p["restart"] != 1) continue;
+    ++restarted;
+    CHECK(p["node"] != "node2");
+  }
+  CHECK(restarted == 2);
+  for (const auto& e : workload_events(dir, "out", "train_start"))
+    if (e["attempt"] == 1) CHECK(e["world"] == 2);
+  CHECK(overall_value(res, "resilience/time_to_recover").has_value());
+
+  // Without min_nodes every node is needed: the run fails and says why.
+  dir.write("all.json", train_scenario(3, R"(, "steps": 150, "recovery": {"mode": "restart"})",
+                                       R"([{"name": "gone", "type": "node.kill", "target": {"nodes": [2]}, "at_step": 50}])"));
+  auto f = run_command({binary(), "run", dir.file("all.json"), "--out", dir.file("fail"), "--quiet"}, 180s);
+  CHECK(f.exit_code == 1);
+  CHECK(read_results(dir, "fail")["reason"].get<std::string>().find("2 of 3 nodes are up and recovery.min_nodes is 3") !=
+        std::string::npos);
+}
