@@ -243,3 +243,35 @@ TEST_CASE("scenario: quantities beyond their type's range are refused, not wrapp
   // An override that creates an object the file never had is blamed on the --set.
   CHECK_THAT(first_error(kMinimal, LoadOptions{{"a.b.c=1"}, {}}), Catch::StartsWith("s.json: --set a.b.c=1: a: unknown key"));
 }
+
+TEST_CASE("scenario: a train workload gets the documented defaults and its own checks", "[scenario]") {
+  auto s = parse_scenario(R"({"schema_version": 1, "name": "t", "cluster": {"nodes": 4},
+    "workload": {"kind": "train", "checkpoint": {"every_steps": 50},
+                 "recovery": {"mode": "elastic"}}})",
+                          "s.json")
+               .scenario;
+  const auto& w = std::get<TrainWorkload>(s.workload);
+  CHECK(w.layers == std::vector<int>{256, 1024, 1024, 1024, 16});
+  CHECK(w.batch_size == 1024);
+  CHECK(w.steps == 400);
+  CHECK(w.optimizer == "sgd");
+  CHECK(w.algorithm == "bcube");
+  CHECK(w.bucket_size.bytes == 1u << 20);
+  CHECK(w.checkpoint.every_steps == 50);
+  CHECK(w.checkpoint.incremental);
+  CHECK(w.checkpoint.full_every == 4);
+  CHECK(w.recovery.mode == RecoveryMode::kElastic);
+  CHECK(w.recovery.max_restarts == 3);
+  CHECK(workload_kind(s.workload) == "train");
+  CHECK(workload_recovery(s.workload).mode == RecoveryMode::kElastic);
+
+  CHECK_THAT(first_error(R"({"schema_version": 1, "name": "t", "cluster": {"nodes": 4},
+    "workload": {"kind": "train", "batch_size": 2}})"),
+             Catch::Contains("workload.batch_size: batch_size 2 is smaller than the 4 ranks"));
+  CHECK_THAT(first_error(R"({"schema_version": 1, "name": "t", "cluster": {"nodes": 2},
+    "workload": {"kind": "command", "argv": ["x"], "recovery": {"mode": "elastic"}}})"),
+             Catch::Contains("workload.recovery.mode") && Catch::Contains("\"elastic\""));
+  CHECK_THAT(first_error(R"({"schema_version": 1, "name": "t", "cluster": {"nodes": 2},
+    "workload": {"kind": "train", "checkpoint": {"every_steps": 10}, "recovery": {"mode": "restart", "min_nodes": 3}}})"),
+             Catch::Contains("workload.recovery.min_nodes"));
+}
