@@ -195,3 +195,43 @@ TEST_CASE("a rank waiting to join stops waiting when training has finished", "[t
   CHECK(late.finished());
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
 }
+
+TEST_CASE("a grow that loses to a failure's proposal returns that proposal, for the caller to reject", "[train]") {
+  TempDir dir;
+  Membership gen0;
+  gen0.members = {0, 1, 2};
+  MembershipStore survivor(dir.path(), 1, std::chrono::milliseconds(50));
+  auto failed = survivor.agree_after_failure(gen0, 10, std::chrono::seconds(1));  // alone: {1}
+  REQUIRE(failed.members == std::vector<int>{1});
+  MembershipStore leader(dir.path(), 0, std::chrono::milliseconds(50));
+  auto grown = leader.grow(gen0, {3}, 10);
+  CHECK(grown.generation == 1);
+  CHECK(grown.members == std::vector<int>{1});  // not the admission the leader asked for
+  CHECK(grown.source == 1);
+}
+
+TEST_CASE("a dropped join request is made again by a joiner still waiting", "[train]") {
+  TempDir dir;
+  MembershipStore leader(dir.path(), 0, std::chrono::milliseconds(50));
+  Membership gen0;
+  gen0.members = {0, 1};
+  std::atomic<bool> done{false};
+  std::thread joiner([&] {
+    MembershipStore store(dir.path(), 2, std::chrono::milliseconds(50));
+    (void)store.wait_for_admission(0, std::chrono::seconds(3));
+    done = true;
+  });
+  auto wait_for_request = [&] {
+    for (int i = 0; i < 300; ++i) {
+      if (!leader.pending_joiners(gen0).empty()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  REQUIRE(wait_for_request());
+  leader.forget_joiners({2});
+  CHECK(wait_for_request());  // registered again
+  leader.mark_finished();
+  joiner.join();
+  CHECK(done);
+}

@@ -146,10 +146,11 @@ Membership MembershipStore::agree_after_failure(const Membership& current, std::
 }
 
 std::optional<Membership> MembershipStore::wait_for_admission(int after, std::chrono::milliseconds timeout) {
-  write_atomically(fmt::format("{}/join/{}", dir_, rank_), "-1", rank_);
+  const std::string request = fmt::format("{}/join/{}", dir_, rank_);
   const auto deadline = Clock::now() + timeout;
   int g = after + 1;
   while (Clock::now() < deadline && !finished()) {
+    if (!fs::exists(request)) write_atomically(request, "-1", rank_);
     while (auto m = read_generation(g)) {
       if (m->index_of(rank_) >= 0) {
         fs::remove(fmt::format("{}/join/{}", dir_, rank_));
@@ -168,6 +169,13 @@ std::vector<int> MembershipStore::pending_joiners(const Membership& current) con
   for (const auto& [r, step] : read_rank_files(dir_ + "/join"))
     if (current.index_of(r) < 0) out.push_back(r);
   return out;
+}
+
+void MembershipStore::forget_joiners(const std::vector<int>& joiners) {
+  for (int r : joiners) {
+    std::error_code ec;
+    fs::remove(fmt::format("{}/join/{}", dir_, r), ec);
+  }
 }
 
 Membership MembershipStore::grow(const Membership& current, const std::vector<int>& joiners, std::int64_t step) {

@@ -6,7 +6,8 @@
 //                            link(2), so exactly one proposal wins and a reader never
 //                            sees half a file
 //   <dir>/gen-<g>.alive/<r>  rank r survived generation g-1 and holds state at step s
-//   <dir>/join/<r>           rank r came back and waits to be admitted
+//   <dir>/join/<r>           rank r came back and waits to be admitted (it registers again
+//                            while waiting, should the leader have dropped the request)
 //   <dir>/done               the members finished training: nobody waits any more
 // Generation 0 has no file: every rank started together.
 //
@@ -58,6 +59,9 @@ class MembershipStore {
   // Leader, at a step boundary: ranks waiting in join/ that are not members. Cheap (one
   // directory read).
   std::vector<int> pending_joiners(const Membership& current) const;
+  // Leader: the admission of these joiners failed (one died while waiting): their
+  // requests go; a joiner still alive registers again.
+  void forget_joiners(const std::vector<int>& joiners);
   // Leader: writes generation current+1 = members + joiners, source = the leader.
   Membership grow(const Membership& current, const std::vector<int>& joiners, std::int64_t step);
   // Others: block until generation g's file exists (nullopt after `timeout`).

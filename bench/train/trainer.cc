@@ -1,6 +1,7 @@
 #include "bench/train/trainer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -44,7 +45,8 @@ constexpr auto kAdmissionTimeout = std::chrono::minutes(10);
 // SIGTERM (the harness stopping every rank for a restart, as torchrun does) ends the
 // rank at the next step boundary, after the checkpoint being written is on disk; a rank
 // stuck in a collective gets SIGKILL from the harness after its grace period.
-volatile std::sig_atomic_t g_stop_requested = 0;
+std::atomic<int> g_stop_requested{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the SIGTERM handler stores to it");
 
 extern "C" void on_sigterm(int) { g_stop_requested = 1; }
 
@@ -128,6 +130,17 @@ class Trainer {
 };
 
 void Trainer::connect(const Membership& m) {
+  if (m.index_of(cfg_.rank) < 0)
+    throw CollectiveError(fmt::format("this rank is not a member of generation {} ({})", m.generation,
+                                      fmt::join(m.members, ",")));
+  // A new generation may have another leader: the checkpoint writer in flight finishes,
+  // and a later leader starts from the manifest on disk, so two writers never hold
+  // diverging copies of it.
+  if (writer_) {
+    writer_->wait();
+    report_saves();
+    writer_.reset();
+  }
   membership_ = m;
   if (m.members.size() < 2) return;  // one rank: nothing to talk to
   where_ = fmt::format("rendezvous of generation {} via {}", m.generation, cfg_.store);
@@ -328,27 +341,53 @@ bool Trainer::recover(const std::string& error) {
 
 // A returning (or too slow) rank: waits to be admitted, then takes the source's state.
 bool Trainer::rejoin(int after) {
-  auto admitted = elastic_->wait_for_admission(after, kAdmissionTimeout);
-  if (!admitted) {
-    log(elastic_->finished() ? "training finished before this rank was admitted" : "was not admitted in time");
-    return false;
+  for (int tries = 0; tries < kMaxRecoveryTries; ++tries) {
+    auto admitted = elastic_->wait_for_admission(after, kAdmissionTimeout);
+    if (!admitted) {
+      log(elastic_->finished() ? "training finished before this rank was admitted" : "was not admitted in time");
+      return false;
+    }
+    try {
+      connect(*admitted);
+      if (context_) step_ = state_.broadcast(context_, admitted->index_of(admitted->source), step_, cfg_.timeout);
+      start("rejoined");
+      return true;
+    } catch (const std::exception& e) {  // a member died meanwhile: ask again
+      log(fmt::format("joining generation {} failed: {}", admitted->generation, e.what()));
+      disconnect();
+      after = admitted->generation;
+    }
   }
-  connect(*admitted);
-  if (context_) step_ = state_.broadcast(context_, admitted->index_of(admitted->source), step_, cfg_.timeout);
-  start("rejoined");
-  return true;
+  return false;
 }
 
 // At a step boundary, with ranks waiting: the leader writes the next generation with
 // them, everyone moves to it and the newcomers receive the state.
 void Trainer::resize(std::vector<int> joiners) {
+  const Membership current = membership_;
+  const bool lead = leader();
   std::optional<Membership> next;
-  if (leader()) next = elastic_->grow(membership_, joiners, step_);
-  else next = elastic_->await_generation(membership_.generation + 1, cfg_.timeout);
+  if (lead) next = elastic_->grow(current, joiners, step_);
+  else next = elastic_->await_generation(current.generation + 1, cfg_.timeout);
   if (!next) throw CollectiveError("the leader did not publish the next generation");
-  disconnect();
-  connect(*next);
-  if (context_) step_ = state_.broadcast(context_, next->index_of(next->source), step_, cfg_.timeout);
+  // A failure's survivors may have claimed that generation first: then it is not this
+  // admission, and this rank recovers from the failure like the others.
+  const bool expected = next->source == current.leader() &&
+                        std::all_of(current.members.begin(), current.members.end(),
+                                    [&](int r) { return next->index_of(r) >= 0; });
+  if (!expected)
+    throw CollectiveError(fmt::format("generation {} is not the admission of {} ({} from rank {})", next->generation,
+                                      fmt::join(joiners, ","), fmt::join(next->members, ","), next->source));
+  try {
+    disconnect();
+    connect(*next);
+    if (context_) step_ = state_.broadcast(context_, next->index_of(next->source), step_, cfg_.timeout);
+  } catch (...) {
+    // A joiner that died while waiting would be admitted again at every step boundary;
+    // a live one registers again.
+    if (lead) elastic_->forget_joiners(joiners);
+    throw;
+  }
   start("resized");
 }
 

@@ -65,6 +65,10 @@ void Run::begin_group_restart(const std::string& reason, double at_s) {
 
 void Run::group_restart_due(double t) {
   if (!group_restart_at_) return;
+  // A node killed (with restart_after) while this restart was pending is waited for as
+  // well: its own restart would otherwise start a second process for a rank.
+  for (const auto& p : pending_restarts_) group_restart_at_ = std::max(*group_restart_at_, p.at_s);
+  pending_restarts_.clear();
   bool running = false;
   for (std::size_t i = 0; i < pids_.size(); ++i) {
     if (pids_[i] <= 0 || !supervisor_.status(pids_[i]).running) continue;
@@ -97,10 +101,14 @@ void Run::group_restart_due(double t) {
   for (std::size_t i = 0; i < launches_.size(); ++i) start_rank(i);
 }
 
+// Armed once the current attempt has reported something (start-up, a rendezvous and a
+// checkpoint restore take what they take; the scenario's timeout bounds those); any
+// event counts as progress, so a long checkpoint save is not a hang.
 void Run::check_hang(double t) {
   if (recovery_.mode != RecoveryMode::kRestart || group_restart_at_ || !supervisor_.any_running()) return;
-  const double last = store_.last_step_received();  // Unix seconds, 0 before any
-  const double since = std::max(attempt_started_s_, last > 0 ? last - t0_wall_ : 0.0);
+  const double last = store_.last_event_received();  // Unix seconds, 0 before any
+  if (last <= 0 || last - t0_wall_ < attempt_started_s_) return;
+  const double since = last - t0_wall_;
   const double limit = recovery_.hang_timeout.seconds();
   if (t - since < limit) return;
   begin_group_restart(fmt::format("no rank reported a step for {}", faults::to_string(recovery_.hang_timeout)), t);

@@ -11,8 +11,8 @@ void SampleStore::add(const bench::Record& record, double received_at) {
   }
   bench::Event e = std::get<bench::Event>(record);
   if (e.time <= 0) e.time = received_at;
+  if (e.rank >= 0) last_event_received_ = received_at;
   if (e.name == "step") {
-    last_step_received_ = received_at;
     auto it = e.fields.find("step");
     if (it != e.fields.end()) {
       std::int64_t step = -1;

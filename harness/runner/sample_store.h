@@ -38,8 +38,9 @@ class SampleStore {
 
   // The highest step any rank reported with a "step" event ({"step": N}); -1 before any.
   std::int64_t max_step() const { return max_step_.load(); }
-  // When the newest "step" event arrived (harness clock, Unix seconds); 0 before any.
-  double last_step_received() const { return last_step_received_.load(); }
+  // When the newest event of any rank arrived (harness clock, Unix seconds); 0 before any.
+  // The harness's own events (rank -1) do not count.
+  double last_event_received() const { return last_event_received_.load(); }
 
   // Remembers when the first step event reaching `step` arrives (for at_step triggers'
   // apply latency). Call before the workload starts.
@@ -52,7 +53,7 @@ class SampleStore {
   std::vector<StoredSample> samples_;
   std::vector<StoredEvent> events_;
   std::atomic<std::int64_t> max_step_{-1};
-  std::atomic<double> last_step_received_{0};
+  std::atomic<double> last_event_received_{0};
   std::vector<std::pair<std::int64_t, std::optional<double>>> watched_;  // under mutex_
 };
 
