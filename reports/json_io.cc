@@ -147,6 +147,23 @@ std::string to_json(const RunResult& run, int indent) {
                      {"stdout", p.stdout_log}, {"stderr", p.stderr_log}});
   }
   j["processes"] = procs;
+  json events = json::array();
+  for (const auto& e : run.events)
+    events.push_back({{"t", number(e.t)}, {"rank", e.rank}, {"name", e.name}, {"fields", labels_json(e.fields)}});
+  j["events"] = events;
+  if (run.comparison) {
+    const auto& c = *run.comparison;
+    json rows = json::array();
+    for (const auto& m : c.metrics)
+      rows.push_back({{"name", m.name}, {"unit", m.unit}, {"better", m.better}, {"labels", labels_json(m.labels)},
+                      {"stat", m.stat}, {"n_baseline", m.n_baseline}, {"n_current", m.n_current},
+                      {"baseline", number(m.baseline)}, {"current", number(m.current)}, {"change", number(m.change)},
+                      {"ci_low", optional_number(m.ci_low)}, {"ci_high", optional_number(m.ci_high)},
+                      {"p_value", optional_number(m.p_value)}, {"tolerance", number(m.tolerance)},
+                      {"status", m.status}, {"reason", m.reason}});
+    j["comparison"] = {{"baseline_run", c.baseline_run}, {"baseline_started_at", c.baseline_started_at},
+                       {"alpha", number(c.alpha)}, {"verdict", c.verdict}, {"metrics", rows}};
+  }
   j["protocol"] = {{"samples", run.protocol.samples},
                    {"events", run.protocol.events},
                    {"malformed", run.protocol.malformed},
@@ -258,6 +275,43 @@ RunResult from_json(const std::string& text) {
     pr.stdout_log = str(p, "stdout");
     pr.stderr_log = str(p, "stderr");
     r.processes.push_back(std::move(pr));
+  }
+  for (const auto& e : j.value("events", json::array())) {
+    EventRecord er;
+    er.t = num(e, "t");
+    er.rank = static_cast<int>(num(e, "rank"));
+    er.name = str(e, "name");
+    er.fields = labels_from(e.value("fields", json::object()));
+    r.events.push_back(std::move(er));
+  }
+  if (j.contains("comparison") && j["comparison"].is_object()) {
+    const auto& c = j["comparison"];
+    Comparison cmp;
+    cmp.baseline_run = str(c, "baseline_run");
+    cmp.baseline_started_at = str(c, "baseline_started_at");
+    cmp.alpha = num(c, "alpha");
+    cmp.verdict = str(c, "verdict");
+    for (const auto& m : c.value("metrics", json::array())) {
+      MetricComparison mc;
+      mc.name = str(m, "name");
+      mc.unit = str(m, "unit");
+      mc.better = str(m, "better");
+      mc.labels = labels_from(m.value("labels", json::object()));
+      mc.stat = str(m, "stat");
+      mc.n_baseline = static_cast<std::uint64_t>(num(m, "n_baseline"));
+      mc.n_current = static_cast<std::uint64_t>(num(m, "n_current"));
+      mc.baseline = num(m, "baseline");
+      mc.current = num(m, "current");
+      mc.change = num(m, "change");
+      mc.ci_low = opt_num(m, "ci_low");
+      mc.ci_high = opt_num(m, "ci_high");
+      mc.p_value = opt_num(m, "p_value");
+      mc.tolerance = num(m, "tolerance");
+      mc.status = str(m, "status");
+      mc.reason = str(m, "reason");
+      cmp.metrics.push_back(std::move(mc));
+    }
+    r.comparison = std::move(cmp);
   }
   if (j.contains("protocol")) {
     const auto& p = j["protocol"];

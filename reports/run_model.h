@@ -39,6 +39,16 @@ struct Series {
   std::vector<double> v;
 };
 
+// Something that happened, as a workload (rank >= 0) or the harness (rank -1) reported
+// it: train_start, failure_detected, checkpoint_saved, restart, ... Per-step events are
+// not kept here (the series hold their numbers).
+struct EventRecord {
+  double t = 0;  // seconds since the workload started
+  int rank = 0;
+  std::string name;
+  Labels fields;
+};
+
 struct Phase {
   std::string name;  // "baseline", "fault:NAME", "recovery:NAME"
   double start_s = 0;
@@ -100,6 +110,33 @@ struct ProtocolStats {
   std::vector<std::string> malformed_examples;  // the first few, with their reason
 };
 
+// One metric of this run against the same metric of a baseline run (chaosbench compare,
+// run --baseline): the relative change of a statistic with its bootstrap confidence
+// interval and a Mann-Whitney U test on the samples behind it (reports/gate.h).
+struct MetricComparison {
+  std::string name;
+  std::string unit;
+  std::string better;  // "higher", "lower", "none"
+  Labels labels;       // always holds "phase"
+  std::string stat;    // the statistic compared: "p50", "p99", or "value" for a single number
+  std::uint64_t n_baseline = 0, n_current = 0;  // samples on each side
+  double baseline = 0, current = 0;             // the statistic on each side
+  double change = 0;                            // (current - baseline) / baseline
+  std::optional<double> ci_low, ci_high;        // confidence interval of change (1 - alpha)
+  std::optional<double> p_value;                // two-sided Mann-Whitney U
+  double tolerance = 0.05;                      // a regression within it passes
+  std::string status;                           // "pass", "warn", "fail"
+  std::string reason;                           // why, with the numbers
+};
+
+struct Comparison {
+  std::string baseline_run;  // the baseline's run id (or file when it has none)
+  std::string baseline_started_at;
+  double alpha = 0.01;
+  std::vector<MetricComparison> metrics;
+  std::string verdict;  // "pass", "warn" (too little data somewhere), "fail" (a significant regression)
+};
+
 struct RunResult {
   int schema_version = kSchemaVersion;
   std::string tool_name = "chaosbench";
@@ -119,6 +156,8 @@ struct RunResult {
   std::vector<Series> series;
   std::vector<CheckResult> checks;
   std::vector<ProcessRecord> processes;
+  std::vector<EventRecord> events;  // in time order
+  std::optional<Comparison> comparison;  // against --baseline, when given
   ProtocolStats protocol;
 };
 

@@ -1,5 +1,7 @@
 #include "harness/runner/result_builder.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <thread>
@@ -62,6 +64,11 @@ reports::RunResult build_result(const ResultInputs& in, const std::string& verdi
                          err->second, std::nullopt});
   }
   r.series = build_series(samples, in.t0_wall);
+  for (const auto& e : events) {
+    if (e.event.name == "step") continue;  // their numbers are in the series
+    r.events.push_back({e.event.time - in.t0_wall, e.event.rank, e.event.name, to_report_labels(e.event.fields)});
+  }
+  std::stable_sort(r.events.begin(), r.events.end(), [](const auto& a, const auto& b) { return a.t < b.t; });
   r.checks = evaluate_checks(in.scenario.checks, r.metrics);
 
   r.protocol.samples = in.store.sample_count();
