@@ -10,7 +10,7 @@
 #include "harness/runner/runner.h"
 #include "harness/runner/workload_launcher.h"
 #include "harness/scenario/scenario_loader.h"
-#include "reports/console_summary.h"
+#include "harness/cli/report_output.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -52,15 +52,18 @@ int cmd_run(const Args& args) {
       ("set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override, e.g. workload.iters=50 (repeatable)")
       ("seed", po::value<std::int64_t>(), "seed for random choices, >= 0 (overrides the scenario's)")
       ("dry-run", "validate and print the plan; start nothing");
+  add_report_options(options);
   po::positional_options_description positional;
   positional.add("scenario", 1);
   auto cl = parse_command_line(args, options, positional);
   if (cl.help) {
-    print_help("chaosbench run SCENARIO.json [--out DIR] [--set KEY=VALUE]... [--seed N] [--dry-run] [--quiet]",
+    print_help("chaosbench run SCENARIO.json [--out DIR] [--set KEY=VALUE]... [--seed N] [--baseline RESULTS.json]\n"
+               "                      [--report FORMAT[=FILE]]... [--annotations] [--dry-run] [--quiet]",
                "Brings up the cluster, starts the workload, injects the scenario's faults on their timeline,\n"
-               "collects metrics, evaluates the checks and writes DIR/results.json, DIR/timeline.jsonl and\n"
-               "DIR/logs/. Exit 0 pass, 1 a check failed or the workload failed, 2 scenario error,\n"
-               "3 host cannot do it, 130 interrupted (everything stopped and reverted first).",
+               "collects metrics, evaluates the checks (and the baseline gate) and writes DIR/results.json,\n"
+               "report.html, summary.md, junit.xml, trace.json, timeline.jsonl and logs/. Exit 0 pass, 1 a\n"
+               "check or the gate failed or the workload failed, 2 scenario error, 3 host cannot do it,\n"
+               "130 interrupted (everything stopped and reverted first).",
                options);
     return kExitPass;
   }
@@ -72,6 +75,8 @@ int cmd_run(const Args& args) {
     if (seed < 0) throw UsageError("--seed must be 0 or more");
     load.seed = static_cast<std::uint64_t>(seed);
   }
+  auto report_options = read_report_options(cl.vm);  // a bad baseline fails before anything runs
+  report_options.scenario_file = cl.vm["scenario"].as<std::string>();
   auto loaded = load_scenario(cl.vm["scenario"].as<std::string>(), load);
   for (const auto& w : loaded.warnings) std::cerr << format_diagnostic(w) << "\n";
   if (cl.vm.count("dry-run")) {
@@ -82,12 +87,7 @@ int cmd_run(const Args& args) {
   if (cl.vm.count("out")) run.out_dir = cl.vm["out"].as<std::string>();
   run.quiet = cl.vm.count("quiet") > 0;
   auto outcome = run_scenario(loaded.scenario, run);
-  if (run.quiet) {
-    std::cout << outcome.run_dir << "/results.json\n";
-  } else {
-    std::cout << reports::console_summary(outcome.result, outcome.run_dir);
-  }
-  return outcome.exit_code;
+  return finish_reports(outcome.result, outcome.run_dir, report_options, outcome.exit_code);
 }
 
 }  // namespace chaosbench::harness

@@ -21,6 +21,7 @@ int cmd_validate(const Args& args);
 int cmd_faults(const Args& args);
 int cmd_metrics(const Args& args);
 int cmd_doctor(const Args& args);
+int cmd_report(const Args& args);
 int cmd_cleanup(const Args& args);
 int cmd_bench(const Args& args);
 int cmd_version(const Args& args);

@@ -24,6 +24,7 @@
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/metrics_server.h"
 #include "harness/runner/process_supervisor.h"
+#include "harness/runner/progress_line.h"
 #include "harness/runner/run_directory.h"
 #include "harness/runner/runner.h"
 #include "harness/runner/sample_store.h"
@@ -61,6 +62,7 @@ class Run {
   void group_restart_due(double t);
   void check_hang(double t);
   void harness_event(const std::string& name, bench::Labels fields);
+  std::string progress_text(double t) const;
   void start_metrics_server();
   void start_cluster_network();
   bool link_asked() const;
@@ -119,7 +121,8 @@ class Run {
   std::optional<double> group_kill_at_;     // ranks stopped for it that still run get SIGKILL then
   std::set<int> nodes_down_;                // killed without restart_after: never back
   double attempt_started_s_ = 0;
-  bool unwinding_ = false;  // the loop ended: exits from here on are the harness's doing
+  bool unwinding_ = false;
+  std::unique_ptr<ProgressLine> progress_;  // the loop ended: exits from here on are the harness's doing
   std::vector<std::unique_ptr<faults::Fault>> faults_;  // by occurrence
   std::vector<reports::FaultRecord> fault_records_;     // by occurrence
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();

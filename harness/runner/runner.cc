@@ -81,6 +81,35 @@ int free_port() {
 
 }  // namespace
 
+// "  12.3s  fault:slow-link  step 152/400  ETA 25s" for the status line.
+std::string Run::progress_text(double t) const {
+  std::vector<std::string> active;
+  bool reverted = false;
+  for (const auto& o : schedule_.occurrences()) {
+    if (o.state == OccurrenceState::kActive) active.push_back(scenario_.faults[o.fault].name);
+    reverted = reverted || o.state == OccurrenceState::kDone;
+  }
+  std::string text = fmt::format("{:7.1f}s  {}", t,
+                                 !active.empty() ? fmt::format("fault:{}", fmt::join(active, ","))
+                                 : reverted      ? std::string("recovery")
+                                                 : std::string("baseline"));
+  std::optional<double> eta;
+  const auto step = store_.max_step();
+  if (const auto* train = std::get_if<TrainWorkload>(&scenario_.workload)) {
+    if (step > 0) {
+      text += fmt::format("  step {}/{}", step, train->steps);
+      eta = static_cast<double>(train->steps - step) * (t - attempt_started_s_) / static_cast<double>(step);
+    }
+  } else if (step > 0) {
+    text += fmt::format("  step {}", step);
+  }
+  if (const auto* coll = std::get_if<CollectiveWorkload>(&scenario_.workload); coll && coll->duration.value.count() > 0)
+    eta = std::max(0.0, coll->duration.seconds() - t);
+  if (group_restart_at_) text += "  restarting";
+  if (eta) text += fmt::format("  ETA {:.0f}s", *eta);
+  return text;
+}
+
 void Run::fail(std::string reason, std::string verdict) {
   if (verdict_ == "pass") {
     verdict_ = std::move(verdict);
@@ -478,6 +507,7 @@ RunOutcome Run::execute() {
     fault_records_.push_back(rec);
   }
   PriorityBoost boost;
+  progress_ = std::make_unique<ProgressLine>(!options_.quiet);
   const double timeout_s = scenario_.timeout.seconds();
   bool timed_out = false;
   try {
@@ -490,6 +520,7 @@ RunOutcome Run::execute() {
         fail(fmt::format("the run passed its timeout of {}", faults::to_string(scenario_.timeout)));
         break;
       }
+      if (progress_->enabled()) progress_->show(progress_text(t));
       restart_due(t);
       group_restart_due(t);
       check_hang(t);
@@ -530,6 +561,7 @@ RunOutcome Run::execute() {
     reason_ = fmt::format("interrupted by signal {}", sig);
     spdlog::warn("{}: stopping every process and reverting every fault", reason_);
   }
+  progress_.reset();
   // Unwind: faults first (the workload may still be reporting), then processes.
   unwinding_ = true;
   revert_all();

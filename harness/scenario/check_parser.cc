@@ -61,7 +61,7 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
   for (const auto& m : bench::metric_catalogue()) catalogue.push_back(m.name);
   for (std::size_t i = 0; i < value.size(); ++i) {
     std::string path = join_path("checks", i);
-    ObjectReader r(ctx, value[i], path, {"metric", "labels", "phase", "stat", "min", "max"});
+    ObjectReader r(ctx, value[i], path, {"metric", "labels", "phase", "stat", "min", "max", "tolerance"});
     if (!r.ok()) continue;
     CheckSpec c;
     r.require("metric", "a metric name such as \"comm/busbw\"");
@@ -88,7 +88,24 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
     }
     if (auto p = r.string("phase")) c.phase = *p;
     if (auto s = r.choice("stat", kStats)) c.stat = *s;
-    if (!r.has("min") && !r.has("max")) ctx.error(path, "a check needs \"min\" or \"max\" (or both)");
+    if (!r.has("min") && !r.has("max") && !r.has("tolerance"))
+      ctx.error(path, "a check needs \"min\" or \"max\" (or both), or a baseline \"tolerance\"");
+    // The baseline gate's allowance for this metric (reports/gate.h reads it from the
+    // resolved scenario): a percentage, "10%" or 10.
+    if (const json* v = r.raw("tolerance")) {
+      std::optional<double> pct;
+      if (v->is_number()) pct = v->get<double>();
+      else if (v->is_string()) {
+        auto p = faults::parse_percent(v->get<std::string>());
+        if (!p) ctx.error(r.path_of("tolerance"), p.error);
+        else pct = p->value;
+      } else {
+        ctx.error(r.path_of("tolerance"), fmt::format("expected a percentage such as \"10%\", got {}", describe(*v)));
+      }
+      if (pct && !(*pct >= 0 && *pct <= 100))
+        ctx.error(r.path_of("tolerance"), fmt::format("expected a percentage from 0% to 100%, got {}", *pct));
+      else if (pct) c.tolerance_pct = *pct;
+    }
     const auto* spec = bench::find_metric(c.metric);
     std::string_view unit = spec ? spec->unit : std::string_view();
     if (const json* v = r.raw("min")) c.min = read_limit(ctx, *v, r.path_of("min"), unit);

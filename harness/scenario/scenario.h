@@ -142,6 +142,7 @@ struct CheckSpec {
   std::string stat = "value";
   std::optional<double> min;
   std::optional<double> max;
+  std::optional<double> tolerance_pct;  // the baseline gate's allowance for this metric
 };
 
 struct Scenario {

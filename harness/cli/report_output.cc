@@ -1,0 +1,88 @@
+#include "harness/cli/report_output.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "harness/cli/exit_code.h"
+#include "reports/console_summary.h"
+#include "reports/gate.h"
+#include "reports/json_io.h"
+#include "reports/markdown_report.h"
+
+namespace chaosbench::harness {
+
+void add_report_options(po::options_description& options) {
+  options.add_options()
+      ("report", po::value<std::vector<std::string>>()->composing(),
+       "FORMAT[=FILE]: console, json, html, md, junit or trace (repeatable; default: every file format)")
+      ("baseline", po::value<std::string>(), "results.json of a baseline run: compare and gate (exit 1 on a regression)")
+      ("annotations", "print GitHub ::error:: lines for failed checks");
+}
+
+ReportOptions read_report_options(const po::variables_map& vm) {
+  ReportOptions out;
+  if (vm.count("report")) {
+    for (const auto& spec : vm["report"].as<std::vector<std::string>>()) {
+      try {
+        out.requests.push_back(reports::parse_report_request(spec));
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
+  }
+  if (vm.count("baseline")) {
+    const auto path = vm["baseline"].as<std::string>();
+    std::ifstream in(path);
+    if (!in) throw UsageError(fmt::format("--baseline {}: cannot read the file", path));
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      out.baseline = reports::from_json(text.str());
+    } catch (const std::exception& e) {
+      throw UsageError(fmt::format("--baseline {}: not a chaosbench results file: {}", path, e.what()));
+    }
+  }
+  out.annotations = vm.count("annotations") > 0;
+  out.quiet = vm.count("quiet") > 0;
+  return out;
+}
+
+int finish_reports(reports::RunResult& result, const std::string& dir, const ReportOptions& options, int exit_code) {
+  if (options.baseline) {
+    result.comparison = reports::compare_runs(*options.baseline, result);
+    result.comparison->baseline_run = options.baseline->run_id;
+    result.comparison->baseline_started_at = options.baseline->started_at;
+    if (result.comparison->verdict == "fail" && result.verdict == "pass") {
+      std::size_t failed = 0;
+      std::string first;
+      for (const auto& m : result.comparison->metrics) {
+        if (m.status != "fail") continue;
+        if (++failed == 1) first = fmt::format("{} {}: {}", m.name, m.stat, m.reason);
+      }
+      result.verdict = "fail";
+      result.reason = fmt::format("baseline gate: {} regression{}: {}", failed, failed == 1 ? "" : "s", first);
+      if (exit_code == kExitPass) exit_code = kExitCheckFailed;
+    }
+  }
+  auto requests = options.requests.empty() ? reports::default_reports() : options.requests;
+  bool console = false;
+  for (const auto& r : requests) console = console || r.format == reports::ReportFormat::kConsole;
+  try {
+    reports::write_reports(result, dir, requests);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "chaosbench: " << e.what() << "\n";
+    if (exit_code == kExitPass) exit_code = kExitHost;
+  }
+  if (!console) {
+    if (options.quiet) std::cout << dir << "/results.json\n";
+    else std::cout << reports::console_summary(result, dir);
+  }
+  if (options.annotations)
+    for (const auto& line : reports::github_annotations(result, options.scenario_file)) std::cout << line << "\n";
+  return exit_code;
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,36 @@
+// What `run` and `report` share after a run model exists: the baseline comparison
+// (--baseline) folded into the verdict, the report files (--report), the console summary
+// and GitHub annotations (--annotations).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/cli/cli_options.h"
+#include "reports/report_set.h"
+#include "reports/run_model.h"
+
+namespace chaosbench::harness {
+
+struct ReportOptions {
+  std::vector<reports::ReportRequest> requests;  // empty: every file format
+  std::optional<reports::RunResult> baseline;
+  std::string scenario_file;  // for annotations
+  bool annotations = false;
+  bool quiet = false;
+};
+
+// Adds --report, --baseline and --annotations to `options`.
+void add_report_options(po::options_description& options);
+// Reads them (the baseline file is loaded now, so a bad one fails before any work: a
+// UsageError naming the file).
+ReportOptions read_report_options(const po::variables_map& vm);
+
+// Compares with the baseline (when given): a failed gate turns a passing verdict into
+// "fail" with the regressions as the reason. Then writes the reports into `dir` and
+// prints the console summary (unless quiet, or console was asked for explicitly) and
+// the annotations. Returns the exit code for the result's verdict.
+int finish_reports(reports::RunResult& result, const std::string& dir, const ReportOptions& options, int exit_code);
+
+}  // namespace chaosbench::harness
