@@ -11,6 +11,7 @@
 #include "harness/runner/workload_launcher.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/cli/report_output.h"
+#include "harness/cli/sweep_run.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -37,6 +38,7 @@ void print_plan(const Scenario& s) {
     std::string until = o.duration_s ? fmt::format(" for {:.3f}s", *o.duration_s) : " until the end";
     std::cout << fmt::format("  fault {} ({}) #{} {}{}\n", f.name, f.type, o.number, when, until);
   }
+  for (const auto& p : sweep_points(s.sweep)) std::cout << fmt::format("  sweep point: {}\n", p.label);
   for (const auto& c : s.checks)
     std::cout << fmt::format("  check {}{}{}\n", c.metric, c.min ? fmt::format(" >= {:g}", *c.min) : "",
                              c.max ? fmt::format(" <= {:g}", *c.max) : "");
@@ -86,6 +88,8 @@ int cmd_run(const Args& args) {
   RunOptions run;
   if (cl.vm.count("out")) run.out_dir = cl.vm["out"].as<std::string>();
   run.quiet = cl.vm.count("quiet") > 0;
+  if (!loaded.scenario.sweep.empty())
+    return run_sweep(report_options.scenario_file, load, loaded.scenario, run, report_options);
   auto outcome = run_scenario(loaded.scenario, run);
   return finish_reports(outcome.result, outcome.run_dir, report_options, outcome.exit_code);
 }

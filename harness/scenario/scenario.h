@@ -15,6 +15,7 @@
 #include "faults/param.h"
 #include "faults/target.h"
 #include "faults/units.h"
+#include "harness/scenario/sweep.h"
 
 namespace chaosbench::harness {
 
@@ -155,6 +156,7 @@ struct Scenario {
   WorkloadSpec workload;
   std::vector<FaultSpec> faults;
   std::vector<CheckSpec> checks;
+  std::vector<SweepAxis> sweep;  // empty: one run
 
   std::string source_path;    // the file as named on the command line
   std::string resolved_json;  // the document after --set overrides, for results.json

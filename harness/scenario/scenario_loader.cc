@@ -59,6 +59,34 @@ void check_phases(ParseContext& ctx, const Scenario& s) {
   }
 }
 
+std::vector<SweepAxis> parse_sweep(ParseContext& ctx, const json& value) {
+  std::vector<SweepAxis> axes;
+  if (!value.is_object() || value.empty()) {
+    ctx.error("sweep", fmt::format("expected an object of setting paths to arrays of values, such as "
+                                   "{{\"workload.batch_size\": [512, 1024]}}, got {}", describe(value)));
+    return axes;
+  }
+  std::size_t points = 1;
+  for (const auto& [key, values] : value.items()) {
+    const std::string path = join_path("sweep", key);
+    if (key.empty() || key.rfind("sweep", 0) == 0 || key.find('=') != std::string::npos) {
+      ctx.error(path, "expected a setting path such as \"workload.batch_size\"", true);
+      continue;
+    }
+    if (!values.is_array() || values.empty()) {
+      ctx.error(path, fmt::format("expected a non-empty array of values, got {}", describe(values)));
+      continue;
+    }
+    SweepAxis axis{key, {}};
+    for (const auto& v : values) axis.values.push_back(v.dump());
+    points *= values.size();
+    axes.push_back(std::move(axis));
+  }
+  if (points > kMaxSweepPoints)
+    ctx.error("sweep", fmt::format("the grid has {} points; a sweep runs at most {}", points, kMaxSweepPoints));
+  return axes;
+}
+
 }  // namespace
 
 bool valid_name(const std::string& s) {
@@ -107,7 +135,7 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   Scenario& s = result.scenario;
   s.source_path = file;
   ObjectReader top(ctx, doc, "",
-                   {"schema_version", "name", "description", "seed", "timeout", "cluster", "workload", "faults", "checks"});
+                   {"schema_version", "name", "description", "seed", "timeout", "cluster", "workload", "faults", "checks", "sweep"});
   if (!top.ok()) throw ScenarioError(ctx.take());
   top.require("schema_version", "the format version, 1");
   top.require("name", "a short name such as \"collective-sweep\"");
@@ -131,6 +159,24 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   if (const json* f = top.raw("faults")) s.faults = parse_faults(ctx, *f, s.cluster);
   if (const json* c = top.raw("checks")) s.checks = parse_checks(ctx, *c);
   check_phases(ctx, s);
+  if (const json* sw = top.raw("sweep")) s.sweep = parse_sweep(ctx, *sw);
+  // Every point of a sweep must be a valid scenario too, found now rather than halfway
+  // through the sweep. The points are checked without their own sweep.
+  if (!s.sweep.empty() && !ctx.failed() && !options.no_sweep) {
+    const auto points = sweep_points(s.sweep);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      LoadOptions point = options;
+      point.no_sweep = true;
+      point.overrides.insert(point.overrides.end(), points[i].overrides.begin(), points[i].overrides.end());
+      try {
+        parse_scenario(text, file, point);
+      } catch (const ScenarioError& e) {
+        const auto& first = e.diagnostics().front();
+        ctx.error("sweep", fmt::format("point {} ({}) is not a valid scenario: {}: {}", i + 1, points[i].label,
+                                       first.path, first.message));
+      }
+    }
+  }
 
   if (ctx.failed()) throw ScenarioError(ctx.take());
   for (auto& d : ctx.take()) result.warnings.push_back(std::move(d));

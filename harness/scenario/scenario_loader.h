@@ -21,6 +21,7 @@ inline constexpr std::size_t kMaxScenarioDepth = 64;
 struct LoadOptions {
   std::vector<std::string> overrides;  // --set KEY=VALUE, in order
   std::optional<std::uint64_t> seed;   // --seed, over the file's seed
+  bool no_sweep = false;               // a sweep's points are not checked again (internal)
 };
 
 struct LoadResult {

@@ -1,0 +1,20 @@
+// run, for a scenario that declares a sweep: every point of the grid as a run of its own
+// (OUT/point-NN/, with all its reports), then OUT/sweep.md and OUT/sweep.json comparing
+// them and recommending the best point that passes (reports/sweep_report.h).
+// Blocking; a point that fails does not stop the sweep, an interrupt does.
+#pragma once
+
+#include <string>
+
+#include "harness/cli/report_output.h"
+#include "harness/runner/runner.h"
+#include "harness/scenario/scenario_loader.h"
+
+namespace chaosbench::harness {
+
+// Returns the exit code: 0 when a point passed (and was recommended), 1 when none did,
+// 130 when interrupted; a host or scenario problem of a point ends the sweep with its code.
+int run_sweep(const std::string& scenario_file, const LoadOptions& load, const Scenario& scenario,
+              const RunOptions& run, const ReportOptions& reports);
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,193 @@
+#include "reports/sweep_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/gate.h"
+
+namespace chaosbench::reports {
+namespace {
+
+struct Column {
+  const char* metric;
+  const char* stat;  // "value" or a stats field
+  const char* title;
+};
+
+// What the table shows per point, when any point has it.
+constexpr Column kColumns[] = {
+    {"train/throughput", "value", "throughput (samples/s)"},
+    {"train/step_time", "p50", "step time p50 (ms)"},
+    {"train/time_to_target", "value", "time to target (s)"},
+    {"train/loss_ratio", "value", "loss ratio"},
+    {"resilience/time_to_recover", "value", "time to recover (s)"},
+    {"resilience/goodput", "value", "goodput (%)"},
+    {"comm/avg_busbw", "value", "avg busbw (GB/s)"},
+};
+
+// The objective and the per-step metric whose samples carry its confidence.
+struct Objective {
+  const char* metric;
+  const char* better;
+  const char* proxy;
+};
+// With a target loss, the time to reach it is what a tuning sweep (batch size, learning
+// rate) is after: a larger batch raises throughput and may still take longer to converge.
+constexpr Objective kObjectives[] = {
+    {"train/time_to_target", "lower", "train/step_time"},
+    {"train/throughput", "higher", "train/step_time"},
+    {"comm/avg_busbw", "higher", "comm/latency"},
+};
+
+// The overall value of a metric (the mean over matching records, e.g. per collective).
+std::optional<double> overall(const RunResult& run, const std::string& metric, std::string_view stat = "value") {
+  double sum = 0;
+  int n = 0;
+  for (const auto& m : run.metrics) {
+    if (m.name != metric) continue;
+    auto phase = m.labels.find("phase");
+    if (phase == m.labels.end() || label_to_string(phase->second) != "overall") continue;
+    double v = m.value;
+    if (stat != "value") {
+      if (!m.stats) continue;
+      v = stat == "p50" ? m.stats->p50 : stat == "p99" ? m.stats->p99 : m.stats->mean;
+    }
+    if (!std::isfinite(v)) continue;
+    sum += v;
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+std::string cell(std::optional<double> v) { return v ? fmt::format("{:.4g}", *v) : std::string("-"); }
+
+// "step_time p50 -5.8% (99% CI -7.9..-3.6%, p=2e-06)" from the gate's row for `proxy`.
+std::string confidence(const RunResult& runner_up, const RunResult& best, const std::string& proxy) {
+  const Comparison c = compare_runs(runner_up, best);
+  std::vector<const MetricComparison*> rows;
+  for (const auto& m : c.metrics) {
+    auto phase = m.labels.find("phase");
+    if (m.name == proxy && m.stat == "p50" && phase != m.labels.end() && label_to_string(phase->second) == "overall")
+      rows.push_back(&m);
+  }
+  if (rows.empty()) return "no per-step samples to test the margin";
+  // Several rows (per message size): the one with the most samples speaks for them.
+  const auto* r = *std::max_element(rows.begin(), rows.end(),
+                                    [](auto a, auto b) { return a->n_current + a->n_baseline < b->n_current + b->n_baseline; });
+  std::string text = fmt::format("{} p50 {:+.1f}%", proxy, r->change * 100);
+  if (r->ci_low && r->ci_high)
+    text += fmt::format(" ({:.0f}% CI {:+.1f}..{:+.1f}%", (1 - c.alpha) * 100, *r->ci_low * 100, *r->ci_high * 100);
+  else
+    text += " (";
+  if (r->p_value) text += fmt::format(", p={:.2g}", *r->p_value);
+  text += ")";
+  const bool significant = r->p_value && *r->p_value < c.alpha && r->ci_low && r->ci_high &&
+                           ((*r->ci_low > 0) == (*r->ci_high > 0));
+  text += significant ? ": significant" : ": within the noise, the two are equivalent here";
+  return text;
+}
+
+}  // namespace
+
+SweepSummary summarize_sweep(std::string scenario, std::vector<SweepPointResult> points) {
+  SweepSummary s;
+  s.scenario = std::move(scenario);
+  s.points = std::move(points);
+  const Objective* objective = nullptr;
+  for (const auto& o : kObjectives) {
+    for (const auto& p : s.points)
+      if (overall(p.result, o.metric)) objective = &o;
+    if (objective) break;
+  }
+  if (!objective) {
+    s.recommendation =
+        "no objective metric (train/time_to_target, train/throughput, comm/avg_busbw) in these runs: compare the table.";
+    return s;
+  }
+  s.objective = objective->metric;
+  s.better = objective->better;
+  std::vector<std::size_t> passing;
+  for (std::size_t i = 0; i < s.points.size(); ++i)
+    if (s.points[i].result.verdict == "pass" && overall(s.points[i].result, s.objective)) passing.push_back(i);
+  if (passing.empty()) {
+    s.recommendation = "no point passed its checks: none is recommended.";
+    return s;
+  }
+  const bool higher = s.better == "higher";
+  std::sort(passing.begin(), passing.end(), [&](std::size_t a, std::size_t b) {
+    const double va = *overall(s.points[a].result, s.objective), vb = *overall(s.points[b].result, s.objective);
+    return higher ? va > vb : va < vb;
+  });
+  s.best = passing.front();
+  const auto& best = s.points[*s.best];
+  const double bv = *overall(best.result, s.objective);
+  s.recommendation = fmt::format("best passing point: {} with {} {:.4g}", best.label, s.objective, bv);
+  if (passing.size() > 1) {
+    const auto& second = s.points[passing[1]];
+    const double sv = *overall(second.result, s.objective);
+    s.recommendation += fmt::format(", {:.1f}% {} than the runner-up {} ({:.4g}); {}", std::abs(bv / sv - 1) * 100,
+                                    higher ? "higher" : "lower", second.label, sv,
+                                    confidence(second.result, best.result, objective->proxy));
+  }
+  s.recommendation += ".";
+  return s;
+}
+
+std::string render_sweep_markdown(const SweepSummary& s) {
+  std::vector<const Column*> columns;
+  for (const auto& c : kColumns)
+    for (const auto& p : s.points)
+      if (overall(p.result, c.metric, c.stat)) {
+        columns.push_back(&c);
+        break;
+      }
+  std::string out = fmt::format("# Sweep: {} ({} points)\n\n", s.scenario, s.points.size());
+  out += "| point | verdict |";
+  for (const auto* c : columns) out += fmt::format(" {} |", c->title);
+  out += "\n|---|---|";
+  for (std::size_t i = 0; i < columns.size(); ++i) out += "---|";
+  out += "\n";
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    const auto& p = s.points[i];
+    out += fmt::format("| {}{} | {} |", p.label, s.best && *s.best == i ? " **(best)**" : "", p.result.verdict);
+    for (const auto* c : columns) out += fmt::format(" {} |", cell(overall(p.result, c->metric, c->stat)));
+    out += "\n";
+  }
+  out += fmt::format("\n{}\n", s.recommendation);
+  return out;
+}
+
+std::string render_sweep_console(const SweepSummary& s) {
+  std::string out = fmt::format("\nsweep {}: {} points\n", s.scenario, s.points.size());
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    const auto& p = s.points[i];
+    std::string value = s.objective.empty() ? "" : fmt::format("{} {}", s.objective, cell(overall(p.result, s.objective)));
+    out += fmt::format("  {} {:<40} {:<6} {}\n", s.best && *s.best == i ? "*" : " ", p.label, p.result.verdict, value);
+  }
+  out += fmt::format("\n  {}\n", s.recommendation);
+  return out;
+}
+
+std::string sweep_to_json(const SweepSummary& s) {
+  nlohmann::json j;
+  j["scenario"] = s.scenario;
+  j["objective"] = s.objective;
+  j["better"] = s.better;
+  j["best"] = s.best ? nlohmann::json(*s.best) : nlohmann::json(nullptr);
+  j["recommendation"] = s.recommendation;
+  auto& points = j["points"] = nlohmann::json::array();
+  for (const auto& p : s.points) {
+    nlohmann::json values = nlohmann::json::object();
+    for (const auto& c : kColumns)
+      if (auto v = overall(p.result, c.metric, c.stat)) values[std::string(c.metric) + (std::string_view(c.stat) == "value" ? "" : std::string(":") + c.stat)] = *v;
+    points.push_back({{"label", p.label}, {"overrides", p.overrides}, {"run_dir", p.run_dir},
+                      {"verdict", p.result.verdict}, {"reason", p.result.reason}, {"values", values}});
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace chaosbench::reports
