@@ -1,0 +1,106 @@
+#include "reports/text_format.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace chaosbench::reports {
+
+std::string label_value(const Labels& labels, std::string_view key) {
+  auto it = labels.find(std::string(key));
+  return it == labels.end() ? std::string() : label_to_string(it->second);
+}
+
+std::string format_labels(const Labels& labels, bool include_phase) {
+  std::string out;
+  for (const auto& [key, value] : labels) {
+    if (!include_phase && key == "phase") continue;
+    out += fmt::format("{}{}={}", out.empty() ? "{" : ", ", key, label_to_string(value));
+  }
+  return out.empty() ? out : out + "}";
+}
+
+Labels without_phase(Labels labels) {
+  labels.erase("phase");
+  return labels;
+}
+
+std::string format_bytes(double b) {
+  if (b >= double(1 << 30)) return fmt::format("{:.3g} GiB", b / (1 << 30));
+  if (b >= double(1 << 20)) return fmt::format("{:.3g} MiB", b / (1 << 20));
+  if (b >= double(1 << 10)) return fmt::format("{:.3g} KiB", b / (1 << 10));
+  return fmt::format("{:.0f} B", b);
+}
+
+std::string format_change(double change) {
+  if (!std::isfinite(change)) return "n/a";
+  return fmt::format("{:+.1f}%", change * 100);
+}
+
+std::string verdict_text(const std::string& verdict) {
+  if (verdict == "pass") return "PASS";
+  if (verdict == "fail") return "FAIL";
+  if (verdict == "warn") return "WARN";
+  if (verdict == "interrupted") return "INTERRUPTED";
+  return "ERROR";
+}
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      case '\n': out += "&#10;"; break;
+      case '\r': out += "&#13;"; break;
+      case '\t': out += "&#9;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += "\xEF\xBF\xBD";
+        else out += c;
+    }
+  }
+  return out;
+}
+
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '\n': out += ' '; break;
+      case '\r': break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string github_escape_data(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else out += c;
+  }
+  return out;
+}
+
+std::string github_escape_property(std::string_view text) {
+  std::string out;
+  for (char c : github_escape_data(text)) {
+    if (c == ':') out += "%3A";
+    else if (c == ',') out += "%2C";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace chaosbench::reports

@@ -1,0 +1,47 @@
+// Text helpers the Markdown, JUnit, trace and advice reporters share: label lookup and
+// formatting, relative changes, and escaping for XML, Markdown table cells and GitHub
+// workflow commands. Pure functions of their arguments.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "reports/run_model.h"
+
+namespace chaosbench::reports {
+
+// The label's value as text, "" when the label is absent.
+std::string label_value(const Labels& labels, std::string_view key);
+
+// "{bytes=4096, rank=1}" in key order; "" when there is nothing to show. Without
+// `include_phase` the phase label is left out (tables that have a column per phase).
+std::string format_labels(const Labels& labels, bool include_phase = true);
+
+// The labels less "phase": the key that matches a metric across phases.
+Labels without_phase(Labels labels);
+
+// 4096 as "4 KiB", 1.5 * 2^20 as "1.5 MiB" (binary units, 3 significant digits).
+std::string format_bytes(double bytes);
+
+// A relative change (0.032) as "+3.2%".
+std::string format_change(double change);
+
+// A run's verdict or a gate's status in capitals: "PASS", "WARN", "FAIL", "INTERRUPTED";
+// "ERROR" for "error" and for anything unknown.
+std::string verdict_text(const std::string& verdict);
+
+// XML 1.0 text or attribute value: & < > " ' as entities, \n \r \t as character
+// references (attribute values would otherwise be normalised to spaces), other control
+// characters (not allowed in XML 1.0) as U+FFFD.
+std::string xml_escape(std::string_view text);
+
+// One GFM table cell: | escaped, < and > as entities (no raw HTML from metric names or
+// messages), line breaks as spaces.
+std::string markdown_cell(std::string_view text);
+
+// GitHub workflow commands (the rules of actions/toolkit's command.ts): the message
+// escapes % \r \n as %25 %0D %0A; a property value (file=, title=) also : and , as %3A %2C.
+std::string github_escape_data(std::string_view text);
+std::string github_escape_property(std::string_view text);
+
+}  // namespace chaosbench::reports

@@ -1,0 +1,173 @@
+#include "report_fixtures.h"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace chaosbench::test {
+
+using namespace chaosbench::reports;
+
+MetricRecord metric(const std::string& name, const std::string& unit, const std::string& phase, double value, Labels labels,
+                    bool with_stats) {
+  labels["phase"] = phase;
+  MetricRecord m{name, unit, "lower", std::move(labels), value, std::nullopt};
+  if (name == "train/throughput" || name == "resilience/throughput_retention" || name == "train/straggler_score" ||
+      name == "resilience/goodput" || name == "train/overlap")
+    m.better = "higher";
+  if (with_stats) m.stats = Stats{10, value, value / 10, value / 2, value, value * 1.2, value * 1.5, value * 2, value * 10};
+  return m;
+}
+
+namespace {
+
+Series series(const std::string& name, const std::string& unit, int rank, std::vector<double> t, std::vector<double> v) {
+  return Series{name, unit, {{"rank", std::int64_t{rank}}}, std::move(t), std::move(v)};
+}
+
+// network.delay "slow-link" on `node` over [applied, reverted].
+FaultRecord slow_link(const std::string& node, double applied, double reverted) {
+  FaultRecord f;
+  f.name = "slow-link";
+  f.type = "network.delay";
+  f.targets = {node};
+  f.applied_at_s = applied;
+  f.reverted_at_s = reverted;
+  f.backend = "nfqueue";
+  return f;
+}
+
+EventRecord event(double t, int rank, const std::string& name, Labels fields) { return {t, rank, name, std::move(fields)}; }
+
+}  // namespace
+
+RunResult golden_run() {
+  RunResult run;
+  run.tool_version = "0.1.0";
+  run.scenario_name = "golden";
+  run.scenario_json = R"({"name":"golden","cluster":{"nodes":2},"workload":{"kind":"train","bucket_size":"256KiB",)"
+                      R"("model":{"layers":[64,64,8]},"checkpoint":{"every_steps":10,"mode":"full","async":false},)"
+                      R"("recovery":{"mode":"restart"}}})";
+  run.run_id = "20240101T000000Z-golden";
+  run.environment.host = "testhost";
+  run.seed = 7;
+  run.started_at = "2024-01-01T00:00:00Z";
+  run.duration_s = 3.0;
+  run.verdict = "fail";
+  run.reason = "1 of 2 checks failed";
+  run.phases = {{"baseline", 0, 1}, {"fault:slow-link", 1, 2}, {"recovery:slow-link", 2, 3}};
+  run.faults = {slow_link("node1", 1, 2)};
+
+  for (const auto& [phase, scale] : std::vector<std::pair<std::string, double>>{
+           {"baseline", 1.0}, {"fault:slow-link", 2.0}, {"recovery:slow-link", 1.1}, {"overall", 1.3}}) {
+    run.metrics.push_back(metric("train/throughput", "samples/s", phase, 1000 / scale));
+    run.metrics.push_back(metric("train/step_time", "ms", phase, 100 * scale, {}, true));
+    run.metrics.push_back(metric("train/comm_time", "ms", phase, 40 * scale, {}, true));
+    run.metrics.push_back(metric("train/rank_imbalance", "%", phase, 5 * scale));
+    run.metrics.push_back(metric("train/straggler_score", "ratio", phase, 1.0, {{"rank", std::int64_t{0}}}));
+    run.metrics.push_back(metric("train/straggler_score", "ratio", phase, 0.95 / scale, {{"rank", std::int64_t{1}}}));
+  }
+  run.metrics.push_back(metric("resilience/throughput_retention", "ratio", "fault:slow-link", 0.45));
+  run.metrics.push_back(metric("resilience/time_to_recover", "s", "overall", 12.5,
+                               {{"fault", std::string("slow-link")}, {"occurrence", std::int64_t{1}}}));
+  run.metrics.push_back(metric("ckpt/save_time", "ms", "overall", 90, {}, true));
+  for (const auto& [bucket, value] : std::vector<std::pair<std::string, double>>{
+           {"checkpoint_save", 6.0}, {"recovery", 4.0}, {"wasted_progress", 1.5}})
+    run.metrics.push_back(metric("resilience/badput", "%", "overall", value, {{"bucket", bucket}}));
+
+  for (int rank = 0; rank < 2; ++rank) {
+    run.series.push_back(series("train/step_time", "ms", rank, {0.6, 0.7, 1.9}, {100, 100, 200}));
+    run.series.push_back(series("train/compute_time", "ms", rank, {0.6, 0.7, 1.9}, {60 + 5.0 * rank, 60, 70}));
+    run.series.push_back(series("train/comm_time", "ms", rank, {0.6, 0.7, 1.9}, {40, 40, 130}));
+  }
+  run.events = {
+      event(0.5, 0, "train_start", {{"reason", std::string("fresh")}, {"step", std::int64_t{0}}}),
+      event(0.5, 1, "train_start", {{"reason", std::string("fresh")}, {"step", std::int64_t{0}}}),
+      event(0.6, 0, "checkpoint_saved", {{"kind", std::string("full")}, {"step", std::int64_t{1}}, {"blocking_ms", 90.0}}),
+      event(1.5, 1, "failure_detected", {{"error", std::string("read \"peer\" <reset> & closed")}, {"step", std::int64_t{2}}}),
+      event(1.6, -1, "restart", {{"attempt", std::int64_t{1}}, {"ranks", std::int64_t{2}}}),
+      event(1.65, 0, "train_start", {{"reason", std::string("restored")}, {"step", std::int64_t{1}}}),
+  };
+
+  run.checks = {
+      {"train/throughput", {{"phase", std::string("baseline")}}, ">=", 500, 1000.0, "pass", "train/throughput value = 1000 samples/s"},
+      {"train/step_time", {{"phase", std::string("fault:slow-link")}}, "<=", 150, 200.0, "fail",
+       "train/step_time p50 = 200 ms > 150 (100% | \"<worse>\" & more)\nsecond line"},
+  };
+
+  Comparison cmp;
+  cmp.baseline_run = "20231231T000000Z-golden";
+  cmp.baseline_started_at = "2023-12-31T00:00:00Z";
+  auto compared = [](const std::string& name, const std::string& unit, const std::string& phase, double base, double cur,
+                     const std::string& status, const std::string& reason) {
+    MetricComparison c;
+    c.name = name;
+    c.unit = unit;
+    c.better = name == "train/throughput" ? "higher" : "lower";
+    c.labels = {{"phase", phase}};
+    c.stat = "p50";
+    c.n_baseline = status == "warn" ? 3 : 30;
+    c.n_current = 30;
+    c.baseline = base;
+    c.current = cur;
+    c.change = (cur - base) / base;
+    c.ci_low = c.change - 0.02;
+    c.ci_high = c.change + 0.02;
+    c.p_value = status == "fail" ? 0.001 : 0.2;
+    c.status = status;
+    c.reason = reason;
+    return c;
+  };
+  cmp.metrics = {
+      compared("train/throughput", "samples/s", "overall", 780, 769.2, "pass", "within tolerance"),
+      compared("train/step_time", "ms", "overall", 100, 130, "fail", "p50 +30.0% [+28.0%, +32.0%], p = 0.001"),
+      compared("train/step_time", "ms", "baseline", 100, 101, "warn", "3 baseline samples (< 8)"),
+  };
+  cmp.verdict = "fail";
+  run.comparison = cmp;
+  return run;
+}
+
+RunResult clean_train_run() {
+  RunResult run;
+  run.scenario_name = "clean";
+  run.scenario_json = R"({"name":"clean","cluster":{"nodes":4},"workload":{"kind":"train","bucket_size":"4MiB",)"
+                      R"("model":{"layers":[256,1024,16]},"checkpoint":{"every_steps":50},"recovery":{"mode":"elastic"}}})";
+  run.duration_s = 60;
+  run.verdict = "pass";
+  run.phases = {{"baseline", 0, 20}, {"fault:slow-link", 20, 40}, {"recovery:slow-link", 40, 60}};
+  run.faults = {slow_link("node3", 20, 40)};
+  run.metrics = {
+      metric("train/step_time", "ms", "baseline", 100, {}, true),
+      metric("train/comm_time", "ms", "baseline", 10, {}, true),
+      metric("train/overlap", "%", "baseline", 80),
+      metric("train/rank_imbalance", "%", "baseline", 4),
+      metric("train/straggler_score", "ratio", "baseline", 1.0, {{"rank", std::int64_t{0}}}),
+      metric("train/straggler_score", "ratio", "baseline", 0.96, {{"rank", std::int64_t{1}}}),
+      metric("resilience/throughput_retention", "ratio", "fault:slow-link", 0.9),
+      metric("resilience/time_to_recover", "s", "overall", 1.5, {{"fault", std::string("slow-link")}, {"occurrence", std::int64_t{1}}}),
+      metric("resilience/badput", "%", "overall", 1.0, {{"bucket", std::string("checkpoint_save")}}),
+      metric("resilience/badput", "%", "overall", 2.0, {{"bucket", std::string("recovery")}}),
+      metric("resilience/badput", "%", "overall", 0.5, {{"bucket", std::string("wasted_progress")}}),
+      metric("ckpt/save_time", "ms", "overall", 12, {}, true),
+  };
+  return run;
+}
+
+void check_golden(const std::string& name, const std::string& actual) {
+  std::string path = std::string(CHAOSBENCH_SOURCE_DIR) + "/tests/golden/" + name;
+  if (const char* update = std::getenv("CHAOSBENCH_UPDATE_GOLDEN"); update && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << actual;
+    WARN("rewrote " << path);
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  INFO("golden file " << path << " (CHAOSBENCH_UPDATE_GOLDEN=1 rewrites it)");
+  REQUIRE(in.good());
+  std::stringstream expected;
+  expected << in.rdbuf();
+  CHECK(actual == expected.str());
+}
+
+}  // namespace chaosbench::test

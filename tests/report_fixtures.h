@@ -1,0 +1,29 @@
+// Hand-built run models for the report-format and tuning-advice tests: fixed values, so
+// the golden files under tests/golden/ stay byte for byte the same.
+#pragma once
+
+#include <string>
+
+#include "reports/run_model.h"
+
+namespace chaosbench::test {
+
+// A two-rank training run through one network.delay window, with checks (one failing,
+// with characters every format must escape), a baseline comparison (pass, warn, fail)
+// and events from the ranks and the harness.
+reports::RunResult golden_run();
+
+// A healthy training run that no tuning-advice rule fires on; the advice tests change one
+// thing at a time.
+reports::RunResult clean_train_run();
+
+// A record with phase = `phase` plus `labels`; stats with p50 = value when `with_stats`.
+reports::MetricRecord metric(const std::string& name, const std::string& unit, const std::string& phase, double value,
+                             reports::Labels labels = {}, bool with_stats = false);
+
+// tests/golden/NAME compared with `actual` byte for byte. CHAOSBENCH_UPDATE_GOLDEN=1
+// rewrites the file instead (then review the diff and commit it):
+//   CHAOSBENCH_UPDATE_GOLDEN=1 ./build/bin/chaosbench_tests "[report-formats]"
+void check_golden(const std::string& name, const std::string& actual);
+
+}  // namespace chaosbench::test
