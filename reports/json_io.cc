@@ -74,6 +74,50 @@ std::string label_to_string(const LabelValue& v) {
   return fmt::format("{}", std::get<double>(v));
 }
 
+namespace {
+
+constexpr const char* kSeriesMarker = "\x01series\x01";
+
+// "[1.5,2,null]": shortest round-trip numbers, as nlohmann writes them; NaN as null.
+void append_numbers(std::string& out, const std::vector<double>& values) {
+  out += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    if (std::isfinite(values[i])) fmt::format_to(std::back_inserter(out), "{}", values[i]);
+    else out += "null";
+  }
+  out += ']';
+}
+
+std::string series_text(const std::vector<Series>& series, int indent) {
+  const std::string pad(static_cast<std::size_t>(std::max(indent, 0)) * 2, ' ');
+  const char* nl = indent >= 0 ? "\n" : "";
+  std::string out = "[";
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const auto& s = series[i];
+    out += i ? "," : "";
+    out += nl;
+    out += pad;
+    json head = {{"name", s.name}, {"unit", s.unit}, {"labels", labels_json(s.labels)}};
+    std::string h = head.dump(-1, ' ', false, json::error_handler_t::replace);
+    h.pop_back();  // the closing brace: t and v follow
+    out += h;
+    out += ",\"t\":";
+    append_numbers(out, s.t);
+    out += ",\"v\":";
+    append_numbers(out, s.v);
+    out += '}';
+  }
+  if (!series.empty()) {
+    out += nl;
+    out += pad.substr(0, pad.size() / 2);
+  }
+  out += ']';
+  return out;
+}
+
+}  // namespace
+
 std::string to_json(const RunResult& run, int indent) {
   json j;
   j["schema_version"] = run.schema_version;
@@ -120,15 +164,9 @@ std::string to_json(const RunResult& run, int indent) {
     metrics.push_back(std::move(rec));
   }
   j["metrics"] = metrics;
-  json series = json::array();
-  for (const auto& s : run.series) {
-    json t = json::array(), v = json::array();
-    for (double x : s.t) t.push_back(number(x));
-    for (double x : s.v) v.push_back(number(x));
-    series.push_back({{"name", s.name}, {"unit", s.unit}, {"labels", labels_json(s.labels)},
-                      {"t", t}, {"v", v}});
-  }
-  j["series"] = series;
+  // Series are most of the file (10^6 numbers for a long run): written by hand below, one
+  // line per array, in place of this marker.
+  j["series"] = kSeriesMarker;
   json checks = json::array();
   for (const auto& c : run.checks) {
     checks.push_back({{"metric", c.metric}, {"labels", labels_json(c.labels)}, {"op", c.op},
@@ -168,7 +206,11 @@ std::string to_json(const RunResult& run, int indent) {
                    {"events", run.protocol.events},
                    {"malformed", run.protocol.malformed},
                    {"malformed_examples", run.protocol.malformed_examples}};
-  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+  std::string text = j.dump(indent, ' ', false, json::error_handler_t::replace);
+  const std::string marker = json(kSeriesMarker).dump();
+  const auto at = text.find(marker);
+  if (at == std::string::npos) return text;  // cannot happen: the marker is a value of ours
+  return text.replace(at, marker.size(), series_text(run.series, indent));
 }
 
 RunResult from_json(const std::string& text) {

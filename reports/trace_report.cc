@@ -50,13 +50,36 @@ json complete(const std::string& name, const char* cat, int pid, int tid, double
 // Invalid UTF-8 in a name becomes U+FFFD instead of an exception.
 std::string dumped(const json& e) { return e.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// The same complete event written directly: steps and iterations are most of a trace (10^6
-// samples make 3·10^6 events), too many to build a json object each. Keys in the order
-// nlohmann writes them; `quoted_name` is already a JSON string.
-std::string complete_line(const std::string& quoted_name, const char* cat, int tid, double start_s, double length_s) {
-  return fmt::format(R"({{"cat":"{}","dur":{:.15g},"name":{},"ph":"X","pid":{},"tid":{},"ts":{:.15g}}})", cat, us(std::max(0.0, length_s)),
-                     quoted_name, kRanks, tid, us(start_s));
-}
+// The trace, one event per line (valid JSON that still diffs well), built in one buffer:
+// steps and iterations are most of a trace (10^6 samples make 3·10^6 events), too many
+// to build a json object or a string each. Times in whole microseconds.
+class TraceText {
+ public:
+  TraceText() { out_ = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"; }
+  void add(std::string_view event) {
+    separate();
+    out_ += event;
+  }
+  // A complete event written directly; `quoted_name` is already a JSON string. Keys in
+  // the order nlohmann writes them.
+  void complete(std::string_view quoted_name, const char* cat, int tid, double start_s, double length_s) {
+    separate();
+    fmt::format_to(std::back_inserter(out_), R"({{"cat":"{}","dur":{},"name":{},"ph":"X","pid":{},"tid":{},"ts":{}}})",
+                   cat, std::llround(us(std::max(0.0, length_s))), quoted_name, kRanks, tid, std::llround(us(start_s)));
+  }
+  std::string finish() {
+    out_ += "\n]}\n";
+    return std::move(out_);
+  }
+
+ private:
+  void separate() {
+    if (!first_) out_ += ",\n";
+    first_ = false;
+  }
+  std::string out_;
+  bool first_ = true;
+};
 
 struct RankSeries {
   const Series* step = nullptr;
@@ -68,7 +91,7 @@ struct RankSeries {
 // Steps of one rank: "step N" over [t − step_time, t], with "compute" from the step's
 // start and "comm (exposed)" up to its end nested in it. N restarts from a train_start's
 // step (a restored or rejoining rank), else counts from 1.
-void add_steps(std::vector<std::string>& out, const RunResult& run, int rank, const RankSeries& s) {
+void add_steps(TraceText& out, const RunResult& run, int rank, const RankSeries& s) {
   std::vector<std::pair<double, double>> starts;  // (t, step) of this rank's train_start events
   for (const auto& e : run.events)
     if (e.rank == rank && e.name == "train_start")
@@ -80,30 +103,32 @@ void add_steps(std::vector<std::string>& out, const RunResult& run, int rank, co
   for (std::size_t i = 0; i < s.step->t.size() && i < s.step->v.size(); ++i) {
     double end = s.step->t[i], length = s.step->v[i] / 1000, start = end - length;
     while (next_start < starts.size() && starts[next_start].first <= end) step_number = starts[next_start++].second + 1;
-    out.push_back(complete_line(fmt::format("\"step {:.0f}\"", step_number++), "step", tid, start, length));
+    char name[32];
+    const auto n = fmt::format_to_n(name, sizeof(name), "\"step {:.0f}\"", step_number++).size;
+    out.complete(std::string_view(name, std::min(n, sizeof(name))), "step", tid, start, length);
     double compute = 0;
     if (s.compute && i < s.compute->v.size()) {
       compute = std::min(length, s.compute->v[i] / 1000);
-      out.push_back(complete_line("\"compute\"", "compute", tid, start, compute));
+      out.complete("\"compute\"", "compute", tid, start, compute);
     }
     if (s.comm && i < s.comm->v.size()) {
       // Siblings must not overlap for the viewer to nest them: the exposed part is at most
       // what the compute part left of the step.
       double comm = std::min(length - compute, s.comm->v[i] / 1000);
-      out.push_back(complete_line("\"comm (exposed)\"", "comm", tid, end - comm, comm));
+      out.complete("\"comm (exposed)\"", "comm", tid, end - comm, comm);
     }
   }
 }
 
 // Collective benchmark: each iteration as long as its latency, centred on its sample time.
-void add_iterations(std::vector<std::string>& out, int rank, const Series& s) {
+void add_iterations(TraceText& out, int rank, const Series& s) {
   std::string name = fmt::format("{} {}", label_value(s.labels, "collective"), label_value(s.labels, "algorithm"));
   if (auto it = s.labels.find("bytes"); it != s.labels.end())
     name += fmt::format(" {}", format_bytes(std::atof(label_to_string(it->second).c_str())));
   std::string quoted = dumped(name);
   for (std::size_t i = 0; i < s.t.size() && i < s.v.size(); ++i) {
     double length = s.v[i] / 1e6;
-    out.push_back(complete_line(quoted, "comm", rank_tid(rank), s.t[i] - length / 2, length));
+    out.complete(quoted, "comm", rank_tid(rank), s.t[i] - length / 2, length);
   }
 }
 
@@ -132,27 +157,27 @@ std::string render_trace(const RunResult& run) {
     harness |= e.rank < 0;
   }
 
-  std::vector<std::string> events;
-  events.push_back(dumped(metadata("process_name", kRanks, std::nullopt, {{"name", "ranks"}})));
-  events.push_back(dumped(metadata("process_sort_index", kRanks, std::nullopt, {{"sort_index", 0}})));
-  if (harness) events.push_back(dumped(metadata("thread_name", kRanks, rank_tid(-1), {{"name", "harness"}})));
+  TraceText events;
+  events.add(dumped(metadata("process_name", kRanks, std::nullopt, {{"name", "ranks"}})));
+  events.add(dumped(metadata("process_sort_index", kRanks, std::nullopt, {{"sort_index", 0}})));
+  if (harness) events.add(dumped(metadata("thread_name", kRanks, rank_tid(-1), {{"name", "harness"}})));
   for (const auto& [rank, s] : ranks)
-    events.push_back(dumped(metadata("thread_name", kRanks, rank_tid(rank), {{"name", fmt::format("rank {}", rank)}})));
+    events.add(dumped(metadata("thread_name", kRanks, rank_tid(rank), {{"name", fmt::format("rank {}", rank)}})));
   if (!run.faults.empty()) {
-    events.push_back(dumped(metadata("process_name", kFaults, std::nullopt, {{"name", "faults"}})));
-    events.push_back(dumped(metadata("process_sort_index", kFaults, std::nullopt, {{"sort_index", 1}})));
+    events.add(dumped(metadata("process_name", kFaults, std::nullopt, {{"name", "faults"}})));
+    events.add(dumped(metadata("process_sort_index", kFaults, std::nullopt, {{"sort_index", 1}})));
   }
   for (std::size_t i = 0; i < run.faults.size(); ++i) {
     const auto& f = run.faults[i];
     std::string name = f.occurrence > 1 ? fmt::format("{} #{}", f.name, f.occurrence) : f.name;
     int tid = int(i) + 1;
-    events.push_back(dumped(metadata("thread_name", kFaults, tid, {{"name", name}})));
+    events.add(dumped(metadata("thread_name", kFaults, tid, {{"name", name}})));
     if (!f.applied_at_s) continue;
     double end = f.reverted_at_s.value_or(run.duration_s);
     json e = complete(fmt::format("{} ({})", name, f.type), "fault", kFaults, tid, *f.applied_at_s, end - *f.applied_at_s);
     e["args"] = {{"type", f.type}, {"targets", f.targets}, {"backend", f.backend}, {"reverted", f.reverted_at_s.has_value()}};
     if (!f.error.empty()) e["args"]["error"] = f.error;
-    events.push_back(dumped(e));
+    events.add(dumped(e));
   }
   for (const auto& [rank, s] : ranks) {
     if (s.step) add_steps(events, run, rank, s);
@@ -162,18 +187,11 @@ std::string render_trace(const RunResult& run) {
     json args = json::object();
     for (const auto& [key, value] : e.fields) args[key] = label_json(value);
     // Rank events mark their rank's track; the harness's mark the whole timeline.
-    events.push_back(dumped({{"ph", "i"}, {"name", instant_name(e)}, {"cat", "event"}, {"s", e.rank < 0 ? "g" : "t"},
+    events.add(dumped({{"ph", "i"}, {"name", instant_name(e)}, {"cat", "event"}, {"s", e.rank < 0 ? "g" : "t"},
                              {"pid", kRanks}, {"tid", rank_tid(e.rank)}, {"ts", us(e.t)}, {"args", std::move(args)}}));
   }
 
-  // One event per line: valid JSON that still diffs well.
-  std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    out += events[i];
-    out += i + 1 < events.size() ? ",\n" : "\n";
-  }
-  out += "]}\n";
-  return out;
+  return events.finish();
 }
 
 }  // namespace chaosbench::reports
