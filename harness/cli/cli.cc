@@ -22,12 +22,13 @@ struct Command {
   bool listed;
 };
 
-constexpr std::array<Command, 9> kCommands{{
+constexpr std::array<Command, 10> kCommands{{
     {"run", "run a scenario: cluster, workload, faults, metrics, checks, reports", cmd_run, true},
     {"validate", "check scenario files: schema and semantics, with precise errors", cmd_validate, true},
     {"faults", "the fault catalogue: types, parameters, units, defaults", cmd_faults, true},
     {"metrics", "the metric catalogue: names, units, better-direction", cmd_metrics, true},
     {"doctor", "what this host can inject, and with which backend", cmd_doctor, true},
+    {"compare", "compare two results files per metric; --gate fails on significant regressions", cmd_compare, true},
     {"cleanup", "revert everything journaled by runs that died", cmd_cleanup, true},
     {"bench", "micro-benchmarks of the harness (cluster bring-up)", cmd_bench, true},
     {"version", "print the version", cmd_version, true},
