@@ -29,6 +29,7 @@ constexpr std::array<Command, 10> kCommands{{
     {"metrics", "the metric catalogue: names, units, better-direction", cmd_metrics, true},
     {"report", "write every report of a run again from its results.json", cmd_report, true},
     {"doctor", "what this host can inject, and with which backend", cmd_doctor, true},
+    {"compare", "compare two results files per metric; --gate fails on significant regressions", cmd_compare, true},
     {"cleanup", "revert everything journaled by runs that died", cmd_cleanup, true},
     {"bench", "micro-benchmarks of the harness (cluster bring-up)", cmd_bench, true},
     {"version", "print the version", cmd_version, true},

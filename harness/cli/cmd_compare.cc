@@ -1,0 +1,174 @@
+// chaosbench compare BASELINE.json CURRENT.json [--gate] — the baseline gate (reports/gate.h,
+// docs/gate.md) between two results files, as a table or JSON.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "harness/cli/cli_options.h"
+#include "harness/cli/exit_code.h"
+#include "reports/gate.h"
+#include "reports/json_io.h"
+
+namespace chaosbench::harness {
+namespace {
+
+// nullopt (and the reason on stderr, naming the file) when the file cannot be read or is
+// not a results file.
+std::optional<reports::RunResult> load_results(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    std::cerr << fmt::format("chaosbench compare: {}: cannot open\n", file);
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return reports::from_json(text.str());
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("chaosbench compare: {}: {}\n", file, e.what());
+    return std::nullopt;
+  }
+}
+
+// "10", "10%", "0.5%" -> 0.10, 0.10, 0.005
+double parse_tolerance(std::string text) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  std::size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !std::isfinite(x) || x < 0 || x > 1000)
+    throw UsageError(fmt::format("--tolerance: \"{}\" is not a percentage (e.g. 5 or 5%)", text));
+  return x / 100.0;
+}
+
+std::string labels_text(const reports::Labels& labels) {
+  std::string out;
+  for (const auto& [k, v] : labels) {
+    if (k == "phase") continue;
+    out += fmt::format("{}{}={}", out.empty() ? "" : ",", k, reports::label_to_string(v));
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string phase_text(const reports::Labels& labels) {
+  auto it = labels.find("phase");
+  return it == labels.end() ? "overall" : reports::label_to_string(it->second);
+}
+
+std::string signed_pct(double x) {
+  if (!std::isfinite(x)) return std::isnan(x) ? "-" : (x > 0 ? "+inf%" : "-inf%");
+  return fmt::format("{:+.1f}%", x * 100.0);
+}
+
+std::string value_text(double v, const std::string& unit) {
+  return unit.empty() ? fmt::format("{:.4g}", v) : fmt::format("{:.4g} {}", v, unit);
+}
+
+std::string upper(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// Rows FAIL first, then WARN, then PASS; each column as wide as its widest cell; the
+// reason under each row that did not pass.
+void print_table(const reports::Comparison& c, const std::string& baseline_file) {
+  using Row = std::array<std::string, 10>;
+  std::vector<Row> rows{{"status", "metric", "labels", "phase", "stat", "baseline", "current", "change", "CI", "p"}};
+  std::vector<const std::string*> reasons{nullptr};
+  std::array<std::size_t, 3> counts{};
+  const std::array<const char*, 3> order{"fail", "warn", "pass"};
+  for (std::size_t s = 0; s < order.size(); ++s) {
+    for (const auto& m : c.metrics) {
+      if (m.status != order[s]) continue;
+      ++counts[s];
+      rows.push_back({upper(m.status), m.name, labels_text(m.labels), phase_text(m.labels), m.stat,
+                      value_text(m.baseline, m.unit), value_text(m.current, m.unit), signed_pct(m.change),
+                      m.ci_low ? signed_pct(*m.ci_low) + ".." + signed_pct(*m.ci_high) : "-",
+                      m.p_value ? fmt::format("{:.2g}", *m.p_value) : "-"});
+      reasons.push_back(m.status != "pass" ? &m.reason : nullptr);
+    }
+  }
+  const std::size_t columns = rows.front().size();
+  std::vector<std::size_t> width(columns, 0);
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < columns; ++i) width[i] = std::max(width[i], r[i].size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::string line;
+    for (std::size_t i = 0; i < columns; ++i) {
+      // Text columns left-aligned, numbers (from baseline on) right-aligned.
+      line += i < 5 ? fmt::format("{:<{}}", rows[k][i], width[i]) : fmt::format("{:>{}}", rows[k][i], width[i]);
+      line += i + 1 < columns ? "  " : "";
+    }
+    std::cout << line << "\n";
+    if (reasons[k]) std::cout << std::string(width[0] + 2, ' ') << *reasons[k] << "\n";
+  }
+  std::string against =
+      c.baseline_run == baseline_file ? baseline_file : fmt::format("{} ({})", c.baseline_run, baseline_file);
+  std::cout << fmt::format("\nverdict: {} ({} fail, {} warn, {} pass; alpha {:g}) against {}\n", upper(c.verdict),
+                           counts[0], counts[1], counts[2], c.alpha, against);
+}
+
+}  // namespace
+
+int cmd_compare(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("files", po::value<std::vector<std::string>>()->multitoken(), "BASELINE.json CURRENT.json")
+      ("gate", "exit 1 when a metric regressed significantly beyond its tolerance")
+      ("alpha", po::value<double>()->default_value(0.01), "significance level of the tests; the CI is 1 - alpha")
+      ("tolerance", po::value<std::string>(), "default tolerance in percent (5 or 5%); the scenario's checks may set one per metric")
+      ("json", "print the comparison as JSON instead of a table");
+  po::positional_options_description positional;
+  positional.add("files", -1);
+  auto cl = parse_command_line(args, options, positional);
+  if (cl.help) {
+    print_help("chaosbench compare BASELINE.json CURRENT.json [--gate] [--alpha A] [--tolerance PCT] [--json]",
+               "Compares every metric of CURRENT with the same metric (name, labels, phase) of BASELINE:\n"
+               "the relative change of the median (and of the p99 for latencies) with a bootstrap\n"
+               "confidence interval and a two-sided Mann-Whitney U test on the samples behind it.\n"
+               "A metric FAILs only when the change is significant (p < alpha) and the whole interval\n"
+               "lies beyond the tolerance in the worse direction; too few samples give WARN.\n"
+               "docs/gate.md explains the method.\n"
+               "Exit 1 with --gate when a metric failed, 2 on a usage error or an unreadable file, else 0.",
+               options);
+    return kExitPass;
+  }
+  std::vector<std::string> files;
+  if (cl.vm.count("files")) files = cl.vm["files"].as<std::vector<std::string>>();
+  if (files.size() != 2) throw UsageError("expected two results files: BASELINE.json CURRENT.json");
+  reports::GateOptions gate;
+  gate.alpha = cl.vm["alpha"].as<double>();
+  if (!(gate.alpha > 0 && gate.alpha < 1)) throw UsageError("--alpha must lie between 0 and 1");
+  if (cl.vm.count("tolerance")) gate.default_tolerance = parse_tolerance(cl.vm["tolerance"].as<std::string>());
+
+  auto baseline = load_results(files[0]);
+  auto current = load_results(files[1]);
+  if (!baseline || !current) return kExitUsage;
+  reports::RunResult holder;
+  holder.comparison = reports::compare_runs(*baseline, *current, gate);
+  if (holder.comparison->baseline_run.empty()) holder.comparison->baseline_run = files[0];
+  const auto& comparison = *holder.comparison;
+
+  if (cl.vm.count("json")) {
+    // The comparison exactly as results.json writes it (its "comparison" object).
+    auto doc = nlohmann::ordered_json::parse(reports::to_json(holder));
+    std::cout << doc["comparison"].dump(2) << "\n";
+  } else {
+    print_table(comparison, files[0]);
+  }
+  return cl.vm.count("gate") && comparison.verdict == "fail" ? kExitCheckFailed : kExitPass;
+}
+
+}  // namespace chaosbench::harness

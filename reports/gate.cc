@@ -1,0 +1,268 @@
+#include "reports/gate.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "reports/statistics.h"
+
+namespace chaosbench::reports {
+namespace {
+
+// A high percentile is tested on each side's values at or above this percentile (the
+// upper decile): a slower tail barely moves the ranks of the whole sample.
+constexpr double kTailFrom = 90.0;
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool latency_like(const MetricRecord& r) {
+  return r.better == "lower" && (r.unit == "s" || r.unit == "ms" || r.unit == "us" || r.unit == "ns");
+}
+
+std::string phase_of(const Labels& labels) {
+  auto it = labels.find("phase");
+  return it == labels.end() ? std::string("overall") : label_to_string(it->second);
+}
+
+Labels without_rank_and_phase(Labels labels) {
+  labels.erase("rank");
+  labels.erase("phase");
+  return labels;
+}
+
+// The values behind a record: every series of the same name whose labels, rank aside,
+// are the record's, phase aside, at times inside the record's phase (its windows pooled,
+// as the aggregator pools repeats; "overall" is the whole run). nullopt when the run
+// has no such series: the record is a derived single number.
+std::optional<std::vector<double>> samples_of(const RunResult& run, const MetricRecord& record) {
+  const Labels key = without_rank_and_phase(record.labels);
+  const std::string phase = phase_of(record.labels);
+  std::vector<std::pair<double, double>> windows;
+  if (phase != "overall")
+    for (const auto& p : run.phases)
+      if (p.name == phase) windows.emplace_back(p.start_s, p.end_s);
+  std::optional<std::vector<double>> out;
+  for (const auto& s : run.series) {
+    if (s.name != record.name || without_rank_and_phase(s.labels) != key) continue;
+    if (!out) out.emplace();
+    for (std::size_t i = 0; i < s.v.size() && i < s.t.size(); ++i) {
+      bool inside = phase == "overall";
+      for (const auto& [start, end] : windows) inside = inside || (s.t[i] >= start && s.t[i] < end);
+      if (inside) out->push_back(s.v[i]);
+    }
+  }
+  return out;
+}
+
+// Per-metric tolerances from the scenario's checks: {"metric", "labels"?, "phase"?,
+// "tolerance": "10%" or 10}. A check without a phase applies to every phase.
+struct ToleranceRule {
+  std::string metric;
+  nlohmann::json labels;
+  std::optional<std::string> phase;
+  double tolerance = 0;
+};
+
+std::optional<double> parse_percent(const nlohmann::json& v) {
+  if (v.is_number()) return v.get<double>() / 100.0;
+  if (!v.is_string()) return std::nullopt;
+  std::string s = v.get<std::string>();
+  if (!s.empty() && s.back() == '%') s.pop_back();
+  char* end = nullptr;
+  double x = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(x) || x < 0) return std::nullopt;
+  return x / 100.0;
+}
+
+std::vector<ToleranceRule> tolerance_rules(const std::string& scenario_json) {
+  std::vector<ToleranceRule> rules;
+  auto doc = nlohmann::json::parse(scenario_json, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("checks") || !doc["checks"].is_array()) return rules;
+  for (const auto& c : doc["checks"]) {
+    if (!c.is_object() || !c.contains("tolerance") || !c.contains("metric") || !c["metric"].is_string()) continue;
+    auto tol = parse_percent(c["tolerance"]);
+    if (!tol) continue;
+    ToleranceRule r{c["metric"].get<std::string>(), c.value("labels", nlohmann::json::object()), std::nullopt, *tol};
+    if (c.contains("phase") && c["phase"].is_string()) r.phase = c["phase"].get<std::string>();
+    rules.push_back(std::move(r));
+  }
+  return rules;
+}
+
+std::string json_label_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number()) return fmt::format("{}", v.get<double>());
+  return v.dump();
+}
+
+// The last matching rule wins, as a later entry overrides an earlier one.
+double tolerance_for(const MetricRecord& r, const std::vector<ToleranceRule>& rules, double dflt) {
+  double tol = dflt;
+  for (const auto& rule : rules) {
+    if (rule.metric != r.name || (rule.phase && *rule.phase != phase_of(r.labels))) continue;
+    bool match = true;
+    if (rule.labels.is_object()) {
+      for (const auto& [k, v] : rule.labels.items()) {
+        auto it = r.labels.find(k);
+        match = match && it != r.labels.end() && label_to_string(it->second) == json_label_text(v);
+      }
+    }
+    if (match) tol = rule.tolerance;
+  }
+  return tol;
+}
+
+// FNV-1a of the row's identity, so each row's bootstrap stream does not depend on the
+// order of the records.
+std::uint64_t row_seed(std::uint64_t seed, const MetricRecord& r, const std::string& stat) {
+  std::uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+  auto mix = [&](const std::string& s) {
+    for (char ch : s) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
+    h = (h ^ 0xff) * 0x100000001b3ULL;
+  };
+  mix(r.name);
+  for (const auto& [k, v] : r.labels) {
+    mix(k);
+    mix(label_to_string(v));
+  }
+  mix(stat);
+  return h;
+}
+
+std::string pct(double x) {
+  if (std::isinf(x)) return x > 0 ? "+inf%" : "-inf%";
+  return fmt::format("{:+.1f}%", x * 100.0);
+}
+
+std::string p_text(double p) { return p >= 0.001 ? fmt::format("{:.3g}", p) : fmt::format("{:.1e}", p); }
+
+MetricComparison row_for(const MetricRecord& r, const std::string& stat, double tolerance) {
+  MetricComparison m;
+  m.name = r.name;
+  m.unit = r.unit;
+  m.better = r.better;
+  m.labels = r.labels;
+  m.stat = stat;
+  m.tolerance = tolerance;
+  return m;
+}
+
+// A regression is a change in the worse direction: up for lower-is-better.
+double worse_sign(const std::string& better) { return better == "lower" ? 1.0 : -1.0; }
+
+MetricComparison compare_single(const MetricRecord& base, const MetricRecord& cur, double tolerance) {
+  auto m = row_for(cur, "value", tolerance);
+  m.n_baseline = m.n_current = 1;
+  m.baseline = base.value;
+  m.current = cur.value;
+  m.change = relative_change(base.value, cur.value);
+  const bool regressed = worse_sign(cur.better) * m.change > tolerance;
+  m.status = regressed ? "warn" : "pass";
+  m.reason = fmt::format("single value, no test: {}, tolerance {:g}%{}", pct(m.change), tolerance * 100.0,
+                         regressed ? " (a regression beyond the tolerance)" : "");
+  return m;
+}
+
+MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> base_values,
+                                 std::vector<double> cur_values, double percentile_p, const std::string& stat,
+                                 double tolerance, const GateOptions& options) {
+  auto m = row_for(cur, stat, tolerance);
+  m.n_baseline = base_values.size();
+  m.n_current = cur_values.size();
+  m.baseline = percentile(base_values, percentile_p);
+  m.current = percentile(cur_values, percentile_p);
+  m.change = relative_change(m.baseline, m.current);
+
+  const bool tail = percentile_p > 50;
+  std::vector<double> test_base = tail ? upper_tail(base_values, kTailFrom) : base_values;
+  std::vector<double> test_cur = tail ? upper_tail(cur_values, kTailFrom) : cur_values;
+  const std::string tested = tail ? fmt::format(", upper decile {} vs {}", test_base.size(), test_cur.size()) : "";
+
+  if (!base_values.empty() && !cur_values.empty()) {
+    m.p_value = mann_whitney_u(test_base, test_cur).p_value;
+    BootstrapOptions bo;
+    bo.confidence = 1.0 - options.alpha;
+    bo.resamples = options.bootstrap_resamples;
+    bo.seed = row_seed(options.seed, cur, stat);
+    if (auto ci = bootstrap_change_ci(base_values, cur_values, percentile_p, bo)) {
+      m.ci_low = ci->low;
+      m.ci_high = ci->high;
+    }
+  }
+  const std::string numbers =
+      m.ci_low ? fmt::format("{} ({:g}% CI {}..{}), p={}, tolerance {:g}%{}", pct(m.change), (1 - options.alpha) * 100,
+                             pct(*m.ci_low), pct(*m.ci_high), p_text(*m.p_value), tolerance * 100.0, tested)
+               : fmt::format("{}, tolerance {:g}%", pct(m.change), tolerance * 100.0);
+
+  if (test_base.size() < options.min_samples || test_cur.size() < options.min_samples) {
+    m.status = "warn";
+    m.reason = fmt::format("too few samples: {} baseline, {} current{}, need {}{}: {}", test_base.size(),
+                           test_cur.size(), tail ? " in the upper decile" : "", options.min_samples,
+                           tail ? " there" : "", numbers);
+    return m;
+  }
+  const double sign = worse_sign(cur.better);
+  const bool significant = m.p_value && *m.p_value < options.alpha;
+  // The whole interval beyond the tolerance on the worse side.
+  const bool beyond = m.ci_low && (sign > 0 ? *m.ci_low > tolerance : *m.ci_high < -tolerance);
+  if (significant && beyond) {
+    m.status = "fail";
+    m.reason = "regression: " + numbers;
+  } else {
+    m.status = "pass";
+    if (sign * m.change < 0 && significant) m.reason = "improvement: " + numbers;
+    else if (!significant) m.reason = "no significant change: " + numbers;
+    else if (sign * m.change <= tolerance) m.reason = "within tolerance: " + numbers;
+    else m.reason = "not clearly beyond tolerance: " + numbers;
+  }
+  return m;
+}
+
+}  // namespace
+
+Comparison compare_runs(const RunResult& baseline, const RunResult& current, const GateOptions& options) {
+  Comparison out;
+  out.baseline_run = baseline.run_id;
+  out.baseline_started_at = baseline.started_at;
+  out.alpha = options.alpha;
+  const auto rules = tolerance_rules(current.scenario_json);
+
+  for (const auto& cur : current.metrics) {
+    if (starts_with(cur.name, "fault/") || (cur.better != "lower" && cur.better != "higher")) continue;
+    const MetricRecord* base = nullptr;
+    for (const auto& b : baseline.metrics) {
+      if (b.name == cur.name && b.labels == cur.labels) {
+        base = &b;
+        break;
+      }
+    }
+    if (!base) continue;
+    const double tol = tolerance_for(cur, rules, options.default_tolerance);
+    auto base_values = samples_of(baseline, *base);
+    auto cur_values = samples_of(current, cur);
+    if (!base_values && !cur_values) {
+      out.metrics.push_back(compare_single(*base, cur, tol));
+      continue;
+    }
+    if (!base_values) base_values.emplace();
+    if (!cur_values) cur_values.emplace();
+    out.metrics.push_back(compare_sampled(cur, *base_values, *cur_values, 50, "p50", tol, options));
+    if (latency_like(cur))
+      out.metrics.push_back(compare_sampled(cur, *base_values, *cur_values, 99, "p99", tol, options));
+  }
+
+  out.verdict = "pass";
+  for (const auto& m : out.metrics) {
+    if (m.status == "fail") out.verdict = "fail";
+    else if (m.status == "warn" && out.verdict == "pass") out.verdict = "warn";
+  }
+  return out;
+}
+
+}  // namespace chaosbench::reports

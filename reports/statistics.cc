@@ -1,0 +1,193 @@
+#include "reports/statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace chaosbench::reports {
+namespace {
+
+// 1-based nearest rank of the p-th percentile in n values; p * n is exact for integer p
+// and n, so 99% of 100 values is rank 99, not 100.
+std::size_t nearest_rank(std::size_t n, double p) {
+  double r = std::ceil(p * static_cast<double>(n) / 100.0);
+  if (!(r >= 1)) return 1;
+  return std::min(n, static_cast<std::size_t>(r));
+}
+
+// splitmix64 (Steele, Lea, Flood 2014): small, fast, and the same sequence everywhere.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // An index below n, from the top 53 bits as a fraction (no division: this is the
+  // bootstrap's inner loop); the bias is below n / 2^53, far under anything measured.
+  std::size_t below(std::size_t n) {
+    auto i = static_cast<std::size_t>(static_cast<double>(next() >> 11) * 0x1.0p-53 * static_cast<double>(n));
+    return i < n ? i : n - 1;
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+// max_points evenly spaced order statistics of an ascending sample (all of it when it is
+// no longer than that).
+std::vector<double> reduce_sorted(const std::vector<double>& sorted, std::size_t max_points) {
+  if (max_points == 0 || sorted.size() <= max_points) return sorted;
+  std::vector<double> out;
+  out.reserve(max_points);
+  const double n = static_cast<double>(sorted.size());
+  const double m = static_cast<double>(max_points);
+  for (std::size_t i = 0; i < max_points; ++i) {
+    auto idx = static_cast<std::size_t>((static_cast<double>(i) + 0.5) * n / m);
+    out.push_back(sorted[std::min(idx, sorted.size() - 1)]);
+  }
+  return out;
+}
+
+// The p-th percentile of a resample (with replacement) of the ascending `sorted`. As
+// the values are sorted, the resample's k-th smallest value is sorted[j] for the smallest
+// j whose draws, counted up to j, reach k: a counting pass instead of a selection.
+double resampled_percentile(const std::vector<double>& sorted, double p, SplitMix64& rng,
+                            std::vector<std::uint32_t>& counts) {
+  const std::size_t n = sorted.size();
+  counts.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) ++counts[rng.below(n)];
+  const std::size_t k = nearest_rank(n, p);
+  std::size_t seen = 0, j = 0;
+  for (; j + 1 < n; ++j) {
+    seen += counts[j];
+    if (seen >= k) break;
+  }
+  return sorted[j];
+}
+
+// Exact two-sided p of U = u (an integer) for samples of n1 and n2 values, no ties.
+// The number of arrangements with U = k is the coefficient of q^k in the Gaussian
+// binomial [n1 + n2 choose n1]_q = prod_{i=1..n1} (1 - q^(n2+i)) / (1 - q^i), built one
+// factor at a time (each partial product is itself a Gaussian binomial, so it stays a
+// polynomial with non-negative integer coefficients).
+double exact_mann_whitney_p(std::size_t n1, std::size_t n2, double u) {
+  const std::size_t top = n1 * n2;
+  std::vector<long double> c(top + 1, 0.0L);
+  c[0] = 1.0L;
+  std::size_t degree = 0;
+  for (std::size_t i = 1; i <= n1; ++i) {
+    const std::size_t k = n2 + i;
+    const std::size_t new_degree = degree + n2;
+    // times (1 - q^k): downwards, so c[j - k] is still the old coefficient
+    for (std::size_t j = std::min(top, degree + k); j >= k; --j) c[j] -= c[j - k];
+    // divided by (1 - q^i): g[j] = h[j] + g[j - i], upwards
+    for (std::size_t j = i; j <= std::min(top, degree + k); ++j) c[j] += c[j - i];
+    degree = new_degree;
+  }
+  long double total = 0, lower = 0, upper = 0;
+  for (std::size_t k = 0; k <= top; ++k) {
+    total += c[k];
+    if (static_cast<double>(k) <= u) lower += c[k];
+    if (static_cast<double>(k) >= u) upper += c[k];
+  }
+  double p = static_cast<double>(2.0L * std::min(lower, upper) / total);
+  return std::min(1.0, p);
+}
+
+}  // namespace
+
+double percentile_sorted(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return std::numeric_limits<double>::quiet_NaN();
+  return sorted[nearest_rank(sorted.size(), p) - 1];
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  auto k = nearest_rank(values.size(), p) - 1;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+  return values[k];
+}
+
+std::vector<double> upper_tail(std::vector<double> values, double p) {
+  if (values.empty()) return values;
+  std::sort(values.begin(), values.end());
+  auto first = nearest_rank(values.size(), p) - 1;
+  // Values equal to the threshold that sort before it belong to the tail as well.
+  while (first > 0 && values[first - 1] == values[first]) --first;
+  return {values.begin() + static_cast<std::ptrdiff_t>(first), values.end()};
+}
+
+double relative_change(double baseline, double current) {
+  if (baseline == 0) {
+    if (current == 0) return 0;
+    return current > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  }
+  return (current - baseline) / std::fabs(baseline);
+}
+
+MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b) {
+  MannWhitneyResult r;
+  const std::size_t n1 = a.size(), n2 = b.size();
+  if (n1 == 0 || n2 == 0) return r;
+  // Pool, sort, give tied values their mid-rank; U1 = R1 - n1 (n1 + 1) / 2.
+  std::vector<std::pair<double, bool>> pooled;  // value, from a
+  pooled.reserve(n1 + n2);
+  for (double x : a) pooled.emplace_back(x, true);
+  for (double x : b) pooled.emplace_back(x, false);
+  std::sort(pooled.begin(), pooled.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  const std::size_t n = pooled.size();
+  double rank_sum_a = 0, tie_term = 0;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i;
+    while (j < n && pooled[j].first == pooled[i].first) ++j;
+    const double t = static_cast<double>(j - i);
+    const double mid_rank = static_cast<double>(i + 1 + j) / 2.0;  // ranks i+1 .. j
+    for (std::size_t k = i; k < j; ++k)
+      if (pooled[k].second) rank_sum_a += mid_rank;
+    tie_term += t * t * t - t;
+    i = j;
+  }
+  const double d1 = static_cast<double>(n1), d2 = static_cast<double>(n2), dn = static_cast<double>(n);
+  r.u = rank_sum_a - d1 * (d1 + 1) / 2.0;
+  if (tie_term == 0 && n1 <= kMannWhitneyExactMax && n2 <= kMannWhitneyExactMax) {
+    r.exact = true;
+    r.p_value = exact_mann_whitney_p(n1, n2, r.u);
+    return r;
+  }
+  const double variance = d1 * d2 / 12.0 * ((dn + 1) - tie_term / (dn * (dn - 1)));
+  if (!(variance > 0)) return r;  // every value the same
+  const double z = std::max(0.0, std::fabs(r.u - d1 * d2 / 2.0) - 0.5) / std::sqrt(variance);
+  r.p_value = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  return r;
+}
+
+std::optional<Interval> bootstrap_change_ci(const std::vector<double>& baseline, const std::vector<double>& current,
+                                            double p, const BootstrapOptions& options) {
+  if (baseline.empty() || current.empty() || options.resamples <= 0) return std::nullopt;
+  auto prepare = [&](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return reduce_sorted(v, options.max_points);
+  };
+  const auto base = prepare(baseline);
+  const auto cur = prepare(current);
+  SplitMix64 rng(options.seed);
+  std::vector<std::uint32_t> buf;
+  std::vector<double> changes;
+  changes.reserve(static_cast<std::size_t>(options.resamples));
+  for (int i = 0; i < options.resamples; ++i) {
+    double b = resampled_percentile(base, p, rng, buf);
+    double c = resampled_percentile(cur, p, rng, buf);
+    changes.push_back(relative_change(b, c));
+  }
+  std::sort(changes.begin(), changes.end());
+  // Symmetric order statistics: the k-th from each end, k = floor(B (1 - c) / 2) (0-based).
+  const double tail = std::clamp((1.0 - options.confidence) / 2.0, 0.0, 0.5);
+  auto k = static_cast<std::size_t>(std::floor(tail * static_cast<double>(changes.size()) + 1e-9));
+  k = std::min(k, changes.size() - 1);
+  return Interval{changes[k], changes[changes.size() - 1 - k]};
+}
+
+}  // namespace chaosbench::reports
