@@ -22,7 +22,7 @@ struct Command {
   bool listed;
 };
 
-constexpr std::array<Command, 10> kCommands{{
+constexpr std::array<Command, 11> kCommands{{
     {"run", "run a scenario: cluster, workload, faults, metrics, checks, reports", cmd_run, true},
     {"validate", "check scenario files: schema and semantics, with precise errors", cmd_validate, true},
     {"faults", "the fault catalogue: types, parameters, units, defaults", cmd_faults, true},
