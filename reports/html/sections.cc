@@ -110,7 +110,7 @@ std::string faults_html(const RunResult& run) {
                                         : "";
     out += fmt::format(
         "<tr><td class=\"first\">{}{}{}</td><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"lbl\">{}{}</td></tr>\n",
+        "<td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"lbl effect\">{}{}</td></tr>\n",
         swatch, escape(f.name), f.occurrence > 1 ? fmt::format(" #{}", f.occurrence) : "", escape(f.type),
         escape(targets), f.applied_at_s ? fmt::format("{:.2f} s", *f.applied_at_s) : "not applied",
         f.reverted_at_s ? fmt::format("{:.2f} s", *f.reverted_at_s) : (f.reversible ? "-" : "irreversible"),
