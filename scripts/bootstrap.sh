@@ -9,6 +9,7 @@ packages=(
   libnl-3-dev libnl-route-3-dev libspdlog-dev libfmt-dev iproute2
   libnetfilter-queue-dev iptables iputils-ping iperf3
   libopenblas-dev libzstd-dev libxxhash-dev
+  libjs-chart.js chromium
 )
 
 missing=()

@@ -1,0 +1,25 @@
+// The one JSON blob report.html's charts are drawn from: fault windows, a timeline per key
+// metric (downsampled, keeping extremes), latency percentiles per phase and the goodput /
+// badput breakdown. The page's script (reports/report_template.html) reads exactly this.
+#pragma once
+
+#include <string>
+
+#include "reports/run_model.h"
+
+namespace chaosbench::reports::html {
+
+// Budget of line points over all timelines: ~14 bytes each keeps the blob near 2 MB.
+inline constexpr std::size_t kTimelinePointBudget = 150000;
+// Longest line drawn (points); a longer series is bucketed to its minima and maxima.
+inline constexpr std::size_t kMaxLinePoints = 2000;
+
+// The JSON text, safe inside <script type="application/json">: every '<' is written as
+// \u003c, so no label can close the element.
+std::string chart_data_json(const RunResult& run);
+
+// Metrics a timeline is drawn for, in the page's order: the key ones first, then others
+// with enough points (at most 8).
+std::vector<std::string> timeline_metrics(const RunResult& run);
+
+}  // namespace chaosbench::reports::html

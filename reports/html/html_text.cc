@@ -1,0 +1,80 @@
+#include "reports/html/html_text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "reports/console_summary.h"
+
+namespace chaosbench::reports::html {
+
+std::string escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string format_unit(double value, const std::string& unit) {
+  if (unit == "bytes" && std::isfinite(value)) {
+    double a = std::fabs(value);
+    if (a >= 1024.0 * 1024 * 1024) return fmt::format("{:.3g} GiB", value / (1024.0 * 1024 * 1024));
+    if (a >= 1024.0 * 1024) return fmt::format("{:.3g} MiB", value / (1024.0 * 1024));
+    if (a >= 1024.0) return fmt::format("{:.3g} KiB", value / 1024.0);
+    return fmt::format("{:.0f} B", value);
+  }
+  return format_value(value, unit);
+}
+
+std::string label(const Labels& labels, std::string_view key) {
+  auto it = labels.find(std::string(key));
+  return it == labels.end() ? std::string() : label_to_string(it->second);
+}
+
+std::string labels_text(const Labels& labels, std::string_view skip) {
+  std::string out;
+  for (const auto& [key, value] : labels) {
+    if (key == skip) continue;
+    std::string text = label_to_string(value);
+    if (key == "bytes" && !std::holds_alternative<std::string>(value)) {
+      double b = std::holds_alternative<std::int64_t>(value) ? static_cast<double>(std::get<std::int64_t>(value))
+                                                            : std::get<double>(value);
+      text = format_unit(b, "bytes");
+    }
+    out += fmt::format("{}{}={}", out.empty() ? "" : ", ", key, text);
+  }
+  return out;
+}
+
+std::vector<std::string> phase_columns(const RunResult& run) {
+  std::vector<std::string> order;
+  auto add = [&](const std::string& p) {
+    if (!p.empty() && std::find(order.begin(), order.end(), p) == order.end()) order.push_back(p);
+  };
+  for (const auto& p : run.phases) add(p.name);
+  bool overall = false;
+  for (const auto& m : run.metrics) {
+    std::string p = label(m.labels, "phase");
+    if (p == "overall") overall = true;
+    else add(p);
+  }
+  if (overall) order.push_back("overall");
+  return order;
+}
+
+std::string badge(const std::string& status) {
+  std::string upper;
+  for (char c : status) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return fmt::format("<span class=\"badge {}\">{}</span>", escape(status), escape(upper));
+}
+
+}  // namespace chaosbench::reports::html

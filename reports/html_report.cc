@@ -1,0 +1,69 @@
+#include "reports/html_report.h"
+
+#include <fmt/format.h>
+#include <map>
+#include <stdexcept>
+
+#include "reports/html/chart_data.h"
+#include "reports/html/embedded_assets.h"
+#include "reports/html/html_text.h"
+#include "reports/html/phase_table.h"
+#include "reports/html/rank_heatmap.h"
+#include "reports/html/sections.h"
+
+namespace chaosbench::reports {
+namespace {
+
+// Fills each {{NAME}} of the template once, in one pass: what is inserted is never scanned
+// again, so a value that happens to contain braces stays as it is.
+std::string fill(std::string_view skeleton, const std::map<std::string, std::string>& values) {
+  std::size_t size = skeleton.size();
+  for (const auto& [name, value] : values) size += value.size();
+  std::string out;
+  out.reserve(size);
+  std::size_t pos = 0;
+  while (true) {
+    std::size_t open = skeleton.find("{{", pos);
+    if (open == std::string_view::npos) break;
+    std::size_t close = skeleton.find("}}", open + 2);
+    if (close == std::string_view::npos) break;
+    std::string name(skeleton.substr(open + 2, close - open - 2));
+    auto it = values.find(name);
+    if (it == values.end()) throw std::logic_error("report_template.html: unknown placeholder {{" + name + "}}");
+    out.append(skeleton.substr(pos, open - pos));
+    out += it->second;
+    pos = close + 2;
+  }
+  out.append(skeleton.substr(pos));
+  return out;
+}
+
+}  // namespace
+
+std::string render_html(const RunResult& run) {
+  using namespace html;
+  std::string verdict = run.verdict.empty() ? "error" : run.verdict;
+  std::string title = fmt::format("{} {} - chaosbench", run.scenario_name, verdict);
+  std::map<std::string, std::string> values{
+      {"GENERATOR", escape(fmt::format("{} {}", run.tool_name, run.tool_version))},
+      {"TITLE", escape(title)},
+      {"HEADING", escape(fmt::format("chaosbench report: {}", run.scenario_name))},
+      {"SUBHEADING", escape(fmt::format("{} · {:.1f} s · seed {} · run {}", run.started_at, run.duration_s, run.seed,
+                                        run.run_id))},
+      {"VERDICT", verdict_html(run)},
+      {"TIMELINES", faults_html(run) + (timeline_metrics(run).empty()
+                                            ? "<p class=\"empty\">This run recorded no time series.</p>\n"
+                                            : "")},
+      {"PHASE_TABLE", phase_table_html(run)},
+      {"HEATMAP", rank_heatmap_html(run)},
+      {"RECOVERY", recovery_html(run)},
+      {"ADVICE", advice_html(run)},
+      {"ENVIRONMENT", environment_html(run)},
+      {"SCENARIO", escape(scenario_text(run))},
+      {"DATA", chart_data_json(run)},
+      {"CHART_JS", std::string(chart_js())},
+  };
+  return fill(report_template(), values);
+}
+
+}  // namespace chaosbench::reports

@@ -1,0 +1,202 @@
+// report.html: structure, escaping, size for 10^6 samples, downsampling, and a real render
+// in headless Chromium (no console error, no blocked request; the screenshot is kept as
+// <build>/report-screenshot.png).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "reports/html/downsample.h"
+#include "reports/html/rank_heatmap.h"
+#include "reports/html_report.h"
+#include "reports/json_io.h"
+#include "test_util.h"
+
+using namespace chaosbench::reports;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kNasty = "</script><b>";
+
+MetricRecord record(const std::string& name, const std::string& unit, const std::string& phase, double value,
+                    Labels extra = {}) {
+  extra["phase"] = phase;
+  MetricRecord m{name, unit, "lower", extra, value, {}};
+  m.stats = Stats{40, value, 1, value * 0.5, value, value * 1.5, value * 2, value * 3, value * 40};
+  return m;
+}
+
+// Two ranks stepping through baseline, a slow-link window and recovery; rank 1 is slow in
+// the window. `points` samples per series.
+RunResult synthetic_run(std::size_t points) {
+  RunResult run;
+  run.tool_version = "0.1.0";
+  run.scenario_name = "html-test";
+  run.scenario_json = R"({"name":"html-test","workload":{"kind":"train"}})";
+  run.run_id = "html-test-1";
+  run.seed = 7;
+  run.started_at = "2026-11-30T00:00:00Z";
+  run.duration_s = 30;
+  run.verdict = "fail";
+  run.reason = "1 of 2 checks failed";
+  run.environment = {"host", "Linux 6", 2, "network namespaces", {{"network.delay", "nfqueue"}}};
+  run.phases = {{"baseline", 0, 10}, {"fault:slow-link", 10, 20}, {"recovery:slow-link", 20, 30}};
+  run.faults = {FaultRecord{.name = "slow-link", .type = "network.delay", .targets = {"node1"}, .applied_at_s = 10,
+                             .reverted_at_s = 20, .backend = "nfqueue", .apply_latency_us = 180, .effect = {},
+                             .reversible = true, .error = ""}};
+  for (const char* phase : {"baseline", "fault:slow-link", "recovery:slow-link", "overall"}) {
+    double slow = std::string(phase) == "fault:slow-link" ? 3 : 1;
+    run.metrics.push_back(record("train/step_time", "ms", phase, 12 * slow));
+    run.metrics.push_back(record("comm/latency", "us", phase, 800 * slow, {{"collective", std::string(kNasty)}}));
+  }
+  run.metrics.push_back({"resilience/goodput", "%", "higher", {{"phase", std::string("overall")}}, 91, {}});
+  run.metrics.push_back({"resilience/badput", "%", "lower", {{"phase", std::string("overall")}, {"bucket", std::string("recovery")}}, 9, {}});
+  for (std::int64_t rank = 0; rank < 2; ++rank) {
+    for (const char* name : {"train/step_time", "train/compute_time"}) {
+      Series s{name, "ms", {{"rank", rank}}, {}, {}};
+      s.t.reserve(points);
+      s.v.reserve(points);
+      for (std::size_t i = 0; i < points; ++i) {
+        double t = 30.0 * static_cast<double>(i) / static_cast<double>(points);
+        bool window = t >= 10 && t < 20;
+        s.t.push_back(t);
+        s.v.push_back(10 + std::sin(static_cast<double>(i)) + (window && rank == 1 ? 25 : 0));
+      }
+      run.series.push_back(std::move(s));
+    }
+  }
+  run.series[0].v[points / 3 + 7] = 987.5;  // one spike that downsampling must keep
+  run.checks = {{"train/step_time", {{"phase", std::string("fault:slow-link")}}, "<=", 20, 36, "fail",
+                 "train/step_time p50 = 36 ms > 20 ms in fault:slow-link"},
+                {"resilience/goodput", {{"phase", std::string("overall")}}, ">=", 80, 91, "pass", ""}};
+  Comparison c;
+  c.baseline_run = "base-run";
+  c.verdict = "fail";
+  MetricComparison mc;
+  mc.name = "train/step_time";
+  mc.unit = "ms";
+  mc.better = "lower";
+  mc.labels = {{"phase", std::string("overall")}};
+  mc.stat = "p50";
+  mc.baseline = 10;
+  mc.current = 12;
+  mc.change = 0.2;
+  mc.ci_low = 0.15;
+  mc.ci_high = 0.25;
+  mc.status = "fail";
+  mc.reason = "p50 +20% [+15%, +25%], p = 0.001";
+  c.metrics = {mc};
+  run.comparison = c;
+  return run;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("html: the document has the policy, the sections in order, the verdict and failed checks", "[html]") {
+  auto doc = render_html(synthetic_run(500));
+  CHECK_THAT(doc, Catch::Contains("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+                                  "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">"));
+  for (const char* remote : {"src=\"http", "href=\"http", "src='http", "href='http", "url(http", "@import"})
+    CHECK(doc.find(remote) == std::string::npos);
+  std::size_t last = 0;
+  for (const char* heading : {"Verdict", "Timelines", "Metrics by phase", "Latency percentiles", "Per-rank step time",
+                              "Checkpoints and recovery", "Tuning advice", "Environment", "Scenario"}) {
+    auto at = doc.find(std::string("<h2>") + heading + "</h2>");
+    INFO(heading);
+    REQUIRE(at != std::string::npos);
+    CHECK(at > last);
+    last = at;
+  }
+  CHECK_THAT(doc, Catch::Contains("<div class=\"verdict fail\"><span class=\"big\">FAIL</span>"));
+  CHECK_THAT(doc, Catch::Contains("<h3>Failed checks</h3>"));
+  CHECK_THAT(doc, Catch::Contains("train/step_time p50 = 36 ms &gt; 20 ms in fault:slow-link"));
+  // The baseline-run column: change, interval and badge.
+  CHECK_THAT(doc, Catch::Contains("+20.0% [+15.0%, +25.0%] <span class=\"badge fail\">FAIL</span>"));
+  CHECK_THAT(doc, Catch::Contains("&quot;name&quot;: &quot;html-test&quot;"));  // the scenario, pretty-printed
+  CHECK_THAT(doc, Catch::Contains("rank 1"));                                    // the heatmap
+}
+
+TEST_CASE("html: a label never closes the script or opens a tag", "[html]") {
+  auto doc = render_html(synthetic_run(50));
+  CHECK(doc.find("<b>") == std::string::npos);
+  CHECK_THAT(doc, Catch::Contains("&lt;/script&gt;&lt;b&gt;"));      // in the tables
+  CHECK_THAT(doc, Catch::Contains("\\u003c/script>\\u003cb>"));      // in the chart data
+  CHECK(count(doc, "</script>") == 3);                              // data, Chart.js, the page's script
+}
+
+TEST_CASE("html: extremes survive downsampling, and the result is bounded", "[html]") {
+  std::vector<double> t, v;
+  for (int i = 0; i < 100000; ++i) {
+    t.push_back(i * 0.001);
+    v.push_back(i == 31337 ? 500.0 : i == 77777 ? -3.0 : 1.0);
+  }
+  auto line = chaosbench::reports::html::downsample_extremes(t, v, 2000);
+  CHECK(line.t.size() <= 2000);
+  CHECK(std::find(line.v.begin(), line.v.end(), 500.0) != line.v.end());
+  CHECK(std::find(line.v.begin(), line.v.end(), -3.0) != line.v.end());
+  CHECK(std::is_sorted(line.t.begin(), line.t.end()));
+  auto short_line = chaosbench::reports::html::downsample_extremes({0, 1}, {5, 6}, 2000);
+  CHECK(short_line.v == std::vector<double>{5, 6});
+  CHECK(chaosbench::reports::html::heat_colour(1.0) == "#ffffff");
+  CHECK(chaosbench::reports::html::heat_colour(4.0) == "#b42318");
+}
+
+TEST_CASE("html: a run of 10^6 samples renders under 5 MB", "[html]") {
+  auto run = synthetic_run(250000);  // 2 ranks x 2 metrics x 250000
+  auto start = std::chrono::steady_clock::now();
+  auto doc = render_html(run);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  WARN("report.html for 10^6 samples: " << doc.size() / 1e6 << " MB in " << seconds << " s");
+  CHECK(doc.size() < 5'000'000);
+  CHECK_THAT(doc, Catch::Contains("987.5"));  // the spike is still drawn
+}
+
+TEST_CASE("html: report.html renders in headless Chromium without errors or requests", "[html]") {
+  const std::string chromium = "/usr/bin/chromium";
+  if (!fs::exists(chromium)) {
+    WARN("skipped: chromium is not installed (scripts/bootstrap.sh installs it)");
+    return;
+  }
+  auto run = from_json(chaosbench::test::read_file(chaosbench::test::source("tests/data/train-results.json")));
+  auto compared = synthetic_run(10);
+  run.comparison = compared.comparison;
+  run.checks.push_back(compared.checks.front());
+  chaosbench::test::TempDir dir;
+  const std::string page = dir.file("report.html");
+  dir.write("report.html", render_html(run));
+  const std::string build = CHAOSBENCH_BUILD_DIR;
+  fs::copy_file(page, build + "/report-sample.html", fs::copy_options::overwrite_existing);
+  const std::string screenshot = build + "/report-screenshot.png";
+  fs::remove(screenshot);
+  auto browse = [&](const std::string& action) {
+    return chaosbench::test::run_command(
+        {chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+         "--user-data-dir=" + dir.file("profile"), "--enable-logging=stderr", "--v=0", "--window-size=1280,2400",
+         "--virtual-time-budget=5000", action, "file://" + page},
+        std::chrono::seconds(60));
+  };
+  auto shot = browse("--screenshot=" + screenshot);
+  INFO(shot.err);
+  REQUIRE_FALSE(shot.timed_out);
+  CHECK(shot.exit_code == 0);
+  CHECK(fs::exists(screenshot));
+  auto dom = browse("--dump-dom");
+  INFO(dom.err);
+  REQUIRE_FALSE(dom.timed_out);
+  CHECK_THAT(dom.out, Catch::Contains("data-rendered=\"ok\""));
+  for (const auto* r : {&shot, &dom}) {
+    CHECK(r->err.find("CONSOLE") == std::string::npos);  // the page logs nothing unless it fails
+    CHECK(r->err.find("Uncaught") == std::string::npos);
+    CHECK(r->err.find("Refused to") == std::string::npos);  // a blocked load: a network request was attempted
+    CHECK(r->err.find("Content Security Policy") == std::string::npos);
+  }
+}
