@@ -1,5 +1,7 @@
 #include "reports/gate.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -46,16 +48,22 @@ std::optional<std::vector<double>> samples_of(const RunResult& run, const Metric
   if (phase != "overall")
     for (const auto& p : run.phases)
       if (p.name == phase) windows.emplace_back(p.start_s, p.end_s);
-  std::optional<std::vector<double>> out;
+  std::optional<std::vector<std::pair<double, double>>> timed;  // (t, v) of every rank
   for (const auto& s : run.series) {
     if (s.name != record.name || without_rank_and_phase(s.labels) != key) continue;
-    if (!out) out.emplace();
+    if (!timed) timed.emplace();
     for (std::size_t i = 0; i < s.v.size() && i < s.t.size(); ++i) {
       bool inside = phase == "overall";
       for (const auto& [start, end] : windows) inside = inside || (s.t[i] >= start && s.t[i] < end);
-      if (inside) out->push_back(s.v[i]);
+      if (inside) timed->emplace_back(s.t[i], s.v[i]);
     }
   }
+  if (!timed) return std::nullopt;
+  // In time order over all ranks: the noise estimate batches consecutive stretches.
+  std::stable_sort(timed->begin(), timed->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<double> out;
+  out.reserve(timed->size());
+  for (const auto& [t, v] : *timed) out.push_back(v);
   return out;
 }
 
@@ -195,7 +203,7 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
       m.ci_high = ci->high;
     }
   }
-  const std::string numbers =
+  std::string numbers =
       m.ci_low ? fmt::format("{} ({:g}% CI {}..{}), p={}, tolerance {:g}%{}", pct(m.change), (1 - options.alpha) * 100,
                              pct(*m.ci_low), pct(*m.ci_high), p_text(*m.p_value), tolerance * 100.0, tested)
                : fmt::format("{}, tolerance {:g}%", pct(m.change), tolerance * 100.0);
@@ -209,8 +217,14 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
   }
   const double sign = worse_sign(cur.better);
   const bool significant = m.p_value && *m.p_value < options.alpha;
-  // The whole interval beyond the tolerance on the worse side.
-  const bool beyond = m.ci_low && (sign > 0 ? *m.ci_low > tolerance : *m.ci_high < -tolerance);
+  // The whole interval beyond the tolerance on the worse side, widened by how much the
+  // statistic wanders within each run on this machine: one run per side cannot tell a
+  // shift that small from the machine's own drift.
+  const double noise = std::max(within_run_noise(base_values, percentile_p > 50 ? kTailFrom : 50),
+                                within_run_noise(cur_values, percentile_p > 50 ? kTailFrom : 50));
+  const double band = tolerance + noise;
+  const bool beyond = m.ci_low && (sign > 0 ? *m.ci_low > band : *m.ci_high < -band);
+  if (noise > 0) numbers += fmt::format(", within-run noise {:.1f}%", noise * 100);
   if (significant && beyond) {
     m.status = "fail";
     m.reason = "regression: " + numbers;
@@ -219,7 +233,7 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
     if (sign * m.change < 0 && significant) m.reason = "improvement: " + numbers;
     else if (!significant) m.reason = "no significant change: " + numbers;
     else if (sign * m.change <= tolerance) m.reason = "within tolerance: " + numbers;
-    else m.reason = "not clearly beyond tolerance: " + numbers;
+    else m.reason = "not clearly beyond tolerance and noise: " + numbers;
   }
   return m;
 }

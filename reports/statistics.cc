@@ -190,4 +190,19 @@ std::optional<Interval> bootstrap_change_ci(const std::vector<double>& baseline,
   return Interval{changes[k], changes[changes.size() - 1 - k]};
 }
 
+double within_run_noise(const std::vector<double>& values, double p) {
+  const std::size_t per = values.size() / kNoiseBatches;
+  if (per < 8) return 0;
+  std::vector<double> batch_stats;
+  for (std::size_t b = 0; b < kNoiseBatches; ++b) {
+    std::vector<double> batch(values.begin() + static_cast<std::ptrdiff_t>(b * per),
+                              values.begin() + static_cast<std::ptrdiff_t>((b + 1) * per));
+    batch_stats.push_back(percentile(std::move(batch), p));
+  }
+  std::sort(batch_stats.begin(), batch_stats.end());
+  const double mid = percentile_sorted(batch_stats, 50);
+  if (!(std::abs(mid) > 0)) return 0;
+  return (percentile_sorted(batch_stats, 75) - percentile_sorted(batch_stats, 25)) / 2 / std::abs(mid);
+}
+
 }  // namespace chaosbench::reports

@@ -43,6 +43,14 @@ struct MannWhitneyResult {
 inline constexpr std::size_t kMannWhitneyExactMax = 50;
 MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
 
+// How much the p-th percentile wanders within one run: the sample (in time order) cut into
+// kNoiseBatches consecutive batches, the percentile of each, and half their interquartile
+// range relative to their median (0 for fewer than 8 values per batch). Batch means, as
+// for autocorrelated simulation output: machine noise that comes and goes over seconds
+// shows up here, where a test on individual samples takes it for a difference.
+inline constexpr std::size_t kNoiseBatches = 10;
+double within_run_noise(const std::vector<double>& values_in_time_order, double p);
+
 struct Interval {
   double low = 0, high = 0;
 };

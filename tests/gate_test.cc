@@ -391,3 +391,29 @@ TEST_CASE("samples come from the record's phase window", "[gate]") {
     if (m.stat == "p50") CHECK(m.status == (in_fault ? "fail" : "pass"));
   }
 }
+
+// A machine whose speed drifts over seconds (other load coming and going): each run's
+// samples sit on a level that changes every stretch by up to +-15%, and the two runs'
+// levels differ by 10%. One run per side cannot tell that from a regression, so the gate
+// must not fail it; a real 43% slowdown (30% less throughput) on the same machine must.
+TEST_CASE("gate: drift within a run widens the band, so machine noise between runs does not fail", "[gate]") {
+  auto drifting = [](std::uint64_t seed, double level) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> stretch(0.85, 1.15);
+    std::vector<double> v;
+    for (int block = 0; block < 20; ++block) {
+      const double f = stretch(rng);
+      for (double x : draw(seed * 31 + static_cast<std::uint64_t>(block), 50, level * f, 0.05)) v.push_back(x);
+    }
+    return v;
+  };
+  RunSpec base, same, slower;
+  base.ranks = {drifting(1, 100)};
+  same.ranks = {drifting(2, 110)};
+  slower.ranks = {drifting(3, 143)};
+  auto aa = compare_runs(make_run(base), make_run(same));
+  CHECK(aa.verdict != "fail");
+  for (const auto& m : aa.metrics) CHECK_THAT(m.reason, Catch::Contains("within-run noise"));
+  auto regression = compare_runs(make_run(base), make_run(slower));
+  CHECK(regression.verdict == "fail");
+}
