@@ -65,6 +65,10 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     {"net/retransmits", "count", B::kLower, A::kMax, "TCP retransmissions per node"},
     {"gpu/memory_used", "MiB", B::kNone, A::kMax, "GPU memory in use (GPU only)"},
     {"gpu/xid_events", "count", B::kNone, A::kSum, "Xid error events (GPU only)"},
+    // The tool's own costs (chaosbench bench micro).
+    {"bench/scenario_parse", "us", B::kLower, A::kMean, "time to parse and validate one scenario file (scenarios/demo.json)"},
+    {"bench/ingest_rate", "records/s", B::kHigher, A::kMean, "metric records per second the harness takes in: socket to sample store, or decode alone"},
+    {"bench/report_time", "ms", B::kLower, A::kMean, "time to produce one report (results.json, ...) of a run with 10^6 series samples"},
 });
 
 }  // namespace
