@@ -8,26 +8,24 @@
 #       bandwidths and throughputs times 0.7; the gate must fail (exit 1);
 #     p99 x3: in every latency series, the samples at or above the series' p95 times 3
 #       (so the p99 triples and the median stays); the gate must fail on a p99 row.
-# The scenario: scenarios/collective-sweep.json cut down to allreduce (ring) at 1 KiB,
-# 16 KiB and 256 KiB with 100 iterations on 4 ranks: 400 latency samples per size, a few
-# seconds per run.
-#   bench/gate_aa.sh [RUNS]   (needs a build: build/bin/chaosbench; root for namespaces)
+# The scenario (second argument): bench/scenarios/gate-aa-train.json by default (the
+# trainer's step times), or bench/scenarios/gate-aa-collective.json (small-message
+# allreduce latency, the noisiest case).
+#   bench/gate_aa.sh [RUNS] [SCENARIO]   (needs a build: build/bin/chaosbench; root for namespaces)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-21}
 bin=build/bin/chaosbench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sets=(--set 'workload.collectives=["allreduce"]' --set 'workload.algorithms=["ring"]'
-      --set workload.sizes.min=1KiB --set workload.sizes.max=256KiB --set workload.sizes.factor=16
-      --set workload.iters=100)
+scenario=${2:-bench/scenarios/gate-aa-train.json}
 
 start=$(date +%s)
 for i in $(seq 1 "$runs"); do
-  "$bin" run scenarios/collective-sweep.json "${sets[@]}" --out "$tmp/run$i" --quiet >/dev/null 2>&1 || true
+  "$bin" run "$scenario" --out "$tmp/run$i" --quiet >/dev/null 2>&1 || true
   [[ -f $tmp/run$i/results.json ]] || { echo "run $i produced no results.json" >&2; exit 2; }
 done
-echo "$runs runs in $(( $(date +%s) - start )) s"
+echo "$runs runs of $scenario in $(( $(date +%s) - start )) s"
 
 passed=0; warned=0; total=0
 for i in $(seq 2 "$runs"); do
