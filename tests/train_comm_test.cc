@@ -108,9 +108,22 @@ TEST_CASE("a dead peer makes finish() throw CollectiveError, promptly", "[train]
   std::string error;
   double seconds = 0;
   // The peer leaves without taking part: destroying its context closes its connections.
-  std::thread peer([&] { connect(dir.path(), "dead", 1, 2); });
+  // It waits until this side is connected too, or this side's connect could see it go.
+  std::atomic<bool> connected{false};
+  std::thread peer([&] {
+    auto context = connect(dir.path(), "dead", 1, 2);
+    while (!connected) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
   {
-    auto context = connect(dir.path(), "dead", 0, 2);
+    std::shared_ptr<gloo::Context> context;
+    try {
+      context = connect(dir.path(), "dead", 0, 2);
+    } catch (...) {
+      connected = true;
+      peer.join();
+      throw;
+    }
+    connected = true;
     peer.join();
     GradientAllreducer ar(context, g0.data(), spans, 1 << 20, std::chrono::seconds(20), 1);
     auto start = std::chrono::steady_clock::now();

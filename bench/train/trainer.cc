@@ -460,7 +460,9 @@ int Trainer::run() {
       metrics_.event("failure_detected", {{"step", step_}, {"error", error}});
       metrics_.flush();
       log(fmt::format("step {} failed: {}", step_ + 1, error));
-      if (!elastic_ || !recover(error)) return kTrainFailed;
+      if (!elastic_) return kTrainFailed;
+      // Left out while the others trained to the end: the job is done, and so is this rank.
+      if (!recover(error)) return elastic_->finished() ? kTrainOk : kTrainFailed;
     }
   }
   finish();
