@@ -11,7 +11,7 @@
 #include "harness/micro/micro_runner.h"
 #include "harness/micro/micro_suite.h"
 #include "harness/runner/run_directory.h"
-#include "reports/json_io.h"
+#include "reports/report_set.h"
 
 namespace chaosbench::harness {
 
@@ -27,7 +27,8 @@ int bench_micro(const Args& args) {
     print_help("chaosbench bench micro [--filter REGEX] [--out DIR] [--min-time S] [--scenario FILE]",
                "Runs the micro-benchmark suite in-process (Google Benchmark): compute/gemm_tflops,\n"
                "compute/mem_bw, comm/latency (2-rank gloo ping-pong), ckpt/write_bw (into DIR),\n"
-               "bench/scenario_parse, bench/ingest_rate, bench/report_time. Writes DIR/results.json.",
+               "bench/scenario_parse, bench/ingest_rate, bench/report_time. Writes DIR/results.json and the other\n"
+               "reports of a run (report.html, summary.md, junit.xml, trace.json).",
                options);
     return kExitPass;
   }
@@ -44,7 +45,8 @@ int bench_micro(const Args& args) {
   auto outcome = run_micro_suite(suite, run, std::cout);
   if (outcome.matched == 0) throw UsageError("--filter \"" + run.filter + "\" matches no benchmark");
   const std::string results = out + "/results.json";
-  write_file_atomically(results, reports::to_json(outcome.result));
+  // The same reports as a run: results.json, report.html, summary.md, junit.xml, trace.json.
+  reports::write_reports(outcome.result, out, reports::default_reports());
   if (outcome.result.verdict != "pass") std::cerr << "failed: " << outcome.result.reason << "\n";
   std::cout << results << "\n";
   return outcome.result.verdict == "pass" ? kExitPass : kExitCheckFailed;

@@ -16,7 +16,11 @@
 #include "harness/runner/metrics_server.h"
 #include "harness/runner/sample_store.h"
 #include "harness/scenario/scenario_loader.h"
+#include "reports/html_report.h"
 #include "reports/json_io.h"
+#include "reports/junit_report.h"
+#include "reports/markdown_report.h"
+#include "reports/trace_report.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -120,6 +124,10 @@ struct ReportFormat {
 };
 const ReportFormat kReportFormats[] = {
     {"json", [](const reports::RunResult& run) { return reports::to_json(run); }},
+    {"html", [](const reports::RunResult& run) { return reports::render_html(run); }},
+    {"md", [](const reports::RunResult& run) { return reports::render_markdown(run); }},
+    {"junit", [](const reports::RunResult& run) { return reports::render_junit(run); }},
+    {"trace", [](const reports::RunResult& run) { return reports::render_trace(run); }},
 };
 
 class SyntheticRun {
