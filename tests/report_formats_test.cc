@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report_fixtures.h"
+#include "reports/json_io.h"
 #include "reports/junit_report.h"
 #include "reports/markdown_report.h"
 #include "reports/trace_report.h"
@@ -44,6 +45,10 @@ TEST_CASE("report formats: golden files for a fixed run", "[report-formats]") {
   check_golden("summary.md", render_markdown(run));
   check_golden("junit.xml", render_junit(run));
   check_golden("trace.json", render_trace(run));
+  // results.json: the run model itself, and what every report is regenerated from.
+  const std::string results = chaosbench::reports::to_json(run) + "\n";
+  check_golden("results.json", results);
+  CHECK(chaosbench::reports::to_json(chaosbench::reports::from_json(results)) + "\n" == results);
 }
 
 TEST_CASE("report formats: trace.json is valid JSON with rank, harness and fault tracks", "[report-formats]") {
