@@ -31,7 +31,7 @@ constexpr std::array<Command, 11> kCommands{{
     {"doctor", "what this host can inject, and with which backend", cmd_doctor, true},
     {"compare", "compare two results files per metric; --gate fails on significant regressions", cmd_compare, true},
     {"cleanup", "revert everything journaled by runs that died", cmd_cleanup, true},
-    {"bench", "micro-benchmarks of the harness (cluster bring-up)", cmd_bench, true},
+    {"bench", "benchmarks: the micro-benchmark suite and the harness's own (cluster, delay line, shaper)", cmd_bench, true},
     {"version", "print the version", cmd_version, true},
     {"worker", "a built-in workload process (started by run)", cmd_worker, false},
 }};
