@@ -33,6 +33,8 @@ reports::RunResult build_result(const ResultInputs& in, const std::string& verdi
   for (const auto& f : in.faults)
     if (!f.backend.empty()) r.environment.backends[f.type] = f.backend;
   if (std::holds_alternative<CollectiveWorkload>(in.scenario.workload)) r.environment.backends["collective"] = "gloo/tcp";
+  if (std::holds_alternative<ServeWorkload>(in.scenario.workload))
+    r.environment.backends["serve"] = "KServe v2 over HTTP/1.1, dynamic batching; open-loop load generator";
   if (std::holds_alternative<TrainWorkload>(in.scenario.workload))
     r.environment.backends["train"] = "cpu device (OpenBLAS), gloo/tcp allreduce";
   r.seed = in.scenario.seed;

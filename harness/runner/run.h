@@ -73,6 +73,7 @@ class Run {
   void on_exit(pid_t pid);
   bool oom_killed(int rank) const;
   bool node_frozen(int node) const;
+  bool only_services_left() const;  // every driver (non-service) process has ended
   void fail(std::string reason, std::string verdict = "fail");
   std::vector<RankProcess> rank_processes() const;
 

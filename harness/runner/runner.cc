@@ -105,6 +105,8 @@ std::string Run::progress_text(double t) const {
   }
   if (const auto* coll = std::get_if<CollectiveWorkload>(&scenario_.workload); coll && coll->duration.value.count() > 0)
     eta = std::max(0.0, coll->duration.seconds() - t);
+  if (const auto* serve = std::get_if<ServeWorkload>(&scenario_.workload))
+    eta = std::max(0.0, serve->load.duration.seconds() - t);
   if (group_restart_at_) text += "  restarting";
   if (eta) text += fmt::format("  ETA {:.0f}s", *eta);
   return text;
@@ -373,6 +375,22 @@ void Run::revert_all() {
   for (auto i : active) revert(i);
 }
 
+bool Run::only_services_left() const {
+  bool any_service = false;
+  for (std::size_t i = 0; i < launches_.size(); ++i) {
+    if (launches_[i].service) {
+      any_service = true;
+      continue;
+    }
+    if (pids_[i] > 0 && supervisor_.status(pids_[i]).running) return false;
+  }
+  if (!any_service || group_restart_at_) return false;
+  for (const auto& p : pending_restarts_)
+    for (auto idx : p.launches)
+      if (!launches_[idx].service) return false;
+  return true;
+}
+
 bool Run::node_frozen(int node) const {
   if (!cgroups_) return false;
   const std::string dir = cgroups_->dir(node, "freezer");
@@ -547,6 +565,11 @@ RunOutcome Run::execute() {
       }
       for (pid_t pid : supervisor_.wait_any(wait)) on_exit(pid);
       if (!supervisor_.any_running() && pending_restarts_.empty() && !group_restart_at_) break;
+      if (only_services_left()) {  // the load is done: the replicas stop, on purpose
+        for (std::size_t i = 0; i < launches_.size(); ++i)
+          if (launches_[i].service && pids_[i] > 0) expected_exits_.insert(pids_[i]);
+        break;
+      }
     }
   } catch (const HostError& e) {
     fail(e.what(), "error");

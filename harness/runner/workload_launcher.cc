@@ -1,5 +1,7 @@
 #include "harness/runner/workload_launcher.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -71,14 +73,86 @@ std::vector<std::string> train_argv(const TrainWorkload& w, const LaunchContext&
   return argv;
 }
 
+int serve_load_node(const ServeWorkload& w, const ClusterSpec& cluster) {
+  return w.load.node >= 0 ? w.load.node : cluster.nodes - 1;
+}
+
+std::vector<int> serve_replicas(const ServeWorkload& w, const ClusterSpec& cluster) {
+  if (!w.replicas.empty()) return w.replicas;
+  std::vector<int> out;
+  for (int n = 0; n < cluster.nodes; ++n)
+    if (n != serve_load_node(w, cluster)) out.push_back(n);
+  return out;
+}
+
+// The port replica `node` listens on: `port` in its own namespace; on a cluster of local
+// processes (every node on 127.0.0.1) each replica needs a port of its own.
+int replica_port(const ServeWorkload& w, const ClusterSpec& cluster, const LaunchContext& ctx, int node) {
+  const auto replicas = serve_replicas(w, cluster);
+  const bool shared_address =
+      std::count(ctx.node_addrs.begin(), ctx.node_addrs.end(), ctx.node_addrs.front()) > 1;
+  const auto at = std::find(replicas.begin(), replicas.end(), node) - replicas.begin();
+  return w.port + (shared_address ? static_cast<int>(at) : 0);
+}
+
+std::string joined(const std::vector<int>& v) {
+  std::vector<std::string> parts;
+  for (int x : v) parts.push_back(std::to_string(x));
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+std::vector<std::string> serve_argv(const ServeWorkload& w, const LaunchContext& ctx, const ClusterSpec& cluster,
+                                    int node, const std::string& host) {
+  std::vector<std::string> argv{ctx.self_exe, "worker", "serve",
+                                "--model", w.model_name,
+                                "--layers", joined(w.layers),
+                                "--dtype", w.dtype,
+                                "--host", host,
+                                "--port", std::to_string(replica_port(w, cluster, ctx, node)),
+                                "--max-batch-size", std::to_string(w.batching.max_batch_size),
+                                "--max-queue-delay-us",
+                                std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                   w.batching.max_queue_delay.value).count()),
+                                "--queue-limit", std::to_string(w.queue_limit),
+                                "--seed", std::to_string(ctx.seed)};
+  if (!w.batching.preferred_batch_sizes.empty())
+    argv.insert(argv.end(), {"--preferred-batch-sizes", joined(w.batching.preferred_batch_sizes)});
+  if (!w.checkpoint_dir.empty()) {
+    std::string dir = w.checkpoint_dir.front() == '/' ? w.checkpoint_dir : ctx.scenario_dir + "/" + w.checkpoint_dir;
+    argv.insert(argv.end(), {"--checkpoint-dir", dir});
+  }
+  return argv;
+}
+
+std::vector<std::string> load_argv(const ServeWorkload& w, const LaunchContext& ctx, const ClusterSpec& cluster) {
+  std::vector<std::string> endpoints;
+  for (int n : serve_replicas(w, cluster))
+    endpoints.push_back(fmt::format("http://{}:{}", ctx.node_addrs.at(static_cast<std::size_t>(n)),
+                                    replica_port(w, cluster, ctx, n)));
+  return {ctx.self_exe, "worker", "load",
+          "--endpoints", fmt::format("{}", fmt::join(endpoints, ",")),
+          "--model", w.model_name,
+          "--scenario", w.load.scenario,
+          "--qps", fmt::format("{}", w.load.qps),
+          "--duration", fmt::format("{}ms", std::chrono::duration_cast<std::chrono::milliseconds>(w.load.duration.value).count()),
+          "--rows", std::to_string(w.load.rows),
+          "--dim", std::to_string(w.layers.front()),
+          "--connections", std::to_string(w.load.connections),
+          "--timeout-ms", ms_string(w.load.timeout)};
+}
+
 }  // namespace
 
 std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchContext& ctx) {
   const auto& cluster = scenario.cluster;
   std::vector<int> nodes;
   const auto* command = std::get_if<CommandWorkload>(&scenario.workload);
+  const auto* serve = std::get_if<ServeWorkload>(&scenario.workload);
   if (!ctx.only_nodes.empty()) {
     nodes = ctx.only_nodes;
+  } else if (serve) {  // the replicas, then the load generator
+    nodes = serve_replicas(*serve, cluster);
+    nodes.push_back(serve_load_node(*serve, cluster));
   } else if (command && !command->nodes.empty()) {
     nodes = command->nodes;
   } else {
@@ -130,6 +204,10 @@ std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchCont
         spec.argv = collective_argv(*coll, ctx, addr);
       } else if (const auto* train = std::get_if<TrainWorkload>(&scenario.workload)) {
         spec.argv = train_argv(*train, ctx, addr);
+      } else if (serve) {
+        const bool driver = node == serve_load_node(*serve, cluster);
+        spec.argv = driver ? load_argv(*serve, ctx, cluster) : serve_argv(*serve, ctx, cluster, node, addr);
+        l.service = !driver;
       } else {
         for (const auto& a : command->argv) spec.argv.push_back(expand_placeholders(a, lookup));
         for (const auto& [k, v] : command->env) spec.env[k] = expand_placeholders(v, lookup);

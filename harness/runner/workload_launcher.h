@@ -30,6 +30,9 @@ struct RankLaunch {
   int node = 0;
   int local_rank = 0;
   ProcessSpec spec;
+  // A service (an inference replica) runs until the other processes are done, then the
+  // runner stops it; its being stopped is no failure.
+  bool service = false;
 };
 
 // Throws std::runtime_error for what the parser cannot know (none today).

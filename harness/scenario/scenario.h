@@ -97,6 +97,37 @@ struct TrainWorkload {
   Duration timeout{std::chrono::seconds(10)};
 };
 
+// The serving workload: KServe v2 servers of the trainer's MLP on some nodes (replicas,
+// services: they run until the load is done) and the open-loop load generator on another
+// (the driver: the run ends when it does).
+struct ServeBatching {
+  int max_batch_size = 64;
+  Duration max_queue_delay{std::chrono::microseconds(2000)};
+  std::vector<int> preferred_batch_sizes;
+};
+
+struct LoadSpec {
+  int node = -1;  // -1: the last node
+  std::string scenario = "server";  // "server", "offline", "single-stream"
+  double qps = 100;
+  Duration duration{std::chrono::seconds(20)};
+  int rows = 1;
+  int connections = 32;
+  Duration timeout{std::chrono::seconds(1)};
+};
+
+struct ServeWorkload {
+  std::string model_name = "mlp";
+  std::vector<int> layers{256, 1024, 1024, 1024, 16};
+  std::string dtype = "fp32";  // "fp32" or "int8"
+  std::vector<int> replicas;   // nodes; empty: every node but the load's
+  int port = 8000;
+  ServeBatching batching;
+  int queue_limit = 1024;
+  std::string checkpoint_dir;  // the trainer's checkpoints; empty: seeded weights
+  LoadSpec load;
+};
+
 struct CommandWorkload {
   std::vector<std::string> argv;
   std::vector<int> nodes;  // empty: every node
@@ -106,8 +137,8 @@ struct CommandWorkload {
   RecoverySpec recovery;  // none or restart
 };
 
-using WorkloadSpec = std::variant<CollectiveWorkload, CommandWorkload, TrainWorkload>;
-std::string_view workload_kind(const WorkloadSpec& w);  // "collective", "command", "train"
+using WorkloadSpec = std::variant<CollectiveWorkload, CommandWorkload, TrainWorkload, ServeWorkload>;
+std::string_view workload_kind(const WorkloadSpec& w);  // "collective", "command", "train", "serve"
 // The workload's recovery settings; a collective has none (mode none).
 RecoverySpec workload_recovery(const WorkloadSpec& w);
 

@@ -12,6 +12,7 @@ namespace chaosbench::harness {
 // Each reports into ctx and returns what it could read (defaults where it could not).
 WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
+ServeWorkload parse_serve(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 // workload.recovery; "elastic" only where the workload can carry on without a rank.
 RecoverySpec parse_recovery(ParseContext& ctx, const json& value, const ClusterSpec& cluster, bool elastic_allowed);
 std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster);

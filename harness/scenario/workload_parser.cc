@@ -10,7 +10,7 @@
 namespace chaosbench::harness {
 namespace {
 
-const std::vector<std::string_view> kKinds{"collective", "command", "train"};
+const std::vector<std::string_view> kKinds{"collective", "command", "train", "serve"};
 
 // A gloo full mesh opens a listening port per peer pair; on one loopback address more
 // than this many ranks run out of ports (256 ranks failed with EADDRINUSE here).
@@ -114,6 +114,7 @@ CommandWorkload parse_command(ParseContext& ctx, const json& value, const Cluste
 
 std::string_view workload_kind(const WorkloadSpec& w) {
   if (std::holds_alternative<CollectiveWorkload>(w)) return "collective";
+  if (std::holds_alternative<ServeWorkload>(w)) return "serve";
   return std::holds_alternative<TrainWorkload>(w) ? "train" : "command";
 }
 
@@ -130,7 +131,7 @@ WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterS
   }
   auto kind_it = value.find("kind");
   if (kind_it == value.end()) {
-    ctx.error("workload", "missing required key \"kind\" (\"collective\", \"command\" or \"train\")");
+    ctx.error("workload", "missing required key \"kind\" (\"collective\", \"train\", \"serve\" or \"command\")");
     return CollectiveWorkload{};
   }
   if (!kind_it->is_string()) {
@@ -141,10 +142,12 @@ WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterS
   if (kind == "collective") return parse_collective(ctx, value, cluster);
   if (kind == "command") return parse_command(ctx, value, cluster);
   if (kind == "train") return parse_train(ctx, value, cluster);
-  std::string later = (kind == "serve" || kind == "load")
+  if (kind == "serve") return parse_serve(ctx, value, cluster);
+  std::string later = kind == "load"
                           ? fmt::format(" (\"{}\" is not available in this version)", kind)
                           : suggestion_suffix(kind, kKinds);
-  ctx.error("workload.kind", fmt::format("expected \"collective\", \"command\" or \"train\", got \"{}\"{}", kind, later));
+  ctx.error("workload.kind",
+            fmt::format("expected \"collective\", \"train\", \"serve\" or \"command\", got \"{}\"{}", kind, later));
   return CollectiveWorkload{};
 }
 
