@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config python3 python3-jsonschema
   libboost-program-options-dev nlohmann-json3-dev catch2 libgloo-dev libbenchmark-dev
   libnl-3-dev libnl-route-3-dev libspdlog-dev libfmt-dev iproute2
-  libnetfilter-queue-dev iptables iputils-ping iperf3
+  libnetfilter-queue-dev iptables iputils-ping iperf3 wrk
   libopenblas-dev libzstd-dev libxxhash-dev
   libjs-chart.js chromium
 )

@@ -1,0 +1,89 @@
+// chaosbench worker load [...] — MLPerf LoadGen-style load (server, offline, single-stream)
+// against one or more KServe v2 HTTP endpoints. Reports infer/latency (every request),
+// infer/throughput and infer/error_rate (per second) to CHAOSBENCH_METRICS when set, and
+// prints a summary at the end.
+#include "harness/cli/cmd_worker_load.h"
+
+#include <iostream>
+#include <sstream>
+
+#include "bench/load/load_generator.h"
+#include "bench/load/load_report.h"
+#include "faults/units.h"
+#include "harness/cli/cli_options.h"
+#include "harness/cli/exit_code.h"
+
+namespace chaosbench::harness {
+namespace {
+
+std::vector<bench::load::Endpoint> endpoint_list(const std::string& text) {
+  std::vector<bench::load::Endpoint> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    std::string error;
+    auto endpoint = bench::load::parse_endpoint(item, error);
+    if (!endpoint) throw UsageError("--endpoints: " + error);
+    out.push_back(*endpoint);
+  }
+  return out;
+}
+
+}  // namespace
+
+int worker_load(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("endpoints", po::value<std::string>()->required(), "comma-separated http://host:port")
+      ("model", po::value<std::string>()->default_value("mlp"), "model name in /v2/models/NAME/infer")
+      ("input-name", po::value<std::string>()->default_value("input"), "name of the input tensor")
+      ("scenario", po::value<std::string>()->default_value("server"), "server, offline or single-stream")
+      ("qps", po::value<double>()->default_value(100), "server: mean Poisson arrival rate")
+      ("duration", po::value<std::string>()->default_value("10s"), "how long to issue requests")
+      ("rows", po::value<int>()->default_value(1), "rows per infer request")
+      ("dim", po::value<int>()->default_value(256), "FP32 values per row")
+      ("connections", po::value<int>()->default_value(32), "keep-alive connections per endpoint")
+      ("timeout-ms", po::value<long>()->default_value(1000), "per-attempt timeout")
+      ("path", po::value<std::string>()->default_value(""), "send METHOD PATH instead of infer requests")
+      ("method", po::value<std::string>()->default_value("GET"), "with --path")
+      ("body", po::value<std::string>()->default_value(""), "with --path: fixed request body")
+      ("seed", po::value<std::uint64_t>()->default_value(1), "arrival and data seed");
+  auto cl = parse_command_line(args, options, {});
+  if (cl.help) {
+    print_help("chaosbench worker load --endpoints http://host:port[,...] [options]",
+               "Open-loop (server), maximum-throughput (offline) or one-at-a-time (single-stream) load\n"
+               "against KServe v2 HTTP endpoints, with round-robin and failover. Latency counts from each\n"
+               "request's scheduled time. Reports to CHAOSBENCH_METRICS when set.",
+               options);
+    return kExitPass;
+  }
+  const auto& vm = cl.vm;
+  bench::load::LoadConfig cfg;
+  cfg.endpoints = endpoint_list(vm["endpoints"].as<std::string>());
+  auto scenario = bench::load::parse_load_scenario(vm["scenario"].as<std::string>());
+  if (!scenario) throw UsageError("--scenario: expected server, offline or single-stream");
+  cfg.scenario = *scenario;
+  cfg.qps = vm["qps"].as<double>();
+  auto duration = faults::parse_duration(vm["duration"].as<std::string>());
+  if (!duration) throw UsageError("--duration: " + duration.error);
+  cfg.duration = duration->value;
+  cfg.model = vm["model"].as<std::string>();
+  cfg.input_name = vm["input-name"].as<std::string>();
+  cfg.rows = vm["rows"].as<int>();
+  cfg.dim = vm["dim"].as<int>();
+  cfg.connections = vm["connections"].as<int>();
+  cfg.timeout = std::chrono::milliseconds(vm["timeout-ms"].as<long>());
+  cfg.path = vm["path"].as<std::string>();
+  cfg.method = vm["method"].as<std::string>();
+  cfg.body = vm["body"].as<std::string>();
+  cfg.seed = vm["seed"].as<std::uint64_t>();
+  if (auto why = bench::load::load_config_error(cfg)) throw UsageError(*why);
+  auto metrics = bench::MetricsClient::from_environment();
+  bench::load::LoadGenerator generator(cfg, metrics);
+  const auto result = generator.run();
+  std::cout << bench::load::format_load_summary(result) << std::flush;
+  return kExitPass;
+}
+
+}  // namespace chaosbench::harness
