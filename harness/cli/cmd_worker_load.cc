@@ -35,7 +35,7 @@ std::vector<bench::load::Endpoint> endpoint_list(const std::string& text) {
 int worker_load(const Args& args) {
   po::options_description options("Options");
   options.add_options()
-      ("endpoints", po::value<std::string>()->required(), "comma-separated http://host:port")
+      ("endpoints", po::value<std::string>(), "comma-separated http://host:port (required)")
       ("model", po::value<std::string>()->default_value("mlp"), "model name in /v2/models/NAME/infer")
       ("input-name", po::value<std::string>()->default_value("input"), "name of the input tensor")
       ("scenario", po::value<std::string>()->default_value("server"), "server, offline or single-stream")
@@ -58,6 +58,7 @@ int worker_load(const Args& args) {
                options);
     return kExitPass;
   }
+  if (!cl.vm.count("endpoints")) throw UsageError("--endpoints is required: comma-separated http://host:port");
   const auto& vm = cl.vm;
   bench::load::LoadConfig cfg;
   cfg.endpoints = endpoint_list(vm["endpoints"].as<std::string>());
