@@ -10,6 +10,7 @@
 #include "bench/collective/collective_benchmark.h"
 #include "faults/units.h"
 #include "harness/cli/cli_options.h"
+#include "harness/cli/cmd_worker_serve.h"
 #include "harness/cli/cmd_worker_train.h"
 #include "harness/cli/exit_code.h"
 
@@ -89,13 +90,15 @@ int cmd_worker(const Args& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << "Usage: chaosbench worker ROLE [options]\n\nRoles:\n"
                  "  collective   one rank of the built-in collective benchmark\n"
-                 "  train        one rank of the built-in data-parallel trainer\n";
+                 "  train        one rank of the built-in data-parallel trainer\n"
+                 "  serve        the built-in KServe v2 inference server\n";
     return args.empty() ? kExitUsage : kExitPass;
   }
   Args rest(args.begin() + 1, args.end());
   if (args[0] == "collective") return worker_collective(rest);
   if (args[0] == "train") return worker_train(rest);
-  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train)");
+  if (args[0] == "serve") return worker_serve(rest);
+  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, serve)");
 }
 
 }  // namespace chaosbench::harness
