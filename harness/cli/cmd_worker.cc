@@ -11,6 +11,7 @@
 #include "faults/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/cmd_worker_load.h"
+#include "harness/cli/cmd_worker_serve.h"
 #include "harness/cli/cmd_worker_train.h"
 #include "harness/cli/exit_code.h"
 
@@ -91,14 +92,16 @@ int cmd_worker(const Args& args) {
     std::cout << "Usage: chaosbench worker ROLE [options]\n\nRoles:\n"
                  "  collective   one rank of the built-in collective benchmark\n"
                  "  train        one rank of the built-in data-parallel trainer\n"
+                 "  serve        the built-in KServe v2 inference server\n"
                  "  load         load generator for KServe v2 HTTP servers\n";
     return args.empty() ? kExitUsage : kExitPass;
   }
   Args rest(args.begin() + 1, args.end());
   if (args[0] == "collective") return worker_collective(rest);
   if (args[0] == "train") return worker_train(rest);
+  if (args[0] == "serve") return worker_serve(rest);
   if (args[0] == "load") return worker_load(rest);
-  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, load)");
+  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, serve, load)");
 }
 
 }  // namespace chaosbench::harness

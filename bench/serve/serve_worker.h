@@ -1,0 +1,34 @@
+// `chaosbench worker serve`: loads the model, serves it over HTTP until SIGTERM/SIGINT and
+// forwards infer/batch_size and infer/queue_time to the harness every ~100 ms (from this
+// thread alone: MetricsClient is not thread-safe).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/protocol/metrics_client.h"
+#include "bench/serve/dynamic_batcher.h"
+#include "bench/serve/http_server.h"
+
+namespace chaosbench::bench::serve {
+
+struct ServeConfig {
+  std::string model_name = "mlp";
+  std::vector<int> layers{256, 1024, 1024, 1024, 16};
+  std::string dtype = "fp32";  // fp32 or int8
+  std::string checkpoint_dir;  // empty: seeded random weights
+  std::uint64_t seed = 42;
+  int blas_threads = 1;
+  BatcherConfig batching;
+  HttpServerConfig http;
+};
+
+// nullopt when cfg is usable, else why not (for a usage error).
+std::optional<std::string> serve_config_error(const ServeConfig& cfg);
+
+// Blocks until SIGTERM or SIGINT; returns the process exit code (0 after a clean stop).
+int run_server(const ServeConfig& cfg, MetricsClient& metrics);
+
+}  // namespace chaosbench::bench::serve
