@@ -1,6 +1,7 @@
 #include "bench/serve/int8_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <memory>
@@ -38,10 +39,29 @@ std::string widths_text(const std::vector<int>& widths) {
 
 }  // namespace
 
-RowQuant quantize_row_u8(const float* x, int n, std::uint8_t* q) {
+// The per-element loops run once per activation, so they matter next to a GEMM of depth
+// ~1000: g++ builds them for AVX-512 too and picks a version at load time.
+#define CHAOSBENCH_VECTOR_CLONES __attribute__((target_clones("avx512f", "default")))
+
+CHAOSBENCH_VECTOR_CLONES RowQuant quantize_row_u8(const float* x, int n, std::uint8_t* q) {
+  // Lane-wise minimum and maximum (a float min/max reduction would not vectorise without
+  // -ffast-math); the lanes are folded at the end, so the result is the same.
+  constexpr int kWidth = 16;
+  std::array<float, kWidth> los{}, his{};
+  int i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    for (int j = 0; j < kWidth; ++j) {
+      los[j] = std::min(los[j], x[i + j]);
+      his[j] = std::max(his[j], x[i + j]);
+    }
+  }
   float lo = 0.0f;
   float hi = 0.0f;
-  for (int i = 0; i < n; ++i) {
+  for (int j = 0; j < kWidth; ++j) {
+    lo = std::min(lo, los[j]);
+    hi = std::max(hi, his[j]);
+  }
+  for (; i < n; ++i) {
     lo = std::min(lo, x[i]);
     hi = std::max(hi, x[i]);
   }
@@ -55,8 +75,11 @@ RowQuant quantize_row_u8(const float* x, int n, std::uint8_t* q) {
   rq.zero_point = static_cast<std::int32_t>(std::clamp(std::nearbyint(-lo * inv), 0.0f, 255.0f));
   const float zp = static_cast<float>(rq.zero_point);
   for (int i = 0; i < n; ++i) {
-    // Clamp, then round half up by truncating a non-negative value: a loop g++ vectorises.
-    const float v = std::clamp(x[i] * inv + zp, 0.0f, 255.0f);
+    // Clamp (as selects, not std::clamp's branches), then round half up by truncating a
+    // non-negative value: a loop g++ vectorises.
+    float v = x[i] * inv + zp;
+    v = v > 0.0f ? v : 0.0f;
+    v = v < 255.0f ? v : 255.0f;
     q[i] = static_cast<std::uint8_t>(static_cast<std::int32_t>(v + 0.5f));
   }
   return rq;
