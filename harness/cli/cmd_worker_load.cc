@@ -6,8 +6,11 @@
 
 #include <iostream>
 #include <sstream>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "bench/load/load_generator.h"
+#include "bench/load/readiness.h"
 #include "bench/load/load_report.h"
 #include "faults/units.h"
 #include "harness/cli/cli_options.h"
@@ -48,7 +51,9 @@ int worker_load(const Args& args) {
       ("path", po::value<std::string>()->default_value(""), "send METHOD PATH instead of infer requests")
       ("method", po::value<std::string>()->default_value("GET"), "with --path")
       ("body", po::value<std::string>()->default_value(""), "with --path: fixed request body")
-      ("seed", po::value<std::uint64_t>()->default_value(1), "arrival and data seed");
+      ("seed", po::value<std::uint64_t>()->default_value(1), "arrival and data seed")
+      ("wait-ready-ms", po::value<long>()->default_value(30000),
+       "first wait this long for every endpoint's GET /v2/health/ready to answer 200 (0: do not wait)");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
     print_help("chaosbench worker load --endpoints http://host:port[,...] [options]",
@@ -80,6 +85,13 @@ int worker_load(const Args& args) {
   cfg.body = vm["body"].as<std::string>();
   cfg.seed = vm["seed"].as<std::uint64_t>();
   if (auto why = bench::load::load_config_error(cfg)) throw UsageError(*why);
+  if (const long wait = vm["wait-ready-ms"].as<long>(); wait > 0 && cfg.path.empty()) {
+    // A server still loading its model is not yet under test: its start-up is no error.
+    auto not_ready = bench::load::wait_until_ready(cfg.endpoints, std::chrono::milliseconds(wait));
+    if (!not_ready.empty())
+      std::cerr << "load: not ready after " << wait << " ms, starting anyway: " << fmt::format("{}", fmt::join(not_ready, ", "))
+                << "\n";
+  }
   auto metrics = bench::MetricsClient::from_environment();
   bench::load::LoadGenerator generator(cfg, metrics);
   const auto result = generator.run();

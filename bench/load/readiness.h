@@ -1,0 +1,17 @@
+// Before the load starts: wait until every endpoint answers GET /v2/health/ready with 200
+// (KServe v2 readiness), so a server still loading its model is not counted as errors.
+// Blocking, one short-lived connection per probe.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "bench/load/load_config.h"
+
+namespace chaosbench::bench::load {
+
+// The endpoints still not ready when `limit` passed (empty: all ready).
+std::vector<std::string> wait_until_ready(const std::vector<Endpoint>& endpoints, std::chrono::milliseconds limit);
+
+}  // namespace chaosbench::bench::load
