@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo: dependencies, build, then run scenarios/demo.json and say where the results are.
+# The demo: dependencies, build, then run scenarios/demo.json and say where the report and results are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
@@ -10,5 +10,6 @@ set +e
 rc=$?
 set -e
 echo
-echo "demo results: $out/results.json (timeline: $out/timeline.jsonl, logs: $out/logs/)"
+echo "demo report: $out/report.html (open it in a browser; trace.json opens in ui.perfetto.dev)"
+echo "demo results: $out/results.json, summary.md, junit.xml (timeline: $out/timeline.jsonl, logs: $out/logs/)"
 exit $rc
