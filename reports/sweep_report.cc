@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/gate.h"
+#include "reports/text_format.h"
 
 namespace chaosbench::reports {
 namespace {
@@ -47,9 +48,7 @@ std::optional<double> overall(const RunResult& run, const std::string& metric, s
   double sum = 0;
   int n = 0;
   for (const auto& m : run.metrics) {
-    if (m.name != metric) continue;
-    auto phase = m.labels.find("phase");
-    if (phase == m.labels.end() || label_to_string(phase->second) != "overall") continue;
+    if (m.name != metric || label_value(m.labels, "phase") != "overall") continue;
     double v = m.value;
     if (stat != "value") {
       if (!m.stats) continue;
@@ -69,11 +68,8 @@ std::string cell(std::optional<double> v) { return v ? fmt::format("{:.4g}", *v)
 std::string confidence(const RunResult& runner_up, const RunResult& best, const std::string& proxy) {
   const Comparison c = compare_runs(runner_up, best);
   std::vector<const MetricComparison*> rows;
-  for (const auto& m : c.metrics) {
-    auto phase = m.labels.find("phase");
-    if (m.name == proxy && m.stat == "p50" && phase != m.labels.end() && label_to_string(phase->second) == "overall")
-      rows.push_back(&m);
-  }
+  for (const auto& m : c.metrics)
+    if (m.name == proxy && m.stat == "p50" && label_value(m.labels, "phase") == "overall") rows.push_back(&m);
   if (rows.empty()) return "no per-step samples to test the margin";
   // Several rows (per message size): the one with the most samples speaks for them.
   const auto* r = *std::max_element(rows.begin(), rows.end(),

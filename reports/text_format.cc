@@ -10,6 +10,14 @@ std::string label_value(const Labels& labels, std::string_view key) {
   return it == labels.end() ? std::string() : label_to_string(it->second);
 }
 
+std::optional<double> label_number(const Labels& labels, std::string_view key) {
+  auto it = labels.find(std::string(key));
+  if (it == labels.end()) return std::nullopt;
+  if (const auto* i = std::get_if<std::int64_t>(&it->second)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&it->second)) return *d;
+  return std::nullopt;
+}
+
 std::string format_labels(const Labels& labels, bool include_phase) {
   std::string out;
   for (const auto& [key, value] : labels) {

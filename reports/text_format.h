@@ -1,8 +1,9 @@
-// Text helpers the Markdown, JUnit, trace and advice reporters share: label lookup and
+// Text helpers the reporters (and the harness's derivations) share: label lookup and
 // formatting, relative changes, and escaping for XML, Markdown table cells and GitHub
 // workflow commands. Pure functions of their arguments.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -10,8 +11,12 @@
 
 namespace chaosbench::reports {
 
-// The label's value as text, "" when the label is absent.
+// The label's value as text, "" when the label is absent. Labels and event fields are
+// the same map type, so these read both.
 std::string label_value(const Labels& labels, std::string_view key);
+// The label's value as a number when it is one (integer or real); nullopt when absent or
+// a string.
+std::optional<double> label_number(const Labels& labels, std::string_view key);
 
 // "{bytes=4096, rank=1}" in key order; "" when there is nothing to show. Without
 // `include_phase` the phase label is left out (tables that have a column per phase).

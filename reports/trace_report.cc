@@ -95,8 +95,7 @@ void add_steps(TraceText& out, const RunResult& run, int rank, const RankSeries&
   std::vector<std::pair<double, double>> starts;  // (t, step) of this rank's train_start events
   for (const auto& e : run.events)
     if (e.rank == rank && e.name == "train_start")
-      if (auto it = e.fields.find("step"); it != e.fields.end())
-        starts.emplace_back(e.t, std::atof(label_to_string(it->second).c_str()));
+      if (auto step = label_number(e.fields, "step")) starts.emplace_back(e.t, *step);
   std::size_t next_start = 0;
   double step_number = 1;
   int tid = rank_tid(rank);
@@ -123,8 +122,7 @@ void add_steps(TraceText& out, const RunResult& run, int rank, const RankSeries&
 // Collective benchmark: each iteration as long as its latency, centred on its sample time.
 void add_iterations(TraceText& out, int rank, const Series& s) {
   std::string name = fmt::format("{} {}", label_value(s.labels, "collective"), label_value(s.labels, "algorithm"));
-  if (auto it = s.labels.find("bytes"); it != s.labels.end())
-    name += fmt::format(" {}", format_bytes(std::atof(label_to_string(it->second).c_str())));
+  if (auto bytes = label_number(s.labels, "bytes")) name += fmt::format(" {}", format_bytes(*bytes));
   std::string quoted = dumped(name);
   for (std::size_t i = 0; i < s.t.size() && i < s.v.size(); ++i) {
     double length = s.v[i] / 1e6;

@@ -3,7 +3,7 @@
 // little to derive from. Times are seconds since the workload started (t0 = 1000).
 #include <catch2/catch.hpp>
 
-#include "harness/runner/label_values.h"
+#include "reports/text_format.h"
 #include "harness/runner/train_derivation.h"
 
 using namespace chaosbench;
@@ -74,7 +74,7 @@ const reports::MetricRecord* find(const std::vector<reports::MetricRecord>& rs, 
                                   const std::string& phase, const char* key = nullptr,
                                   const std::string& value = "") {
   for (const auto& r : rs)
-    if (r.name == name && string_label(r.labels, "phase") == phase && (!key || string_label(r.labels, key) == value))
+    if (r.name == name && reports::label_value(r.labels, "phase") == phase && (!key || reports::label_value(r.labels, key) == value))
       return &r;
   return nullptr;
 }
@@ -157,7 +157,7 @@ TEST_CASE("train derivation: a restart after a kill resumes from the step-50 che
   REQUIRE(detect);
   CHECK(detect->value == Approx(0.2));
   CHECK(detect->unit == "s");
-  CHECK(string_label(detect->labels, "occurrence") == "1");
+  CHECK(reports::label_value(detect->labels, "occurrence") == "1");
   CHECK(value(rs, "resilience/time_to_recover") == Approx(8.1 - 7.05));
   CHECK(value(rs, "resilience/lost_steps") == 10);
   CHECK(value(rs, "resilience/restarts") == 1);

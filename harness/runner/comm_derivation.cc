@@ -5,7 +5,7 @@
 
 #include "bench/collective/collective_kind.h"
 #include "harness/runner/aggregator.h"
-#include "harness/runner/label_values.h"
+#include "reports/text_format.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -20,9 +20,9 @@ reports::MetricRecord record(const char* name, const char* unit, const char* bet
 std::vector<reports::MetricRecord> derive_comm_records(const reports::Labels& labels,
                                                        const std::vector<double>& latency_us) {
   std::vector<reports::MetricRecord> out;
-  auto bytes = number_label(labels, "bytes");
-  auto ranks = number_label(labels, "ranks");
-  const auto* info = bench::find_collective(string_label(labels, "collective"));
+  auto bytes = reports::label_number(labels, "bytes");
+  auto ranks = reports::label_number(labels, "ranks");
+  const auto* info = bench::find_collective(reports::label_value(labels, "collective"));
   if (!bytes || !ranks || !info || latency_us.empty()) return out;
   const double factor = bench::bus_bandwidth_factor(info->kind, static_cast<int>(*ranks));
   auto lat = compute_stats(latency_us);
@@ -50,8 +50,8 @@ std::vector<reports::MetricRecord> derive_avg_busbw(const std::vector<reports::M
   std::map<Key, std::pair<reports::Labels, std::vector<double>>> groups;
   for (const auto& r : records) {
     if (r.name != "comm/busbw") continue;
-    Key key{string_label(r.labels, "phase"), string_label(r.labels, "collective"),
-            string_label(r.labels, "algorithm"), string_label(r.labels, "ranks")};
+    Key key{reports::label_value(r.labels, "phase"), reports::label_value(r.labels, "collective"),
+            reports::label_value(r.labels, "algorithm"), reports::label_value(r.labels, "ranks")};
     auto& g = groups[key];
     if (g.second.empty()) {
       g.first = r.labels;

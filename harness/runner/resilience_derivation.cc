@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "harness/runner/aggregator.h"
-#include "harness/runner/label_values.h"
+#include "reports/text_format.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -93,11 +93,11 @@ void per_disruption_records(const TrainTimeline& tl, const std::vector<Disruptio
 
 void retention_records(const std::vector<reports::MetricRecord>& train, std::vector<reports::MetricRecord>& out) {
   auto baseline = std::find_if(train.begin(), train.end(), [](const auto& r) {
-    return r.name == "train/throughput" && string_label(r.labels, "phase") == "baseline";
+    return r.name == "train/throughput" && reports::label_value(r.labels, "phase") == "baseline";
   });
   if (baseline == train.end() || baseline->value <= 0) return;
   for (const auto& r : train) {
-    if (r.name != "train/throughput" || !string_label(r.labels, "phase").starts_with("fault:")) continue;
+    if (r.name != "train/throughput" || !reports::label_value(r.labels, "phase").starts_with("fault:")) continue;
     out.push_back(catalogue_record("resilience/throughput_retention", r.labels, r.value / baseline->value));
   }
 }

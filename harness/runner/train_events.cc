@@ -3,13 +3,13 @@
 #include <algorithm>
 
 #include "bench/catalogue/metric_catalogue.h"
-#include "harness/runner/label_values.h"
+#include "reports/text_format.h"
 
 namespace chaosbench::harness {
 namespace {
 
 std::int64_t int_field(const bench::Labels& fields, const char* key) {
-  return static_cast<std::int64_t>(number_label(fields, key).value_or(0));
+  return static_cast<std::int64_t>(reports::label_number(fields, key).value_or(0));
 }
 
 template <typename T>
@@ -26,28 +26,28 @@ TrainTimeline read_train_events(const std::vector<StoredEvent>& events, double t
     const auto& f = e.fields;
     const double t = (e.time > 0 ? e.time : stored.received_at) - t0_wall;
     if (e.name == "step") {
-      if (!number_label(f, "step")) continue;
+      if (!reports::label_number(f, "step")) continue;
       StepEvent s;
       s.rank = e.rank;
       s.t = t;
       s.step = int_field(f, "step");
-      s.step_ms = number_label(f, "step_ms");
-      s.compute_ms = number_label(f, "compute_ms");
-      s.comm_ms = number_label(f, "comm_ms");
-      s.comm_total_ms = number_label(f, "comm_total_ms");
-      s.samples = number_label(f, "samples");
-      s.loss = number_label(f, "loss");
-      s.flops = number_label(f, "flops");
+      s.step_ms = reports::label_number(f, "step_ms");
+      s.compute_ms = reports::label_number(f, "compute_ms");
+      s.comm_ms = reports::label_number(f, "comm_ms");
+      s.comm_total_ms = reports::label_number(f, "comm_total_ms");
+      s.samples = reports::label_number(f, "samples");
+      s.loss = reports::label_number(f, "loss");
+      s.flops = reports::label_number(f, "flops");
       s.attempt = int_field(f, "attempt");
       s.generation = int_field(f, "generation");
       tl.steps.push_back(s);
     } else if (e.name == "train_start") {
       tl.starts.push_back({e.rank, t, int_field(f, "step"), int_field(f, "world"), int_field(f, "attempt"),
-                           int_field(f, "generation"), string_label(f, "reason")});
+                           int_field(f, "generation"), reports::label_value(f, "reason")});
     } else if (e.name == "checkpoint_saved") {
-      tl.saves.push_back({e.rank, t, int_field(f, "step"), number_label(f, "blocking_ms").value_or(0)});
+      tl.saves.push_back({e.rank, t, int_field(f, "step"), reports::label_number(f, "blocking_ms").value_or(0)});
     } else if (e.name == "checkpoint_restored") {
-      tl.restores.push_back({e.rank, t, int_field(f, "step"), number_label(f, "ms").value_or(0)});
+      tl.restores.push_back({e.rank, t, int_field(f, "step"), reports::label_number(f, "ms").value_or(0)});
     } else if (e.name == "failure_detected") {
       tl.failures.push_back({e.rank, t});
     } else if (e.name == "restart" && e.rank == kHarnessRank) {
