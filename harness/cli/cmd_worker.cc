@@ -3,13 +3,12 @@
 // runner sets (CHAOSBENCH_RANK, CHAOSBENCH_WORLD_SIZE, CHAOSBENCH_METRICS), so a worker
 // can also be started by hand for debugging.
 #include <algorithm>
-#include <cstdlib>
 #include <iostream>
-#include <sstream>
 
 #include "bench/collective/collective_benchmark.h"
 #include "faults/units.h"
 #include "harness/cli/cli_options.h"
+#include "harness/cli/worker_args.h"
 #include "harness/cli/cmd_worker_load.h"
 #include "harness/cli/cmd_worker_serve.h"
 #include "harness/cli/cmd_worker_train.h"
@@ -17,20 +16,6 @@
 
 namespace chaosbench::harness {
 namespace {
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : fallback;
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 std::uint64_t size_option(const po::variables_map& vm, const char* name) {
   auto parsed = faults::parse_size(vm[name].as<std::string>());

@@ -3,36 +3,14 @@
 // SIGTERM; reports to CHAOSBENCH_METRICS when set.
 #include "harness/cli/cmd_worker_serve.h"
 
-#include <sstream>
 
 #include "bench/serve/serve_worker.h"
 #include "faults/units.h"
 #include "harness/cli/cli_options.h"
+#include "harness/cli/worker_args.h"
 #include "harness/cli/exit_code.h"
 
 namespace chaosbench::harness {
-namespace {
-
-std::vector<int> int_list(const std::string& s, const char* option) {
-  std::vector<int> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item.empty()) continue;
-    std::size_t used = 0;
-    try {
-      out.push_back(std::stoi(item, &used));
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size())
-      throw UsageError(std::string("--") + option + ": expected comma-separated integers, got \"" + s + "\"");
-  }
-  return out;
-}
-
-}  // namespace
-
 int worker_serve(const Args& args) {
   po::options_description options("Options");
   options.add_options()

@@ -4,35 +4,15 @@
 // hand.
 #include "harness/cli/cmd_worker_train.h"
 
-#include <cstdlib>
-#include <sstream>
 
 #include "bench/train/trainer.h"
 #include "faults/units.h"
 #include "harness/cli/cli_options.h"
+#include "harness/cli/worker_args.h"
 #include "harness/cli/exit_code.h"
 
 namespace chaosbench::harness {
 namespace {
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : fallback;
-}
-
-std::vector<int> int_list(const std::string& s, const char* option) {
-  std::vector<int> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    try {
-      out.push_back(std::stoi(item));
-    } catch (const std::exception&) {
-      throw UsageError(std::string("--") + option + ": expected comma-separated integers, got \"" + s + "\"");
-    }
-  }
-  return out;
-}
 
 bench::train::RecoveryMode recovery_mode(const std::string& s) {
   if (s == "none") return bench::train::RecoveryMode::kNone;
