@@ -5,24 +5,12 @@
 #include <fmt/format.h>
 
 #include "reports/console_summary.h"
+#include "reports/text_format.h"
 
 namespace chaosbench::reports::html {
 
-std::string escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+// XML escaping is also correct HTML5 (text and quoted attributes alike).
+std::string escape(std::string_view text) { return xml_escape(text); }
 
 std::string format_unit(double value, const std::string& unit) {
   if (unit == "bytes" && std::isfinite(value)) {
