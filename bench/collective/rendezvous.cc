@@ -29,25 +29,26 @@ class FileRendezvousStore final : public RendezvousStore {
 
 }  // namespace
 
-std::unique_ptr<RendezvousStore> make_store(const std::string& spec, const std::string& prefix) {
+std::string store_directory(const std::string& spec) {
   constexpr std::string_view kFile = "file:";
-  if (std::string_view(spec).starts_with(kFile)) {
-    const std::string dir = spec.substr(kFile.size());
-    if (dir.empty()) {
-      throw std::invalid_argument(
-          fmt::format("store \"{}\": \"file:\" needs a directory, e.g. \"file:/tmp/run1\"", spec));
-    }
-    // Every rank may race to create it; an existing directory is success.
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec && !std::filesystem::is_directory(dir)) {
-      throw std::runtime_error(
-          fmt::format("store \"{}\": cannot create directory: {}", spec, ec.message()));
-    }
-    return std::make_unique<FileRendezvousStore>(spec, dir, prefix);
+  if (!std::string_view(spec).starts_with(kFile))
+    throw std::invalid_argument(fmt::format(
+        "store \"{}\": unknown scheme (supported: \"file:/dir\", a gloo FileStore directory)", spec));
+  std::string dir = spec.substr(kFile.size());
+  if (dir.empty())
+    throw std::invalid_argument(fmt::format("store \"{}\": \"file:\" needs a directory, e.g. \"file:/tmp/run1\"", spec));
+  return dir;
+}
+
+std::unique_ptr<RendezvousStore> make_store(const std::string& spec, const std::string& prefix) {
+  const std::string dir = store_directory(spec);
+  // Every rank may race to create it; an existing directory is success.
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec && !std::filesystem::is_directory(dir)) {
+    throw std::runtime_error(fmt::format("store \"{}\": cannot create directory: {}", spec, ec.message()));
   }
-  throw std::invalid_argument(fmt::format(
-      "store \"{}\": unknown scheme (supported: \"file:/dir\", a gloo FileStore directory)", spec));
+  return std::make_unique<FileRendezvousStore>(spec, dir, prefix);
 }
 
 }  // namespace chaosbench::bench

@@ -28,4 +28,8 @@ class RendezvousStore {
 // std::runtime_error when the directory cannot be created.
 std::unique_ptr<RendezvousStore> make_store(const std::string& spec, const std::string& prefix);
 
+// The directory of a "file:/dir" spec, for what else ranks share there (the trainer's
+// elastic membership files). Throws std::invalid_argument as make_store does.
+std::string store_directory(const std::string& spec);
+
 }  // namespace chaosbench::bench

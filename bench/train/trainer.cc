@@ -73,7 +73,7 @@ class Trainer {
     hy_.resize(static_cast<std::size_t>(cfg.batch_size) * static_cast<std::size_t>(data_.output_dim()));
     if (cfg.recovery == RecoveryMode::kElastic)
       elastic_ = std::make_unique<MembershipStore>(
-          fmt::format("{}/{}-a{}.elastic", cfg.store.substr(5), cfg.prefix, cfg.attempt), cfg.rank, cfg.settle);
+          fmt::format("{}/{}-a{}.elastic", store_directory(cfg.store), cfg.prefix, cfg.attempt), cfg.rank, cfg.settle);
   }
   ~Trainer() {
     allreducer_.reset();

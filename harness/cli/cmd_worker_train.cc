@@ -5,6 +5,7 @@
 #include "harness/cli/cmd_worker_train.h"
 
 
+#include "bench/collective/rendezvous.h"
 #include "bench/train/trainer.h"
 #include "faults/units.h"
 #include "harness/cli/cli_options.h"
@@ -94,7 +95,13 @@ int worker_train(const Args& args) {
   cfg.recovery = recovery_mode(vm["recovery"].as<std::string>());
   cfg.rejoin = cfg.recovery == bench::train::RecoveryMode::kElastic && env_int("CHAOSBENCH_RESTART", 0) > 0;
   cfg.store = vm["store"].as<std::string>();
-  if (!cfg.store.empty() && cfg.store.rfind("file:", 0) != 0) throw UsageError("--store: expected file:/dir");
+  if (!cfg.store.empty()) {
+    try {
+      bench::store_directory(cfg.store);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--store: ") + e.what());
+    }
+  }
   if (cfg.recovery == bench::train::RecoveryMode::kElastic && cfg.store.empty())
     throw UsageError("--recovery elastic needs --store");
   cfg.prefix = vm["prefix"].as<std::string>();
