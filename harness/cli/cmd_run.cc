@@ -1,4 +1,5 @@
 // chaosbench run SCENARIO.json — the main job.
+#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <iostream>
@@ -78,6 +79,11 @@ int cmd_run(const Args& args) {
     load.seed = static_cast<std::uint64_t>(seed);
   }
   auto report_options = read_report_options(cl.vm);  // a bad baseline fails before anything runs
+  // A run always leaves results.json, whatever else --report picks.
+  const bool json_asked = std::any_of(report_options.requests.begin(), report_options.requests.end(),
+                                      [](const auto& r) { return r.format == reports::ReportFormat::kJson; });
+  if (!report_options.requests.empty() && !json_asked)
+    report_options.requests.push_back({reports::ReportFormat::kJson, ""});
   report_options.scenario_file = cl.vm["scenario"].as<std::string>();
   auto loaded = load_scenario(cl.vm["scenario"].as<std::string>(), load);
   for (const auto& w : loaded.warnings) std::cerr << format_diagnostic(w) << "\n";

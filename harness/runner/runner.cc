@@ -40,7 +40,6 @@
 #include "harness/runner/target_resolver.h"
 #include "harness/runner/timeline_log.h"
 #include "harness/runner/workload_launcher.h"
-#include "reports/json_io.h"
 #include "harness/runner/priority_boost.h"
 #include "harness/runner/run.h"
 
@@ -626,7 +625,6 @@ RunOutcome Run::execute() {
       fmt::format("{}, {}", netns_used_ ? "network namespaces (veth, bridge)" : "local processes on loopback",
                   cgroups_available_ ? fmt::format("node cgroups (v{}: {})", cgroup_version_, cgroup_list_)
                                      : fmt::format("no node cgroups ({})", cgroups_why_not_));
-  write_file_atomically(out.run_dir + "/results.json", reports::to_json(out.result) + "\n");
   if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;
   else if (exit_code_ != kExitPass) out.exit_code = exit_code_;
   else if (out.result.verdict != "pass") out.exit_code = kExitCheckFailed;

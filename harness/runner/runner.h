@@ -1,5 +1,6 @@
 // Runs one scenario end to end: output directory, metrics server, workload processes,
-// fault timeline, supervision, then aggregation, checks and results.json. Every exit
+// fault timeline, supervision, then aggregation and checks into the run model (the
+// caller writes results.json and the other reports from it: cli/report_output.h). Every exit
 // path (normal, error, SIGINT/SIGTERM, timeout) stops every process it started and
 // reverts every fault it applied, in reverse order.
 #pragma once
@@ -20,8 +21,8 @@ struct RunOptions {
 
 struct RunOutcome {
   int exit_code = 0;          // exit_code.h
-  std::string run_dir;        // where results.json and logs/ are
-  reports::RunResult result;  // what results.json holds
+  std::string run_dir;        // where logs/ and timeline.jsonl are, and the reports go
+  reports::RunResult result;  // what results.json is to hold
 };
 
 // Blocks until the run is over. Throws HostError (exit 3) only for set-up failures
