@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "faults/units.h"
 #include "reports/statistics.h"
 
 namespace chaosbench::reports {
@@ -76,15 +77,13 @@ struct ToleranceRule {
   double tolerance = 0;
 };
 
-std::optional<double> parse_percent(const nlohmann::json& v) {
+// A check's tolerance as a fraction: "10%" (the scenario's own percent syntax) or 10.
+std::optional<double> tolerance_fraction(const nlohmann::json& v) {
   if (v.is_number()) return v.get<double>() / 100.0;
   if (!v.is_string()) return std::nullopt;
-  std::string s = v.get<std::string>();
-  if (!s.empty() && s.back() == '%') s.pop_back();
-  char* end = nullptr;
-  double x = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(x) || x < 0) return std::nullopt;
-  return x / 100.0;
+  auto p = faults::parse_percent(v.get<std::string>());
+  if (!p) return std::nullopt;
+  return p->value / 100.0;
 }
 
 std::vector<ToleranceRule> tolerance_rules(const std::string& scenario_json) {
@@ -93,7 +92,7 @@ std::vector<ToleranceRule> tolerance_rules(const std::string& scenario_json) {
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("checks") || !doc["checks"].is_array()) return rules;
   for (const auto& c : doc["checks"]) {
     if (!c.is_object() || !c.contains("tolerance") || !c.contains("metric") || !c["metric"].is_string()) continue;
-    auto tol = parse_percent(c["tolerance"]);
+    auto tol = tolerance_fraction(c["tolerance"]);
     if (!tol) continue;
     ToleranceRule r{c["metric"].get<std::string>(), c.value("labels", nlohmann::json::object()), std::nullopt, *tol};
     if (c.contains("phase") && c["phase"].is_string()) r.phase = c["phase"].get<std::string>();
