@@ -35,14 +35,10 @@
 
 #include <gloo/context.h>
 
+#include "bench/train/gradient_reducer.h"
 #include "bench/train/mlp_model.h"
 
 namespace chaosbench::bench::train {
-
-class CollectiveError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct Bucket {
   int first_layer = 0;  // lowest layer index in it
@@ -54,15 +50,9 @@ struct Bucket {
 // Buckets of whole layers from the last layer down, each closed at >= bucket_bytes.
 std::vector<Bucket> make_buckets(const std::vector<LayerSpan>& spans, std::uint64_t bucket_bytes);
 
-struct StepComm {
-  double comm_total_ms = 0;  // wall time of this step's allreduces on the comm thread
-  double exposed_ms = 0;     // how long finish() waited
-  std::vector<float> extras;  // the summed extra values
-};
-
 enum class AllreduceAlgorithm { kRing, kBcube };
 
-class GradientAllreducer {
+class GradientAllreducer final : public GradientReducer {
  public:
   // grads: host-addressable flat gradient buffer (the CPU device's; a GPU device stages).
   GradientAllreducer(std::shared_ptr<gloo::Context> context, float* grads, const std::vector<LayerSpan>& spans,
@@ -73,9 +63,9 @@ class GradientAllreducer {
   GradientAllreducer& operator=(const GradientAllreducer&) = delete;
 
   const std::vector<Bucket>& buckets() const { return buckets_; }
-  void begin_step(const std::vector<float>& extras);
-  void layer_done(int layer);
-  StepComm finish();  // throws CollectiveError
+  void begin_step(const std::vector<float>& extras) override;
+  void layer_done(int layer) override;
+  StepComm finish() override;  // throws CollectiveError
 
  private:
   void loop();
