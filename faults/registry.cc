@@ -3,6 +3,7 @@
 #include <array>
 #include <fmt/format.h>
 
+#include "faults/gpu/gpu_fault.h"
 #include "faults/marker/marker_fault.h"
 #include "faults/network/network_fault_types.h"
 #include "faults/node/cgroup_setting_fault.h"
@@ -17,6 +18,10 @@ constexpr std::uint32_t kRankForms = kNodeForms | TargetForm::kRanks;
 constexpr std::uint32_t kTrafficForms = kNodeForms | TargetForm::kLinks;
 constexpr std::uint32_t kPartitionForms =
     TargetForm::kNodes | TargetForm::kRandom | TargetForm::kPercent | TargetForm::kLinks | TargetForm::kGroups;
+
+// Where GPU faults are acted out: the built-in trainer and server (their device layer),
+// and a command through the CUDA interposer.
+constexpr std::string_view kGpuWorkloads = "train, serve, command";
 
 constexpr std::string_view kDelay = "network.delay", kLoss = "network.loss", kRate = "network.rate",
                            kPartition = "network.partition", kCorrupt = "network.corrupt",
@@ -40,8 +45,8 @@ std::string check_signal(const Params& p) {
 }
 
 // One line per fault type, in the order `chaosbench faults` prints them.
-const std::array<FaultTypeInfo, 14>& table() {
-  static const std::array<FaultTypeInfo, 14> kTable{{
+const std::array<FaultTypeInfo, 21>& table() {
+  static const std::array<FaultTypeInfo, 21> kTable{{
       {"marker", "changes nothing; marks a window so its metrics get a phase of their own", MarkerFault::params(),
        kRankForms | TargetForm::kLinks | TargetForm::kGroups, true, false, "", make_plain<MarkerFault>},
       {"node.pause", "freezes every process of the node for the duration, then thaws it (the hung node)",
@@ -72,6 +77,31 @@ const std::array<FaultTypeInfo, 14>& table() {
       {kReorder, "sends a share of the target's packets ahead of the others, which are delayed",
        network_reorder_params(), kTrafficForms, true, true, "", make_network_reorder, check_impairment,
        backend_of(kReorder)},
+      // GPU and collective faults: armed in the ranks' control blocks (faults/gpu).
+      {"gpu.xid", "a sticky device error (an Xid): the rank's CUDA context is lost until the GPU is reset",
+       gpu_xid_params(), kRankForms, true, false, "", make_gpu_xid, check_gpu_xid, nullptr,
+       "every device call fails with the error's code: 214 cudaErrorECCUncorrectable (Xid 48), 700 "
+       "cudaErrorIllegalAddress (Xid 31), 719 cudaErrorLaunchFailure (Xid 13), 46 cudaErrorDevicesUnavailable "
+       "(Xid 79) or 220 cudaErrorNvlinkUncorrectable (Xid 74)",
+       kGpuWorkloads},
+      {"gpu.oom", "device memory runs out: allocations fail", gpu_oom_params(), kRankForms, true, false, "",
+       make_gpu_oom, nullptr, nullptr, "allocations fail with 2 cudaErrorMemoryAllocation (CUDA_ERROR_OUT_OF_MEMORY)",
+       kGpuWorkloads},
+      {"gpu.slowdown", "device work takes factor times as long (thermal or power throttling)", gpu_slowdown_params(),
+       kRankForms, true, false, "", make_gpu_slowdown, nullptr, nullptr,
+       "no error: kernels (and the waits for them) take factor times as long", kGpuWorkloads},
+      {"gpu.hang", "a kernel never completes: device calls block while in effect", gpu_hang_params(), kRankForms,
+       true, false, "", make_gpu_hang, nullptr, nullptr,
+       "no error: the call never returns (a watchdog or the collective timeout must notice)", kGpuWorkloads},
+      {"gpu.bitflip", "silent data corruption: bits flipped in a tensor (gradients or parameters)",
+       gpu_bitflip_params(), kRankForms, true, false, "", make_gpu_bitflip, check_gpu_bitflip, nullptr,
+       "no error: wrong values (caught only by a check such as the trainer's replica fingerprint)", "train"},
+      {"collective.error", "an allreduce fails on the target ranks", collective_error_params(), kRankForms, true,
+       false, "", make_collective_error, nullptr, nullptr,
+       "the collective returns the ncclResult_t code (2 ncclSystemError by default)", "train, command"},
+      {"collective.hang", "an allreduce never returns on the target ranks", collective_hang_params(), kRankForms, true,
+       false, "", make_collective_hang, nullptr, nullptr,
+       "no error: the collective blocks while in effect; peers time out", "train, command"},
   }};
   return kTable;
 }

@@ -31,6 +31,11 @@ struct FaultTypeInfo {
   // The backend this host will use, or "" with the reason in *why: run fails before
   // anything starts (exit 3) when a fault cannot run here. Null: `backend_name` below.
   std::function<std::string(const Params&, std::string* why)> host_backend = nullptr;
+  // What the workload sees: the error a GPU or collective fault surfaces ("cudaError 214
+  // ..."); "" for the others.
+  std::string_view surfaces = "";
+  // Workload kinds that act the fault out; empty: every kind.
+  std::string_view workloads = "";
 };
 
 std::span<const FaultTypeInfo> fault_registry();

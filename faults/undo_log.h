@@ -11,6 +11,8 @@
 //                   shaper made (network faults; see faults/network/network_plane.h)
 //   "iptables_chain" {netns, netns_cookie, chain, hook}: remove a chain of ours and the
 //                   jump to it
+//   "fault_control" {path, slot}: disarm that slot of a rank's GPU fault control block
+//                   (faults/gpu/control_block.h)
 // A namespace that is gone takes these with it: that is success.
 #pragma once
 

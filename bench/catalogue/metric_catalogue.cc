@@ -43,6 +43,8 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     {"resilience/lost_steps", "steps", B::kLower, A::kSum, "steps computed before a failure and computed again after it"},
     {"resilience/throughput_retention", "ratio", B::kHigher, A::kMean, "throughput during a fault window / baseline throughput"},
     {"resilience/restarts", "count", B::kLower, A::kSum, "restarts of the workload or of ranks"},
+    {"resilience/sdc_detection_steps", "steps", B::kLower, A::kMax, "per injected bit flip: steps from the flip to the replicas' disagreement (1: caught at the next step)"},
+    {"resilience/sdc_caught", "ratio", B::kHigher, A::kMean, "injected bit flips that a replica check caught / injected bit flips"},
     {"ckpt/save_time", "ms", B::kLower, A::kMean, "time training is blocked per checkpoint save"},
     {"ckpt/restore_time", "ms", B::kLower, A::kMean, "time to load state after a restart"},
     {"ckpt/size", "bytes", B::kLower, A::kMean, "bytes written per checkpoint, full and incremental separately"},

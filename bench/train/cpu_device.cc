@@ -40,6 +40,7 @@ class CpuDevice final : public Device {
     return static_cast<float*>(p);
   }
   void release(float* p) override { std::free(p); }
+  const float* host_view(const float* dev) const override { return dev; }
   void to_host(float* host, const float* dev, std::size_t n) override { std::memcpy(host, dev, n * sizeof(float)); }
   void from_host(float* dev, const float* host, std::size_t n) override { std::memcpy(dev, host, n * sizeof(float)); }
   void fill(float* dev, float value, std::size_t n) override { std::fill(dev, dev + n, value); }

@@ -54,6 +54,15 @@ class Device {
 
   // Blocks until every operation issued so far is complete (a no-op on the CPU).
   virtual void synchronize() = 0;
+
+  // The step's activation memory, requested at the start of every step as a caching
+  // allocator does (which is where a GPU's out-of-memory surfaces in training). The
+  // model's buffers are already allocated, so the devices here have nothing to do.
+  virtual void reserve_workspace(std::size_t /*floats*/) {}
+
+  // `dev` itself when the device's buffers are host memory (the CPU device), else
+  // nullptr: then host code copies through to_host.
+  virtual const float* host_view(const float* /*dev*/) const { return nullptr; }
 };
 
 }  // namespace chaosbench::bench::train

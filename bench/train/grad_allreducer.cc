@@ -1,5 +1,6 @@
 #include "bench/train/grad_allreducer.h"
 
+#include "bench/common/device_error.h"
 #include "bench/common/thread_priority.h"
 
 #include <algorithm>
@@ -40,9 +41,9 @@ std::vector<Bucket> make_buckets(const std::vector<LayerSpan>& spans, std::uint6
 GradientAllreducer::GradientAllreducer(std::shared_ptr<gloo::Context> context, float* grads,
                                        const std::vector<LayerSpan>& spans, std::uint64_t bucket_bytes,
                                        std::chrono::milliseconds timeout, std::size_t extras,
-                                       AllreduceAlgorithm algorithm)
+                                       AllreduceAlgorithm algorithm, std::shared_ptr<DeviceFaults> faults)
     : context_(std::move(context)), grads_(grads), buckets_(make_buckets(spans, bucket_bytes)), timeout_(timeout),
-      algorithm_(algorithm), extras_(extras) {
+      algorithm_(algorithm), faults_(std::move(faults)), extras_(extras) {
   staged_.resize(buckets_.front().count + extras_);
   thread_ = std::thread([this] { loop(); });
 }
@@ -84,6 +85,7 @@ StepComm GradientAllreducer::finish() {
   auto start = Clock::now();
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [&] { return done_ == buckets_.size() || !error_.empty(); });
+  if (error_library_) std::rethrow_exception(error_library_);
   if (!error_.empty()) throw CollectiveError(error_);
   StepComm out;
   out.exposed_ms = ms_since(start);
@@ -105,8 +107,12 @@ void GradientAllreducer::loop() {
     }
     auto start = Clock::now();
     std::string error;
+    std::exception_ptr library;
     try {
       reduce(bucket);
+    } catch (const DeviceError& e) {  // the library's own error code: kept as it is
+      error = e.what();
+      library = std::current_exception();
     } catch (const std::exception& e) {
       error = fmt::format("allreduce of gradient bucket {} ({} floats): {}", bucket, buckets_[bucket].count, e.what());
       std::replace(error.begin(), error.end(), '\n', ' ');
@@ -116,6 +122,7 @@ void GradientAllreducer::loop() {
       busy_ms_ += ms_since(start);
       if (!error.empty()) {
         error_ = error;
+        error_library_ = library;
         queue_.clear();
       } else {
         ++done_;
@@ -126,6 +133,7 @@ void GradientAllreducer::loop() {
 }
 
 void GradientAllreducer::reduce(std::size_t bucket) {
+  if (faults_) faults_->collective();  // collective.error / collective.hang, as NCCL would
   const auto& b = buckets_[bucket];
   float* data = grads_ + b.offset;
   std::size_t count = b.count;

@@ -15,7 +15,9 @@
 // (bench/common/thread_priority.h).
 //
 // Failures: a gloo error (a peer closed the connection, or an op timed out) stops the
-// remaining buckets of the step; finish() throws CollectiveError. The context is then
+// remaining buckets of the step; finish() throws CollectiveError. An injected
+// collective.error (DeviceFaults::collective, checked before each bucket) is rethrown as
+// the DeviceError it is; collective.hang blocks the communication thread. The context is then
 // unusable: destroy this object and the context, and build new ones.
 // Threads: begin_step, layer_done and finish are called from one compute thread; the
 // allreduces run on the object's own thread. The destructor joins it (which can take up
@@ -26,6 +28,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -35,6 +38,7 @@
 
 #include <gloo/context.h>
 
+#include "bench/common/device_faults.h"
 #include "bench/train/gradient_reducer.h"
 #include "bench/train/mlp_model.h"
 
@@ -57,7 +61,8 @@ class GradientAllreducer final : public GradientReducer {
   // grads: host-addressable flat gradient buffer (the CPU device's; a GPU device stages).
   GradientAllreducer(std::shared_ptr<gloo::Context> context, float* grads, const std::vector<LayerSpan>& spans,
                      std::uint64_t bucket_bytes, std::chrono::milliseconds timeout, std::size_t extras,
-                     AllreduceAlgorithm algorithm = AllreduceAlgorithm::kBcube);
+                     AllreduceAlgorithm algorithm = AllreduceAlgorithm::kBcube,
+                     std::shared_ptr<DeviceFaults> faults = nullptr);
   ~GradientAllreducer();
   GradientAllreducer(const GradientAllreducer&) = delete;
   GradientAllreducer& operator=(const GradientAllreducer&) = delete;
@@ -76,6 +81,7 @@ class GradientAllreducer final : public GradientReducer {
   std::vector<Bucket> buckets_;
   std::chrono::milliseconds timeout_;
   AllreduceAlgorithm algorithm_;
+  std::shared_ptr<DeviceFaults> faults_;  // collective faults, checked before each bucket
   std::vector<float> staged_;  // bucket 0 followed by the extras
   std::size_t extras_ = 0;
   std::size_t next_bucket_ = 0;  // compute thread: next bucket to hand over
@@ -86,6 +92,7 @@ class GradientAllreducer final : public GradientReducer {
   std::size_t done_ = 0;           // buckets finished this step, under mutex_
   double busy_ms_ = 0;             // under mutex_
   std::string error_;              // under mutex_
+  std::exception_ptr error_library_;  // under mutex_: a DeviceError, rethrown as it is
   bool stop_ = false;              // under mutex_
   std::thread thread_;
 };

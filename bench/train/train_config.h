@@ -51,6 +51,11 @@ struct TrainConfig {
   std::string host = "127.0.0.1";    // address to bind
   std::chrono::milliseconds timeout{10000};  // a collective (or joining) that takes longer has failed
   std::chrono::milliseconds settle{300};     // elastic: how long survivors wait for each other
+  // A step in progress longer than this ends the rank (step_watchdog.h); 0: no watchdog.
+  std::chrono::milliseconds watchdog{0};
+  // Replicas compare a hash of parameters and gradients every this many steps
+  // (replica_check.h); 0: never.
+  int sdc_check_every = 1;
 };
 
 // Why `cfg` cannot run ("batch_size 3 is smaller than world_size 4"), or nullopt.

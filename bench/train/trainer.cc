@@ -22,10 +22,14 @@
 #include "bench/common/thread_priority.h"
 #include "bench/train/checkpoint_loader.h"
 #include "bench/train/checkpoint_writer.h"
+#include "bench/common/device_error.h"
 #include "bench/train/cpu_device.h"
+#include "bench/train/fault_injecting_device.h"
 #include "bench/train/gemm_peak.h"
 #include "bench/train/grad_allreducer.h"
 #include "bench/train/membership.h"
+#include "bench/train/replica_check.h"
+#include "bench/train/step_watchdog.h"
 #include "bench/train/synthetic_data.h"
 #include "bench/train/train_state.h"
 
@@ -34,13 +38,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::uint32_t kControlTag = 600;
-// Extras riding with the first gradient bucket: the shard's squared-error sum, and the
-// number of ranks waiting to join (only the leader's is non-zero).
-constexpr std::size_t kExtraLoss = 0, kExtraJoiners = 1, kExtras = 2;
+// Extras riding with the first gradient bucket: the shard's squared-error sum, the
+// number of ranks waiting to join (only the leader's is non-zero), then one replica
+// fingerprint slot per member (replica_check.h).
+constexpr std::size_t kExtraLoss = 0, kExtraJoiners = 1, kExtraFingerprints = 2;
 // Consecutive failed recoveries before an elastic rank gives up.
 constexpr int kMaxRecoveryTries = 5;
 // How long a returning rank waits to be admitted.
 constexpr auto kAdmissionTimeout = std::chrono::minutes(10);
+
+// Replicas disagree and no majority says which state is good: not recoverable in memory.
+class UnrecoverableCorruption : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // SIGTERM (the harness stopping every rank for a restart, as torchrun does) ends the
 // rank at the next step boundary, after the checkpoint being written is on disk; a rank
@@ -61,7 +72,8 @@ std::string model_key(const TrainConfig& cfg) {
 class Trainer {
  public:
   Trainer(const TrainConfig& cfg, MetricsClient& metrics)
-      : cfg_(cfg), metrics_(metrics), device_(make_cpu_device(cfg.threads)),
+      : cfg_(cfg), metrics_(metrics), faults_(open_faults(cfg.rank)),
+        device_(with_faults(make_cpu_device(cfg.threads), faults_)), watchdog_(cfg.watchdog, cfg.rank),
         model_(*device_, cfg.layers, cfg.batch_size), optimizer_(*device_, cfg.optimizer, model_.param_count()),
         data_(cfg.layers.front(), cfg.layers.back(), cfg.seed),
         state_(*device_, model_, optimizer_, model_key(cfg)) {
@@ -87,7 +99,8 @@ class Trainer {
   void disconnect();
   void start(const char* reason);
   void restore_checkpoint();
-  void step_once();
+  bool step_once();
+  void local_gradients_done(int layer);
   void after_step(const StepComm& comm);
   void maybe_checkpoint();
   void report_saves();
@@ -95,12 +108,21 @@ class Trainer {
   bool rejoin(int after);
   void resize(std::vector<int> joiners);
   void finish();
+  std::size_t extras_count() const { return kExtraFingerprints + kFingerprintFloats * static_cast<std::size_t>(cfg_.world_size); }
+  bool sdc_check_due() const { return cfg_.sdc_check_every > 0 && step_ % cfg_.sdc_check_every == 0; }
+  bool check_replicas(const StepComm& comm);
+  void inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_t offset, std::size_t n);
+  int device_failed(const DeviceError& e);
+  bool collective_failed(const std::string& error, const char* reason, int code);
+  static std::shared_ptr<DeviceFaults> open_faults(int rank);
   void log(const std::string& line) const { fmt::print(stderr, "rank {}: {}\n", cfg_.rank, line); }
   bool leader() const { return membership_.leader() == cfg_.rank; }
 
   const TrainConfig& cfg_;
   MetricsClient& metrics_;
+  std::shared_ptr<DeviceFaults> faults_;  // GPU and collective faults the harness arms
   std::unique_ptr<Device> device_;
+  StepWatchdog watchdog_;
   MlpModel model_;
   Optimizer optimizer_;
   SyntheticDataset data_;
@@ -109,6 +131,8 @@ class Trainer {
   float* y_ = nullptr;
   float* dout_ = nullptr;
   std::vector<float> hx_, hy_;
+  std::optional<std::uint64_t> fingerprint_;  // of the state after step_, to send next step
+  std::vector<float> scratch_;
 
   std::unique_ptr<MembershipStore> elastic_;
   Membership membership_;
@@ -158,7 +182,8 @@ void Trainer::connect(const Membership& m) {
   context->connectFullMesh(store_->store(), transport_);
   context_ = context;
   allreducer_ = std::make_unique<GradientAllreducer>(context_, model_.grads(), model_.spans(), cfg_.bucket_bytes,
-                                                     cfg_.timeout, kExtras, cfg_.algorithm);
+                                                     cfg_.timeout, extras_count(), cfg_.algorithm, faults_);
+  fingerprint_.reset();  // a new group: the first step after it sends no fingerprint
   where_.clear();
 }
 
@@ -195,8 +220,11 @@ void Trainer::restore_checkpoint() {
                   rejected.empty() ? "" : fmt::format(" (after rejecting {} newer)", rejected.size())));
 }
 
-void Trainer::step_once() {
+// One optimizer step: false when it was not taken (the replicas disagreed and were
+// repaired: the step is computed again).
+bool Trainer::step_once() {
   const auto t0 = Clock::now();
+  watchdog_.begin_step(step_ + 1);
   const int n = static_cast<int>(membership_.members.size());
   const int idx = membership_.index_of(cfg_.rank);
   // This rank's shard of the global batch: the first (batch % n) ranks take one more.
@@ -207,6 +235,11 @@ void Trainer::step_once() {
   data_.batch(first, count, hx_.data(), hy_.data());
   const std::size_t in = static_cast<std::size_t>(count) * static_cast<std::size_t>(data_.input_dim());
   const std::size_t out = static_cast<std::size_t>(count) * static_cast<std::size_t>(data_.output_dim());
+  // Activations: the batch through every layer, as a caching allocator reserves them.
+  std::size_t activations = 0;
+  for (int width : cfg_.layers) activations += static_cast<std::size_t>(count) * static_cast<std::size_t>(width);
+  device_->reserve_workspace(activations);
+  inject_bitflip(CB_TENSOR_PARAMETERS, model_.params(), 0, model_.param_count());
   device_->from_host(x_, hx_.data(), in);
   device_->from_host(y_, hy_.data(), out);
   const float* pred = model_.forward(x_, count);
@@ -214,8 +247,9 @@ void Trainer::step_once() {
   // share, so the allreduced sum is the exact global gradient.
   const float scale = 1.0f / (static_cast<float>(cfg_.batch_size) * static_cast<float>(data_.output_dim()));
   const double sq = device_->squared_error(pred, y_, out, scale, dout_);
-  std::vector<float> extras(kExtras, 0.0f);
+  std::vector<float> extras(extras_count(), 0.0f);
   extras[kExtraLoss] = static_cast<float>(sq);
+  if (fingerprint_ && allreducer_) put_fingerprint(extras, kExtraFingerprints, idx, *fingerprint_);
   joiners_seen_.clear();
   if (elastic_ && leader()) {
     joiners_seen_ = elastic_->pending_joiners(membership_);
@@ -224,24 +258,109 @@ void Trainer::step_once() {
   StepComm comm;
   if (allreducer_) {
     allreducer_->begin_step(extras);
-    model_.backward(x_, dout_, count, [&](int layer) { allreducer_->layer_done(layer); });
+    model_.backward(x_, dout_, count, [&](int layer) {
+      local_gradients_done(layer);
+      allreducer_->layer_done(layer);
+    });
     const auto backward_end = Clock::now();
     comm = allreducer_->finish();
     compute_ms_ = ms_between(t0, backward_end);
+    if (!check_replicas(comm)) {
+      watchdog_.end_step();
+      return false;
+    }
   } else {
-    model_.backward(x_, dout_, count, [](int) {});
+    model_.backward(x_, dout_, count, [&](int layer) { local_gradients_done(layer); });
     comm.extras = extras;
     compute_ms_ = ms_between(t0, Clock::now());
   }
   const auto opt_start = Clock::now();
+  inject_bitflip(CB_TENSOR_GRADIENTS, model_.grads(), 0, model_.param_count());
   optimizer_.step(model_.params(), model_.grads(), 1.0f);
   device_->synchronize();
   ++step_;
+  fingerprint_.reset();
+  if (allreducer_ && sdc_check_due())
+    fingerprint_ = replica_fingerprint(*device_, model_.params(), model_.grads(), model_.param_count(), scratch_);
   const auto t1 = Clock::now();
   compute_ms_ += ms_between(opt_start, t1);
   step_ms_ = ms_between(t0, t1);
   samples_ = count;
   after_step(comm);
+  watchdog_.end_step();
+  return true;
+}
+
+// Backward finished `layer`: its gradients are this rank's own until the allreduce takes
+// them, which is when a flip there is summed into every replica.
+void Trainer::local_gradients_done(int layer) {
+  const auto& span = model_.spans()[static_cast<std::size_t>(layer)];
+  if (layer == static_cast<int>(model_.spans().size()) - 1)
+    inject_bitflip(CB_TENSOR_LOCAL_GRADIENTS, model_.grads(), span.offset, span.count);
+}
+
+// gpu.bitflip, when armed for `tensor`: flips bits of buffer[offset, offset + n) in
+// device memory and says where (the emulation's own report; a real flip is silent).
+void Trainer::inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_t offset, std::size_t n) {
+  const auto shot = faults_ ? faults_->bitflip(tensor) : std::nullopt;
+  if (!shot) return;
+  scratch_.resize(n);
+  device_->to_host(scratch_.data(), buffer + offset, n);
+  const auto flips = flip_bits(scratch_.data(), n, *shot);
+  device_->from_host(buffer + offset, scratch_.data(), n);
+  static constexpr const char* kTensor[] = {"gradients", "parameters", "local_gradients"};
+  for (const auto& f : flips) {
+    metrics_.event("fault_injected", {{"kind", std::string("gpu.bitflip")}, {"tensor", std::string(kTensor[tensor])},
+                                      {"step", step_ + 1}, {"index", static_cast<std::int64_t>(offset + f.index)},
+                                      {"bit", static_cast<std::int64_t>(f.bit)}});
+    log(fmt::format("gpu.bitflip: flipped bit {} of {}[{}] while computing step {}", f.bit, kTensor[tensor],
+                    offset + f.index, step_ + 1));
+  }
+}
+
+// The replicas' fingerprints of the state after the previous step, read from this step's
+// extras. True when they agree (or there is nothing to compare); after a repair, false.
+bool Trainer::check_replicas(const StepComm& comm) {
+  const int n = static_cast<int>(membership_.members.size());
+  const auto v = compare_fingerprints(comm.extras, kExtraFingerprints, n);
+  if (!v.complete || v.agree) return true;
+  std::vector<int> bad, good;
+  for (int m : v.minority) bad.push_back(membership_.members[static_cast<std::size_t>(m)]);
+  for (int m : v.majority) good.push_back(membership_.members[static_cast<std::size_t>(m)]);
+  const std::string error =
+      fmt::format("replicas disagree after step {}: rank(s) {} differ from rank(s) {} (silent data corruption)", step_,
+                  fmt::join(bad, ","), fmt::join(good, ","));
+  metrics_.event("failure_detected", {{"step", step_}, {"error", error}, {"reason", std::string("sdc")}});
+  metrics_.event("sdc_detected", {{"step", step_ + 1}, {"state_step", step_}, {"ranks", fmt::format("{}", fmt::join(bad, ","))},
+                                  {"action", std::string(v.strict_majority ? "repaired" : "unrecoverable")}});
+  metrics_.flush();
+  log(error);
+  if (!v.strict_majority) throw UnrecoverableCorruption(error + "; no majority names the good state");
+  const int source = v.majority.front();
+  step_ = state_.broadcast(context_, source, step_, cfg_.timeout);
+  fingerprint_.reset();
+  log(fmt::format("state of step {} taken from rank {}; computing step {} again", step_,
+                  membership_.members[static_cast<std::size_t>(source)], step_ + 1));
+  start("repaired");
+  return false;
+}
+
+// A failed device call: the context is lost (or memory is short), and only a new process
+// recovers, which the harness starts (restart), or which joins (elastic).
+int Trainer::device_failed(const DeviceError& e) {
+  metrics_.event("failure_detected", {{"step", step_}, {"error", std::string(e.what())}, {"reason", std::string("device")},
+                                      {"code", static_cast<std::int64_t>(e.code())},
+                                      {"xid", static_cast<std::int64_t>(e.xid())}});
+  metrics_.flush();
+  log(fmt::format("device error: {}", e.what()));
+  return kTrainDeviceError;
+}
+
+std::shared_ptr<DeviceFaults> Trainer::open_faults(int rank) {
+  std::string why;
+  auto faults = DeviceFaults::from_env(&why);
+  if (!why.empty()) fmt::print(stderr, "rank {}: GPU faults disabled: {}\n", rank, why);
+  return faults;
 }
 
 void Trainer::after_step(const StepComm& comm) {
@@ -412,13 +531,13 @@ int Trainer::run() {
   const ScopedSignal ignore_sigpipe(SIGPIPE, SIG_IGN);  // a dead peer is an error, not a killed rank
   g_stop_requested = 0;
   const ScopedSignal stop_on_sigterm(SIGTERM, on_sigterm);
-  if (cfg_.attempt == 0 && !cfg_.rejoin) {
-    const double tflops = measure_gemm_tflops(*device_);
-    metrics_.sample("compute/gemm_tflops", tflops, "TFLOP/s", {{"dtype", std::string("fp32")}});
-    log(fmt::format("{}: GEMM peak {:.1f} GFLOP/s; model {} parameters, {} ranks, global batch {}", device_->describe(),
-                    tflops * 1e3, model_.param_count(), cfg_.world_size, cfg_.batch_size));
-  }
   try {
+    if (cfg_.attempt == 0 && !cfg_.rejoin) {
+      const double tflops = measure_gemm_tflops(*device_);
+      metrics_.sample("compute/gemm_tflops", tflops, "TFLOP/s", {{"dtype", std::string("fp32")}});
+      log(fmt::format("{}: GEMM peak {:.1f} GFLOP/s; model {} parameters, {} ranks, global batch {}",
+                      device_->describe(), tflops * 1e3, model_.param_count(), cfg_.world_size, cfg_.batch_size));
+    }
     if (cfg_.rejoin && elastic_) {
       if (!rejoin(elastic_->newest_generation())) return elastic_->finished() ? kTrainOk : kTrainFailed;
     } else {
@@ -439,6 +558,10 @@ int Trainer::run() {
       }
       start(step_ > 0 ? "restored" : "fresh");
     }
+  } catch (const DeviceError& e) {  // a GPU that failed before (or as) this process started
+    if (e.source() == DeviceError::Source::kDevice) return device_failed(e);
+    log(fmt::format("{}: {}", where_.empty() ? "start" : where_, e.what()));
+    return kTrainFailed;
   } catch (const std::exception& e) {
     log(fmt::format("{}: {}", where_.empty() ? "start" : where_, e.what()));
     return kTrainFailed;
@@ -452,21 +575,41 @@ int Trainer::run() {
       return kTrainStopped;
     }
     try {
-      step_once();
+      if (!step_once()) continue;
       maybe_checkpoint();
       if (pending_joiners_) resize(joiners_seen_);
+    } catch (const UnrecoverableCorruption& e) {
+      watchdog_.end_step();
+      log(e.what());
+      return kTrainFailed;
+    } catch (const DeviceError& e) {
+      watchdog_.end_step();
+      if (e.source() == DeviceError::Source::kDevice) return device_failed(e);
+      if (!collective_failed(e.what(), "collective", e.code()))
+        return elastic_ && elastic_->finished() ? kTrainOk : kTrainFailed;
     } catch (const std::exception& e) {
-      const std::string error = e.what();
-      metrics_.event("failure_detected", {{"step", step_}, {"error", error}});
-      metrics_.flush();
-      log(fmt::format("step {} failed: {}", step_ + 1, error));
-      if (!elastic_) return kTrainFailed;
-      // Left out while the others trained to the end: the job is done, and so is this rank.
-      if (!recover(error)) return elastic_->finished() ? kTrainOk : kTrainFailed;
+      watchdog_.end_step();
+      if (!collective_failed(e.what(), "collective", 0)) return elastic_ && elastic_->finished() ? kTrainOk : kTrainFailed;
     }
   }
   finish();
   return kTrainOk;
+}
+
+// A collective failed (a peer died or hung, or the library returned an error): reported;
+// then true when this rank goes on (elastic recovery succeeded).
+bool Trainer::collective_failed(const std::string& error, const char* reason, int code) {
+  {
+    Labels fields{{"step", step_}, {"error", error}, {"reason", std::string(reason)}};
+    if (code != 0) fields.emplace("code", static_cast<std::int64_t>(code));
+    metrics_.event("failure_detected", std::move(fields));
+  }
+  metrics_.flush();
+  log(fmt::format("step {} failed: {}", step_ + 1, error));
+  if (!elastic_) return false;
+  // Left out while the others trained to the end, recover() fails: the caller then ends
+  // this rank with success when the job is done.
+  return recover(error);
 }
 
 }  // namespace

@@ -9,7 +9,10 @@
 //   event step {step, step_ms, compute_ms, comm_ms, comm_total_ms, samples, loss, flops,
 //               world, generation, attempt}                                    per step
 //   event train_start {step, world, generation, attempt, reason}
-//   event failure_detected {step, error}
+//   event failure_detected {step, error, reason[, code, xid]}  reason: collective,
+//               device, sdc or hang (the watchdog)
+//   event fault_injected {kind, step, ...}     what an armed GPU fault did (bit flips)
+//   event sdc_detected {step, injected_ranks.., ranks, action}  replicas disagreed
 //   events checkpoint_saved / checkpoint_restored / checkpoint_rejected, samples
 //   ckpt/save_time, ckpt/size {kind}, ckpt/write_bw, ckpt/restore_time
 //   event target_reached {step, loss}                                 when target_loss set
@@ -24,6 +27,7 @@ namespace chaosbench::bench::train {
 inline constexpr int kTrainOk = 0;
 inline constexpr int kTrainFailed = 1;     // a collective failed and recovery is not elastic
 inline constexpr int kTrainBadConfig = 2;
+inline constexpr int kTrainDeviceError = 3;  // a device call failed (an Xid-class error, out of memory)
 inline constexpr int kTrainStopped = 143;  // SIGTERM, at a step boundary (128 + 15, as a shell says)
 
 // Runs this rank to the last step (or its failure) and returns a process exit code.

@@ -53,6 +53,7 @@ int cmd_faults(const Args& args) {
       out.push_back({{"type", t.type}, {"summary", t.summary}, {"reversible", t.reversible},
                      {"needs_namespaces", t.needs_namespaces}, {"needs_cgroup", t.needs_cgroup},
                      {"targets", target_form_names(t.target_forms)},
+                     {"surfaces", t.surfaces}, {"workloads", t.workloads},
                      {"params", params}});
     }
     std::cout << out.dump(2) << "\n";
@@ -64,6 +65,8 @@ int cmd_faults(const Args& args) {
                              t.reversible ? "reverted after its duration" : "irreversible: never reverted",
                              t.needs_namespaces ? "; needs the namespaced cluster" : "",
                              t.needs_cgroup.empty() ? "" : fmt::format("; needs the node {} cgroup (root)", t.needs_cgroup));
+    if (!t.surfaces.empty()) std::cout << fmt::format("  surfaces: {}\n", t.surfaces);
+    if (!t.workloads.empty()) std::cout << fmt::format("  acted out by workloads: {}\n", t.workloads);
     if (t.params.empty()) std::cout << "  parameters: none\n";
     for (const auto& p : t.params)
       std::cout << fmt::format("  {:<14} {:<10} {:<10} {}\n", p.name, faults::to_string(p.kind),

@@ -52,7 +52,9 @@ int worker_train(const Args& args) {
       ("prefix", po::value<std::string>()->default_value("chaosbench"), "store key prefix")
       ("host", po::value<std::string>()->default_value("127.0.0.1"), "address to bind")
       ("timeout-ms", po::value<long>()->default_value(10000), "collective timeout")
-      ("settle-ms", po::value<long>()->default_value(300), "elastic: how long survivors wait for each other");
+      ("settle-ms", po::value<long>()->default_value(300), "elastic: how long survivors wait for each other")
+      ("watchdog-ms", po::value<long>()->default_value(0), "a step longer than this ends the rank (0: no watchdog)")
+      ("sdc-check-every", po::value<int>()->default_value(1), "replicas compare fingerprints every N steps (0: never)");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
     print_help("chaosbench worker train [options]",
@@ -108,6 +110,8 @@ int worker_train(const Args& args) {
   cfg.host = vm["host"].as<std::string>();
   cfg.timeout = std::chrono::milliseconds(vm["timeout-ms"].as<long>());
   cfg.settle = std::chrono::milliseconds(vm["settle-ms"].as<long>());
+  cfg.watchdog = std::chrono::milliseconds(vm["watchdog-ms"].as<long>());
+  cfg.sdc_check_every = vm["sdc-check-every"].as<int>();
   if (auto why = bench::train::train_config_error(cfg)) throw UsageError(*why);
   auto metrics = bench::MetricsClient::from_environment();
   return bench::train::run_trainer(cfg, metrics);

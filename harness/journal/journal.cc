@@ -1,5 +1,7 @@
 #include "harness/journal/journal.h"
 
+#include "faults/gpu/fault_control.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -167,6 +169,22 @@ std::string undo_write(const JournalEntry& e, bool dry_run) {
   return fmt::format("restored {} to \"{}\"", path, value);
 }
 
+// A GPU fault's slot in a rank's control block: disarmed (the workload is gone by now
+// anyway; this keeps a reused file from arming a new run).
+std::string undo_fault_control(const JournalEntry& e, bool dry_run) {
+  const auto& path = e.fields.at("path");
+  const int slot = std::stoi(e.fields.at("slot"));
+  if (slot < 0 || slot >= CB_FAULT_KINDS) throw std::invalid_argument("slot");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return fmt::format("{}: gone; nothing to disarm", path);
+  if (dry_run) return fmt::format("would disarm slot {} of {}", slot, path);
+  std::string why;
+  auto control = faults::gpu::FaultControl::open(path, &why);
+  if (!control) throw std::runtime_error(why);
+  control->disarm(static_cast<cb_fault_kind>(slot));
+  return fmt::format("disarmed slot {} of {}", slot, path);
+}
+
 // One small write to a kernel file; false when the file is not there or refuses it.
 bool write_file(const std::string& path, const std::string& value) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -277,6 +295,7 @@ std::string undo_entry(const JournalEntry& entry, bool dry_run) {
     if (entry.kind == "cgroup_move") return undo_cgroup_move(entry, dry_run);
     if (entry.kind == "write") return undo_write(entry, dry_run);
     if (entry.kind == "signal_group") return undo_signal_group(entry, dry_run);
+    if (entry.kind == "fault_control") return undo_fault_control(entry, dry_run);
     if (entry.kind == "tc_root") return undo_tc_root(entry, dry_run);
     if (entry.kind == "iptables_chain") return undo_iptables_chain(entry, dry_run);
   } catch (const std::out_of_range&) {

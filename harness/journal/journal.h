@@ -33,6 +33,7 @@ namespace chaosbench::harness {
 //   "write"         {path, value}: write value back (a cgroup setting a fault changed, a
 //                   v2 cgroup.subtree_control)
 //   "signal_group"  {pgid, start_time, signal}: signal a process group that is still ours
+//   "fault_control" {path, slot}: disarm that slot of a GPU fault control block
 struct JournalEntry {
   std::uint64_t id = 0;
   std::string kind;

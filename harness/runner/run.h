@@ -55,6 +55,7 @@ class Run {
   double now_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
   void start_workload();
   void start_rank(std::size_t launch);
+  void create_control_blocks();
   void restart_due(double t);
   // run_recovery.cc
   void on_rank_failed(const std::string& reason);
@@ -111,7 +112,12 @@ class Run {
     double at_s;
     std::vector<std::size_t> launches;
     std::string fault;
+    // A reversible fault whose restart_after is the repair (a GPU reset): reverted just
+    // before the ranks start again.
+    std::optional<std::size_t> revert_occurrence;
   };
+  std::vector<std::size_t> reverts_before_restart_;  // the same, for a restart of every rank
+  void absorb_pending_restarts(double& at_s);
   std::vector<PendingRestart> pending_restarts_;
   // Recovery (workload.recovery): restart mode stops every rank on a failure and starts
   // them all again, attempt + 1, once the failed node is back.
@@ -123,6 +129,8 @@ class Run {
   std::set<int> nodes_down_;                // killed without restart_after: never back
   double attempt_started_s_ = 0;
   bool unwinding_ = false;
+  std::string control_dir_;  // the ranks' GPU fault control blocks
+  std::string interposer_;   // libchaosbench_cuda.so to preload, or ""
   std::unique_ptr<ProgressLine> progress_;  // the loop ended: exits from here on are the harness's doing
   std::vector<std::unique_ptr<faults::Fault>> faults_;  // by occurrence
   std::vector<reports::FaultRecord> fault_records_;     // by occurrence

@@ -38,9 +38,18 @@ void Run::on_rank_failed(const std::string& reason) {
   // A killed node comes back when its node.kill said so: every rank restarts then, not
   // before (the first exit seen may be a peer's, failing because of the kill).
   double at = now_s();
-  for (const auto& p : pending_restarts_) at = std::max(at, p.at_s);
-  pending_restarts_.clear();  // the restart of every rank replaces the fault's own
+  absorb_pending_restarts(at);  // the restart of every rank replaces the fault's own
   begin_group_restart(reason, at);
+}
+
+// Pending restarts of single ranks become part of the restart of every rank: it waits
+// for the latest of them, and repairs (reverts) their faults first.
+void Run::absorb_pending_restarts(double& at_s) {
+  for (const auto& p : pending_restarts_) {
+    at_s = std::max(at_s, p.at_s);
+    if (p.revert_occurrence) reverts_before_restart_.push_back(*p.revert_occurrence);
+  }
+  pending_restarts_.clear();
 }
 
 void Run::begin_group_restart(const std::string& reason, double at_s) {
@@ -67,8 +76,7 @@ void Run::group_restart_due(double t) {
   if (!group_restart_at_) return;
   // A node killed (with restart_after) while this restart was pending is waited for as
   // well: its own restart would otherwise start a second process for a rank.
-  for (const auto& p : pending_restarts_) group_restart_at_ = std::max(*group_restart_at_, p.at_s);
-  pending_restarts_.clear();
+  absorb_pending_restarts(*group_restart_at_);
   bool running = false;
   for (std::size_t i = 0; i < pids_.size(); ++i) {
     if (pids_[i] <= 0 || !supervisor_.status(pids_[i]).running) continue;
@@ -89,6 +97,9 @@ void Run::group_restart_due(double t) {
                      scenario_.cluster.nodes, needed));
     return;
   }
+  for (auto occurrence : reverts_before_restart_)
+    if (faults_[occurrence] && faults_[occurrence]->applied()) revert(occurrence);
+  reverts_before_restart_.clear();
   ++attempt_;
   launch_ctx_.only_nodes = nodes;
   launches_ = plan_workload(scenario_, launch_ctx_);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,6 +25,8 @@
 #include "faults/network/network_plane.h"
 #include "faults/network/rate_fault.h"
 #include "faults/node/cgroup_files.h"
+#include "faults/gpu/fault_control.h"
+#include "faults/gpu/gpu_fault.h"
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
 #include "harness/host_error.h"
@@ -236,7 +239,22 @@ void Run::start_workload() {
                                            {"wall", TL::num(t0_wall_)}});
   pids_.assign(launches_.size(), -1);
   restarts_.assign(launches_.size(), 0);
+  create_control_blocks();
   for (std::size_t i = 0; i < launches_.size(); ++i) start_rank(i);
+}
+
+// One GPU fault control block per rank (faults/gpu/control_block.h), made before any
+// rank starts and kept across restarts: a fault armed on a rank stays armed for the
+// process that replaces it, as a broken GPU stays broken.
+void Run::create_control_blocks() {
+  control_dir_ = dir_->runtime() + "/control";
+  fs::create_directories(control_dir_);
+  for (const auto& l : launches_) {
+    const std::string path = faults::control_path(control_dir_, l.rank);
+    if (!faults::gpu::FaultControl::create(path, static_cast<std::uint64_t>(l.rank)))
+      throw HostError(fmt::format("cannot create the fault control block {}: {}", path, std::strerror(errno)));
+  }
+  interposer_ = gpu_interposer_for(scenario_, self_exe());
 }
 
 void Run::start_rank(std::size_t idx) {
@@ -252,6 +270,13 @@ void Run::start_rank(std::size_t idx) {
   // A restarted rank knows it: the trainer's elastic mode joins the running job then.
   spec.env["CHAOSBENCH_RESTART"] = std::to_string(restart);
   spec.env["CHAOSBENCH_ATTEMPT"] = std::to_string(attempt_);
+  spec.env[CB_CONTROL_ENV] = faults::control_path(control_dir_, l.rank);
+  if (!interposer_.empty()) {  // a command workload under GPU faults: the CUDA interposer
+    auto& preload = spec.env["LD_PRELOAD"];
+    const char* inherited = std::getenv("LD_PRELOAD");
+    if (preload.empty() && inherited) preload = inherited;
+    preload = preload.empty() ? interposer_ : interposer_ + ":" + preload;
+  }
   pid_t pid = supervisor_.start(spec);  // throws when the program cannot start
   pids_[idx] = pid;
   reports::ProcessRecord p;
@@ -280,10 +305,16 @@ void Run::restart_due(double t) {
     // waiting on it: a replacement comes up once its node is thawed.
     bool frozen = false;
     for (auto idx : it->launches) frozen = frozen || node_frozen(launches_[idx].node);
-    if (frozen) {
+    // A rank a GPU fault ends ends itself, when it next touches the device (or its
+    // watchdog fires): its replacement waits for that.
+    bool still_running = false;
+    for (auto idx : it->launches) still_running = still_running || (pids_[idx] > 0 && supervisor_.status(pids_[idx]).running);
+    if (frozen || still_running) {
       ++it;
       continue;
     }
+    if (it->revert_occurrence && faults_[*it->revert_occurrence] && faults_[*it->revert_occurrence]->applied())
+      revert(*it->revert_occurrence);
     harness_event("restart", {{"attempt", static_cast<std::int64_t>(attempt_)},
                               {"ranks", static_cast<std::int64_t>(it->launches.size())},
                               {"fault", it->fault}});
@@ -305,6 +336,7 @@ void Run::apply(std::size_t i) {
   try {
     auto target = resolve_target(spec.target, scenario_.cluster, rank_processes(), scenario_.seed, o.fault, cgroups_.get());
     target.network = network_.get();
+    target.control_dir = control_dir_;
     rec.targets = target.names();
     faults_[i] = info->make(spec.params);
     faults_[i]->apply(target, *journal_);
@@ -317,7 +349,10 @@ void Run::apply(std::size_t i) {
         if (pids_[k] == pid) ended.push_back(k);
     }
     if (spec.params.has("restart_after") && !ended.empty()) {
-      pending_restarts_.push_back({t + spec.params.get<faults::Duration>("restart_after").seconds(), ended, spec.name});
+      std::optional<std::size_t> repair;
+      if (faults_[i]->reversible()) repair = i;
+      pending_restarts_.push_back(
+          {t + spec.params.get<faults::Duration>("restart_after").seconds(), ended, spec.name, repair});
     } else if (spec.type == "node.kill") {  // the node is gone for good: recovery restarts without it
       for (auto k : ended) nodes_down_.insert(launches_[k].node);
     }
@@ -468,6 +503,9 @@ RunOutcome Run::execute() {
     if (info->host_backend && info->host_backend(f.params, &why).empty())
       throw HostError(fmt::format("fault {} ({}) cannot run on this host: {}", f.name, f.type, why));
   }
+  if (auto lib = gpu_interposer_for(scenario_, self_exe()); !lib.empty() && !fs::exists(lib))
+    throw HostError(fmt::format("this command workload has GPU faults, which need the CUDA interposer {}; this "
+                                "chaosbench was built without it (no CUDA toolkit, or CHAOSBENCH_CUDA=OFF)", lib));
   out_dir_ = RunDirectory::resolve_out(options_.out_dir, scenario_.name);
   journal_ = std::make_unique<Journal>(Journal::default_directory(), run_id_, out_dir_);
   dir_ = std::make_unique<RunDirectory>(out_dir_, run_id_, *journal_);

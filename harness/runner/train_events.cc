@@ -50,6 +50,10 @@ TrainTimeline read_train_events(const std::vector<StoredEvent>& events, double t
       tl.restores.push_back({e.rank, t, int_field(f, "step"), reports::label_number(f, "ms").value_or(0)});
     } else if (e.name == "failure_detected") {
       tl.failures.push_back({e.rank, t});
+    } else if (e.name == "fault_injected" && reports::label_value(f, "kind") == "gpu.bitflip") {
+      tl.bitflips.push_back({e.rank, t, int_field(f, "step"), reports::label_value(f, "tensor")});
+    } else if (e.name == "sdc_detected") {
+      tl.sdc_detections.push_back({e.rank, t, int_field(f, "step"), ""});
     } else if (e.name == "restart" && e.rank == kHarnessRank) {
       tl.restarts.push_back({e.rank, t});
     }
@@ -60,6 +64,8 @@ TrainTimeline read_train_events(const std::vector<StoredEvent>& events, double t
   sort_by_time(tl.restores);
   sort_by_time(tl.failures);
   sort_by_time(tl.restarts);
+  sort_by_time(tl.bitflips);
+  sort_by_time(tl.sdc_detections);
   return tl;
 }
 

@@ -47,12 +47,22 @@ struct MarkEvent {
   double t = 0;
 };
 
+// `fault_injected` {kind: gpu.bitflip} (what the emulation flipped, while computing
+// `step`) and `sdc_detected` (replicas disagreed, found while computing `step`).
+struct SdcEvent {
+  int rank = 0;
+  double t = 0;
+  std::int64_t step = 0;
+  std::string tensor;  // injections only
+};
+
 // Each list sorted by time (ties keep arrival order).
 struct TrainTimeline {
   std::vector<StepEvent> steps;
   std::vector<StartEvent> starts;
   std::vector<CheckpointEvent> saves, restores;
   std::vector<MarkEvent> failures, restarts;  // restarts: harness (rank -1) events only
+  std::vector<SdcEvent> bitflips, sdc_detections;
 
   bool empty() const { return steps.empty() && starts.empty(); }
 };

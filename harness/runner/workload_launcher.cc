@@ -1,6 +1,7 @@
 #include "harness/runner/workload_launcher.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -63,7 +64,12 @@ std::vector<std::string> train_argv(const TrainWorkload& w, const LaunchContext&
                                 "--store", "file:" + ctx.runtime_dir + "/store",
                                 "--prefix", ctx.run_id,
                                 "--host", host,
-                                "--timeout-ms", ms_string(w.timeout)};
+                                "--timeout-ms", ms_string(w.timeout),
+                                "--sdc-check-every", std::to_string(w.sdc_check_every)};
+  // With recovery, a step that hangs past recovery.hang_timeout ends the rank (its
+  // watchdog), so a GPU or collective hang becomes a failure recovery can act on.
+  if (w.recovery.mode != RecoveryMode::kNone)
+    argv.insert(argv.end(), {"--watchdog-ms", ms_string(w.recovery.hang_timeout)});
   if (w.target_loss) argv.insert(argv.end(), {"--target-loss", fmt::format("{}", *w.target_loss)});
   if (w.checkpoint.every_steps > 0)
     argv.insert(argv.end(), {"--checkpoint-dir", dir, "--checkpoint-every", std::to_string(w.checkpoint.every_steps),
@@ -217,6 +223,16 @@ std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchCont
     }
   }
   return out;
+}
+
+std::string gpu_interposer_for(const Scenario& scenario, const std::string& self_exe) {
+  if (!std::holds_alternative<CommandWorkload>(scenario.workload)) return "";
+  bool gpu = false;
+  for (const auto& f : scenario.faults) gpu = gpu || f.type.starts_with("gpu.") || f.type.starts_with("collective.");
+  if (!gpu) return "";
+  return (std::filesystem::path(self_exe).parent_path().parent_path() / "lib" / "libchaosbench_cuda.so")
+      .lexically_normal()
+      .string();
 }
 
 }  // namespace chaosbench::harness

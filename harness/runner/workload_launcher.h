@@ -35,6 +35,12 @@ struct RankLaunch {
   bool service = false;
 };
 
+// The CUDA interposer (libchaosbench_cuda.so) a command workload needs preloaded: when it
+// has GPU or collective faults to act out. Empty when not needed; the path where this
+// build puts it (<dir of chaosbench>/../lib/) otherwise, which may not exist (a build
+// without CUDA): the runner refuses such a run (exit 3).
+std::string gpu_interposer_for(const Scenario& scenario, const std::string& self_exe);
+
 // Throws std::runtime_error for what the parser cannot know (none today).
 std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchContext& ctx);
 

@@ -95,6 +95,7 @@ struct TrainWorkload {
   TrainCheckpointSpec checkpoint;
   RecoverySpec recovery;
   Duration timeout{std::chrono::seconds(10)};
+  int sdc_check_every = 1;  // replicas compare fingerprints every N steps; 0: never
 };
 
 // The serving workload: KServe v2 servers of the trainer's MLP on some nodes (replicas,

@@ -1,9 +1,11 @@
 #include "harness/scenario/scenario_loader.h"
 
 #include <fmt/format.h>
+#include <ranges>
 #include <fstream>
 #include <sys/stat.h>
 
+#include "faults/registry.h"
 #include "harness/scenario/scenario_parts.h"
 
 namespace chaosbench::harness {
@@ -56,6 +58,22 @@ void check_phases(ParseContext& ctx, const Scenario& s) {
     for (const auto& f : s.faults) known = known || f.name == name;
     if (!known)
       ctx.error(join_path(join_path("checks", i), "phase"), fmt::format("no fault is named \"{}\"", name));
+  }
+}
+
+// A fault acted out inside the workload (GPU and collective faults) needs a workload
+// kind that acts it out: the registry lists them.
+void check_fault_workloads(ParseContext& ctx, const Scenario& s) {
+  const std::string kind(workload_kind(s.workload));
+  for (std::size_t i = 0; i < s.faults.size(); ++i) {
+    const auto* info = faults::find_fault_type(s.faults[i].type);
+    if (!info || info->workloads.empty()) continue;
+    bool ok = false;
+    for (auto part : std::views::split(info->workloads, std::string_view(", ")))
+      ok = ok || std::string_view(part.begin(), part.end()) == kind;
+    if (!ok)
+      ctx.error(join_path(join_path("faults", i), "type"),
+                fmt::format("{} is acted out by {} workloads; this workload is {}", info->type, info->workloads, kind));
   }
 }
 
@@ -159,6 +177,7 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   if (const json* f = top.raw("faults")) s.faults = parse_faults(ctx, *f, s.cluster);
   if (const json* c = top.raw("checks")) s.checks = parse_checks(ctx, *c);
   check_phases(ctx, s);
+  check_fault_workloads(ctx, s);
   if (const json* sw = top.raw("sweep")) s.sweep = parse_sweep(ctx, *sw);
   // Every point of a sweep must be a valid scenario too, found now rather than halfway
   // through the sweep. The points are checked without their own sweep.

@@ -83,7 +83,7 @@ TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpe
   TrainWorkload w;
   ObjectReader r(ctx, value, "workload",
                  {"kind", "backend", "model", "batch_size", "steps", "optimizer", "bucket_size", "algorithm", "threads", "target_loss",
-                  "checkpoint", "recovery", "timeout"});
+                  "checkpoint", "recovery", "timeout", "sdc_check_every"});
   if (auto v = r.choice("backend", {"gloo"})) w.backend = *v;
   if (const json* m = r.raw("model")) parse_model(ctx, *m, w);
   if (auto v = r.integer("batch_size", 1, 1 << 20)) w.batch_size = static_cast<int>(*v);
@@ -99,6 +99,7 @@ TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpe
     if (!(*v > 0)) ctx.error(r.path_of("target_loss"), fmt::format("expected a positive number, got {}", *v));
     else w.target_loss = *v;
   }
+  if (auto v = r.integer("sdc_check_every", 0, 1000000)) w.sdc_check_every = static_cast<int>(*v);
   if (const json* c = r.raw("checkpoint")) parse_checkpoint(ctx, *c, w);
   if (const json* c = r.raw("recovery")) w.recovery = parse_recovery(ctx, *c, cluster, /*elastic_allowed=*/true);
   if (auto v = r.duration("timeout", /*allow_zero=*/false)) {

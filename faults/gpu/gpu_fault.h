@@ -1,0 +1,85 @@
+// GPU and collective faults (gpu.xid, gpu.oom, gpu.slowdown, gpu.hang, gpu.bitflip,
+// collective.error, collective.hang): each arms one slot of the target ranks' fault
+// control blocks (control_block.h) and disarms it on revert. What happens then is the
+// workload's: the built-in trainer and server act the fault out in their device and
+// communication layers (bench/common/device_faults.h), any CUDA program through the
+// preloaded interposer (faults/gpu/interposer). docs/gpu-faults.md says which is real
+// and which emulated where.
+// Journal: a "fault_control" entry {path, slot} per rank before arming, so `chaosbench
+// cleanup` can disarm. Revert is idempotent. Sticky errors latch inside the process that
+// saw them: a revert is the GPU's reset, for the processes started after it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "faults/fault.h"
+#include "faults/gpu/fault_control.h"
+
+namespace chaosbench::faults {
+
+class GpuFault final : public Fault {
+ public:
+  // `may_end`: the workload ends the rank when it sees this fault (a lost context, an
+  // allocation failure, the hang watchdog): its exit is the fault's effect.
+  GpuFault(cb_fault_kind kind, gpu::ArmedFault settings, bool may_end)
+      : kind_(kind), settings_(settings), may_end_(may_end) {}
+  ~GpuFault() override;
+  std::string backend() const override { return "control-block"; }
+  std::vector<pid_t> ended_processes() const override { return may_end_ ? pids_ : std::vector<pid_t>{}; }
+  // "fired": injections the workloads reported (0: the fault never met a device call),
+  // "first_fired_ms": from arming to the first of them.
+  std::map<std::string, double> effect() const override { return effect_; }
+
+ private:
+  void do_apply(const ResolvedTarget& target) override;
+  void do_revert() override;
+  void read_effect();
+
+  cb_fault_kind kind_;
+  gpu::ArmedFault settings_;
+  bool may_end_;
+  std::vector<pid_t> pids_;
+  struct Armed {
+    std::unique_ptr<gpu::FaultControl> control;
+    std::uint64_t journal_id = 0;
+    std::uint64_t armed_ns = 0;
+  };
+  std::vector<Armed> armed_;
+  std::map<std::string, double> effect_;
+};
+
+// The control file of `rank` in the run's control directory.
+std::string control_path(const std::string& control_dir, int rank);
+
+std::span<const ParamSpec> gpu_xid_params();
+std::span<const ParamSpec> gpu_oom_params();
+std::span<const ParamSpec> gpu_slowdown_params();
+std::span<const ParamSpec> gpu_hang_params();
+std::span<const ParamSpec> gpu_bitflip_params();
+std::span<const ParamSpec> collective_error_params();
+std::span<const ParamSpec> collective_hang_params();
+std::unique_ptr<Fault> make_gpu_xid(const Params& p);
+std::unique_ptr<Fault> make_gpu_oom(const Params& p);
+std::unique_ptr<Fault> make_gpu_slowdown(const Params& p);
+std::unique_ptr<Fault> make_gpu_hang(const Params& p);
+std::unique_ptr<Fault> make_gpu_bitflip(const Params& p);
+std::unique_ptr<Fault> make_collective_error(const Params& p);
+std::unique_ptr<Fault> make_collective_hang(const Params& p);
+std::string check_gpu_xid(const Params& p);
+std::string check_gpu_bitflip(const Params& p);
+
+// gpu.xid's named errors: "ecc" -> {214, 48}, ...; nullptr when unknown.
+struct XidError {
+  std::string_view name;
+  int code;  // cudaError_t / CUresult
+  int xid;   // what the driver logs
+  std::string_view meaning;
+};
+const XidError* find_xid_error(std::string_view name);
+std::span<const XidError> xid_errors();
+
+}  // namespace chaosbench::faults
