@@ -169,6 +169,18 @@ class FaultControl {
     std::atomic_ref<std::uint64_t>(block_->slots[kind].armed).store(0, std::memory_order_release);
   }
 
+  // Harness side: disarms the slot only while it still holds arming `sequence` (a later
+  // fault of the same kind on the same rank replaced it: that one stays). True when the
+  // slot held it.
+  bool disarm_if(cb_fault_kind kind, std::uint64_t sequence) {
+    return std::atomic_ref<std::uint64_t>(block_->slots[kind].armed).compare_exchange_strong(sequence, 0);
+  }
+
+  // The arming in the slot now (0: none).
+  std::uint64_t sequence(cb_fault_kind kind) const {
+    return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(block_->slots[kind].armed)).load();
+  }
+
   // What the workload reported of the slot's last arming.
   std::uint64_t fired(cb_fault_kind kind) const { return load(block_->slots[kind].fired); }
   std::uint64_t first_fired_ns(cb_fault_kind kind) const { return load(block_->slots[kind].first_fired_ns); }

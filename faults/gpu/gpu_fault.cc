@@ -84,15 +84,19 @@ void GpuFault::do_apply(const ResolvedTarget& target) {
     Armed a;
     a.journal_id = log().record("fault_control", {{"path", path}, {"slot", std::to_string(kind_)}});
     a.control = std::move(control);
-    a.control->arm(kind_, settings_);
+    a.sequence = a.control->arm(kind_, settings_);
     a.armed_ns = gpu::realtime_ns();
     armed_.push_back(std::move(a));
   }
 }
 
 void GpuFault::read_effect() {
-  double fired = 0, first_ms = -1;
+  double fired = 0, first_ms = -1, superseded = 0;
   for (const auto& a : armed_) {
+    if (a.control->sequence(kind_) != a.sequence) {
+      ++superseded;
+      continue;
+    }
     fired += static_cast<double>(a.control->fired(kind_));
     const auto first = a.control->first_fired_ns(kind_);
     if (first > 0) {
@@ -101,13 +105,14 @@ void GpuFault::read_effect() {
     }
   }
   effect_["fired"] = fired;
+  if (superseded > 0) effect_["superseded"] = superseded;
   if (first_ms >= 0) effect_["first_fired_ms"] = first_ms;
 }
 
 void GpuFault::do_revert() {
   read_effect();
   for (auto& a : armed_) {
-    a.control->disarm(kind_);
+    a.control->disarm_if(kind_, a.sequence);
     log().done(a.journal_id);
   }
   armed_.clear();

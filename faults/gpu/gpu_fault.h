@@ -31,7 +31,9 @@ class GpuFault final : public Fault {
   std::string backend() const override { return "control-block"; }
   std::vector<pid_t> ended_processes() const override { return may_end_ ? pids_ : std::vector<pid_t>{}; }
   // "fired": injections the workloads reported (0: the fault never met a device call),
-  // "first_fired_ms": from arming to the first of them.
+  // "first_fired_ms": from arming to the first of them; "superseded": ranks where a later
+  // fault of the same kind took the slot over (one slot per kind and rank), whose
+  // figures are that fault's.
   std::map<std::string, double> effect() const override { return effect_; }
 
  private:
@@ -47,6 +49,7 @@ class GpuFault final : public Fault {
     std::unique_ptr<gpu::FaultControl> control;
     std::uint64_t journal_id = 0;
     std::uint64_t armed_ns = 0;
+    std::uint64_t sequence = 0;  // this fault's arming of the slot
   };
   std::vector<Armed> armed_;
   std::map<std::string, double> effect_;
