@@ -14,31 +14,6 @@ using namespace chaosbench::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-namespace {
-
-// Workload events of one name from timeline.jsonl.
-std::vector<json> workload_events(const TempDir& dir, const std::string& out, const std::string& name) {
-  std::vector<json> found;
-  std::ifstream in(dir.file(out + "/timeline.jsonl"));
-  for (std::string line; std::getline(in, line);) {
-    auto e = json::parse(line);
-    if (e["event"] == "workload_event" && e["name"] == name) found.push_back(e);
-  }
-  return found;
-}
-
-std::string train_scenario(int nodes, const std::string& workload_extra, const std::string& faults = "[]",
-                           const std::string& mode = "auto") {
-  return R"({"schema_version": 1, "name": "train-test", "cluster": {"nodes": )" + std::to_string(nodes) +
-         R"(, "mode": ")" + mode + R"("},
-  "workload": {"kind": "train", "model": {"layers": [32, 128, 128, 4]}, "batch_size": 64,
-               "optimizer": {"kind": "sgd", "lr": 0.05, "momentum": 0.9}, "bucket_size": "16KiB", "timeout": "5s")" +
-         workload_extra + R"(},
-  "faults": )" + faults + "}";
-}
-
-}  // namespace
-
 TEST_CASE("train: same seed and ranks, no faults: the same loss curve bit for bit, and the loss falls",
           "[train-run]") {
   TempDir dir;
