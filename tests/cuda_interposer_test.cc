@@ -340,3 +340,20 @@ TEST_CASE("interposer: another preloaded library's dlsym(RTLD_NEXT) still finds 
   CHECK(codes(r) == codes(real));
   CHECK(r.err.find("rtld_next_wrapper: called the next cudaGetDeviceCount") != std::string::npos);
 }
+
+TEST_CASE("interposer: chaosbench run preloads it into a command workload with GPU faults and arms the rank's block",
+          "[cuda-interposer]") {
+  if (skip_without_interposer()) return;
+  TempDir dir;
+  // The fault is in effect from 200 ms; the probe allocates at 1 s, through the
+  // preloaded interposer and the block named in its environment: out of memory (2).
+  dir.write("s.json", std::string(R"({"schema_version": 1, "name": "cmd-gpu", "cluster": {"nodes": 1, "mode": "local"},
+    "workload": {"kind": "command", "argv": ["sh", "-c", "sleep 1; exec \"$0\" malloc", ")") +
+                          CHAOSBENCH_CUDA_PROBE + R"("]},
+    "faults": [{"name": "oom", "type": "gpu.oom", "target": {"ranks": [0]}, "at": "200ms", "duration": "1h"}]})");
+  auto r = chaosbench::test::run_command(
+      {chaosbench::test::binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
+  INFO(r.err);
+  CHECK(chaosbench::test::read_file(dir.file("out/logs/rank0.out")) == "2\n");
+  CHECK(chaosbench::test::read_file(dir.file("out/logs/rank0.err")).find("chaosbench") == std::string::npos);
+}
