@@ -27,6 +27,9 @@ class InferenceModel {
   // y [batch x output_dim] = model(x [batch x input_dim]); batch <= max_batch().
   virtual void infer(const float* x, int batch, float* y) = 0;
   virtual std::string describe() const = 0;  // "mlp 256-1024-16 fp32", "... int8 (per-channel)"
+  // Why the model cannot serve any more (its device was lost: a sticky GPU error), or
+  // nullopt while it can. The server's readiness says so.
+  virtual std::optional<std::string> unhealthy() const { return std::nullopt; }
 };
 
 // The newest good checkpoint's "params" from `checkpoint_dir` (the trainer's), or, without

@@ -61,18 +61,28 @@ void InferenceService::handle(HttpRequest request, Reply reply) {
     return respond(json_response(200, R"({"name":"chaosbench","version":"1","extensions":[]})"));
   if (parts.size() == 3 && parts[1] == "health" && get) {
     if (parts[2] == "live") return respond(json_response(200, R"({"live":true})"));
-    if (parts[2] == "ready") return respond(json_response(200, R"({"ready":true})"));
+    if (parts[2] == "ready") return respond(readiness());
   }
   if (parts.size() >= 3 && parts[1] == "models") {
     if (parts[2] != name_)
       return respond(json_response(404, error_json(fmt::format("unknown model \"{}\" (serving \"{}\")", parts[2], name_))));
     if (parts.size() == 3 && get) return respond(json_response(200, model_metadata()));
-    if (parts.size() == 4 && parts[3] == "ready" && get) return respond(json_response(200, R"({"ready":true})"));
+    if (parts.size() == 4 && parts[3] == "ready" && get) return respond(readiness());
     if (parts.size() == 4 && parts[3] == "infer" && post) return infer(request, reply, start);
     if (parts.size() == 4 && parts[3] == "infer")
       return respond(json_response(405, error_json("infer takes POST")));
   }
   respond(json_response(404, error_json("no such endpoint")));
+}
+
+// 200 while the model can serve; 503 with the reason once its device is lost, so load
+// balancers (and the load generator's readiness wait) route around this replica.
+HttpResponse InferenceService::readiness() const {
+  if (auto why = model_.unhealthy()) {
+    nlohmann::json j = {{"ready", false}, {"error", *why}};
+    return json_response(503, j.dump());
+  }
+  return json_response(200, R"({"ready":true})");
 }
 
 void InferenceService::infer(HttpRequest& request, Reply& reply, Clock::time_point start) {

@@ -53,6 +53,7 @@ class InferenceService {
  private:
   void infer(HttpRequest& request, Reply& reply, std::chrono::steady_clock::time_point start);
   std::string model_metadata() const;
+  HttpResponse readiness() const;
 
   std::string name_;
   InferenceModel& model_;

@@ -9,7 +9,9 @@
 #include <iostream>
 #include <thread>
 
+#include "bench/common/device_faults.h"
 #include "bench/common/scoped_signal.h"
+#include "bench/serve/fault_injecting_model.h"
 #include "bench/serve/inference_service.h"
 #include "bench/train/cpu_device.h"
 
@@ -49,8 +51,12 @@ int run_server(const ServeConfig& cfg, MetricsClient& metrics) {
   const auto weights = load_weights(cfg.layers, cfg.checkpoint_dir.empty() ? std::nullopt
                                                                             : std::optional<std::string>(cfg.checkpoint_dir),
                                     cfg.seed);
-  auto model = cfg.dtype == "int8" ? make_int8_model(weights, cfg.batching.max_batch_size)
-                                   : make_fp32_model(weights, cfg.batching.max_batch_size);
+  std::string why;
+  auto faults = DeviceFaults::from_env(&why);
+  if (!why.empty()) fmt::print(stderr, "GPU faults disabled: {}\n", why);
+  auto model = with_faults(cfg.dtype == "int8" ? make_int8_model(weights, cfg.batching.max_batch_size)
+                                               : make_fp32_model(weights, cfg.batching.max_batch_size),
+                           faults);
   g_stop = 0;
   ScopedSignal term(SIGTERM, on_stop_signal);
   ScopedSignal interrupt(SIGINT, on_stop_signal);
@@ -63,16 +69,25 @@ int run_server(const ServeConfig& cfg, MetricsClient& metrics) {
                            cfg.batching.queue_limit);
   metrics.event("serve_ready", {{"port", static_cast<std::int64_t>(server.port())}});
   metrics.flush();
+  int exit_code = 0;
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     forward_samples(service.metrics(), metrics);
+    // A lost device (a sticky GPU error): the replica has answered 500 and not ready
+    // since; it ends now, as a liveness probe would end it, so it can be restarted.
+    if (auto lost = model->unhealthy()) {
+      metrics.event("failure_detected", {{"error", *lost}, {"reason", std::string("device")}});
+      std::cerr << fmt::format("serve: the device is lost ({}): exiting\n", *lost);
+      exit_code = kServeDeviceLost;
+      break;
+    }
   }
   server.stop();
   forward_samples(service.metrics(), metrics);
   metrics.event("serve_stopped", {{"requests_200", static_cast<std::int64_t>(service.metrics().requests(200))}});
   metrics.flush();
   std::cerr << "serve: stopped\n";
-  return 0;
+  return exit_code;
 }
 
 }  // namespace chaosbench::bench::serve

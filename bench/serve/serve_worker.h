@@ -28,7 +28,11 @@ struct ServeConfig {
 // nullopt when cfg is usable, else why not (for a usage error).
 std::optional<std::string> serve_config_error(const ServeConfig& cfg);
 
-// Blocks until SIGTERM or SIGINT; returns the process exit code (0 after a clean stop).
+inline constexpr int kServeDeviceLost = 3;  // a sticky GPU error ended the replica
+
+// Blocks until SIGTERM or SIGINT (exit code 0), or until a sticky GPU error makes the
+// model unusable (kServeDeviceLost, after answering what was queued); returns the exit
+// code.
 int run_server(const ServeConfig& cfg, MetricsClient& metrics);
 
 }  // namespace chaosbench::bench::serve
