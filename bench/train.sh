@@ -26,30 +26,9 @@ for i in $(seq 1 "$runs"); do
   echo "run $i done" >&2
 done
 python3 - "${files_single[*]}" "${files_overlap[*]}" "${files_elastic[*]}" "${files_restart[*]}" <<'PY'
-import json, statistics, sys
-
-def load(paths):
-    out = []
-    for p in paths.split():
-        try:
-            out.append(json.load(open(p)))
-        except OSError:
-            print(f"missing {p}: the run failed")
-    return out
-
-def metric(r, name, **labels):
-    for m in r["metrics"]:
-        if m["name"] == name and all(m["labels"].get(k) == v for k, v in {"phase": "overall", **labels}.items()):
-            return m
-    return None
-
-def summary(title, values, unit, goal):
-    values = [v for v in values if v is not None]
-    if not values:
-        print(f"{title}: no value"); return
-    print(f"{title}: median {statistics.median(values):.2f}{unit} (min {min(values):.2f}, max {max(values):.2f}, "
-          f"n={len(values)}); goal {goal}")
-
+import sys
+sys.path.insert(0, "bench")
+from results_summary import load, metric, summary, report_failures
 single, overlap, elastic, restart = (load(a) for a in sys.argv[1:5])
 summary("single-rank train/mfu", [metric(r, "train/mfu")["value"] for r in single if metric(r, "train/mfu")], "%", ">= 50%")
 summary("  compute/gemm_tflops", [metric(r, "compute/gemm_tflops")["value"] * 1e3 for r in single
@@ -73,7 +52,5 @@ summary("ckpt/size full", [metric(r, "ckpt/size", kind="full")["value"] for r in
 summary("ckpt/size delta", [metric(r, "ckpt/size", kind="delta")["value"] for r in restart if metric(r, "ckpt/size", kind="delta")], " B", "-")
 summary("ckpt/restore_time", [metric(r, "ckpt/restore_time")["value"] for r in restart if metric(r, "ckpt/restore_time")], " ms", "-")
 summary("ckpt/save_time", [metric(r, "ckpt/save_time")["value"] for r in restart if metric(r, "ckpt/save_time")], " ms", "-")
-for r in restart + elastic:
-    if r["verdict"] != "pass":
-        print(f"run {r['run_id']} ({r['scenario_name']}): {r['verdict']}: {r['reason']}")
+report_failures(restart + elastic)
 PY
