@@ -19,10 +19,10 @@
 
 #include "bench/collective/rendezvous.h"
 #include "bench/common/scoped_signal.h"
+#include "bench/common/device_error.h"
 #include "bench/common/thread_priority.h"
 #include "bench/train/checkpoint_loader.h"
 #include "bench/train/checkpoint_writer.h"
-#include "bench/common/device_error.h"
 #include "bench/train/cpu_device.h"
 #include "bench/train/fault_injecting_device.h"
 #include "bench/train/gemm_peak.h"

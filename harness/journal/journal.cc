@@ -1,7 +1,5 @@
 #include "harness/journal/journal.h"
 
-#include "faults/gpu/fault_control.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -17,6 +15,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "faults/gpu/fault_control.h"
 #include "harness/host_error.h"
 #include "harness/journal/netns_undo.h"
 #include "harness/journal/process_identity.h"
