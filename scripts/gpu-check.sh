@@ -19,6 +19,8 @@ if [ -n "${OUT:-}" ]; then dest="$OUT/gpu-check"; else dest="$build/gpu-check"; 
 mkdir -p "$dest"
 dest=$(cd "$dest" && pwd)
 export PATH="$PATH:/usr/local/cuda/bin"
+# NCCL says why when a communicator fails (set NCCL_DEBUG=INFO for its topology).
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}"
 
 summary=()
 failed=0
@@ -66,7 +68,7 @@ if [ $failed -ne 0 ]; then exit 1; fi
 
 step gpu-tests 120 "$build/bin/chaosbench_tests" "[cuda],[cuda-interposer]" --durations yes
 if grep -q "skipped: no CUDA device" "$dest/gpu-tests.log"; then
-  summary+=("FAILED  gpu-tests skipped: $(grep -m1 -o 'skipped: no CUDA device.*' "$dest/gpu-tests.log")")
+  summary+=("FAILED  gpu-tests skipped: $(grep -m1 -o 'no CUDA device.*' "$dest/gpu-tests.log")")
   failed=1
 fi
 

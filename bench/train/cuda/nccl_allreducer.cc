@@ -76,7 +76,11 @@ void NcclGradientAllreducer::exchange_id_and_init(gloo::rendezvous::Store& store
   ncclUniqueId id{};
   if (rank_ == 0) {
     check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId", nullptr);
-    store.set(key, std::vector<char>(id.internal, id.internal + sizeof id.internal));
+    try {
+      store.set(key, std::vector<char>(id.internal, id.internal + sizeof id.internal));
+    } catch (const std::exception& e) {  // gloo::IoException
+      throw CollectiveError(fmt::format("rank 0: cannot publish the NCCL id under '{}': {}", key, e.what()));
+    }
   } else {
     std::vector<char> bytes;
     try {
