@@ -80,7 +80,29 @@ class FaultInjectingDevice final : public Device {
   std::shared_ptr<DeviceFaults> faults_;
 };
 
+class FaultInjectingReducer final : public GradientReducer {
+ public:
+  FaultInjectingReducer(std::unique_ptr<GradientReducer> inner, std::shared_ptr<DeviceFaults> faults)
+      : inner_(std::move(inner)), faults_(std::move(faults)) {}
+  void begin_step(const std::vector<float>& extras) override { inner_->begin_step(extras); }
+  void layer_done(int layer) override { inner_->layer_done(layer); }
+  StepComm finish() override {
+    faults_->collective();
+    return inner_->finish();
+  }
+
+ private:
+  std::unique_ptr<GradientReducer> inner_;
+  std::shared_ptr<DeviceFaults> faults_;
+};
+
 }  // namespace
+
+std::unique_ptr<GradientReducer> with_faults(std::unique_ptr<GradientReducer> inner,
+                                             std::shared_ptr<DeviceFaults> faults) {
+  if (!faults || !faults->active()) return inner;
+  return std::make_unique<FaultInjectingReducer>(std::move(inner), std::move(faults));
+}
 
 std::unique_ptr<Device> with_faults(std::unique_ptr<Device> inner, std::shared_ptr<DeviceFaults> faults) {
   if (!faults || !faults->active()) return inner;

@@ -12,10 +12,17 @@
 
 #include "bench/common/device_faults.h"
 #include "bench/train/device.h"
+#include "bench/train/gradient_reducer.h"
 
 namespace chaosbench::bench::train {
 
 // `inner` itself when `faults` is inactive.
 std::unique_ptr<Device> with_faults(std::unique_ptr<Device> inner, std::shared_ptr<DeviceFaults> faults);
+
+// A gradient reducer that fails (collective.error) or blocks (collective.hang) a step's
+// collectives at finish(), for reducers that do not check per bucket themselves (the
+// NCCL one; the gloo one checks before each bucket). `inner` itself when inactive.
+std::unique_ptr<GradientReducer> with_faults(std::unique_ptr<GradientReducer> inner,
+                                             std::shared_ptr<DeviceFaults> faults);
 
 }  // namespace chaosbench::bench::train

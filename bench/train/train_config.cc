@@ -21,6 +21,15 @@ std::optional<std::string> train_config_error(const TrainConfig& cfg) {
   if (cfg.checkpoint_every < 0) return std::string("checkpoint_every must not be negative");
   if (cfg.checkpoint_every > 0 && cfg.checkpoint_dir.empty()) return std::string("checkpoints need a directory");
   if (cfg.world_size > 1 && cfg.store.empty()) return std::string("more than one rank needs a rendezvous store");
+  if (cfg.device != "cpu" && cfg.device != "cuda")
+    return fmt::format("device \"{}\" is unknown (cpu or cuda)", cfg.device);
+  if (cfg.backend != "gloo" && cfg.backend != "nccl")
+    return fmt::format("backend \"{}\" is unknown (gloo or nccl)", cfg.backend);
+  if (cfg.backend == "nccl" && cfg.device != "cuda") return std::string("backend nccl needs device cuda");
+  if (cfg.device == "cuda" && cfg.backend != "nccl" && cfg.world_size > 1)
+    return std::string("device cuda with more than one rank needs backend nccl (gloo reduces host buffers)");
+  if (cfg.watchdog.count() < 0) return std::string("the watchdog must not be negative");
+  if (cfg.sdc_check_every < 0) return std::string("sdc_check_every must not be negative");
   return std::nullopt;
 }
 

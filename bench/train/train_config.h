@@ -38,6 +38,8 @@ struct TrainConfig {
   std::uint64_t bucket_bytes = 1u << 20;  // gradient bucket size for the overlapped allreduce
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::kBcube;
   int threads = 1;                        // OpenBLAS threads
+  std::string device = "cpu";             // "cpu" or "cuda" (device_factory.h)
+  std::string backend = "gloo";           // gradient allreduce: "gloo" (host buffers) or "nccl" (cuda)
 
   std::string checkpoint_dir;       // empty: no checkpoints
   int checkpoint_every = 0;         // steps between checkpoints; 0: none

@@ -23,7 +23,7 @@
 #include "bench/common/thread_priority.h"
 #include "bench/train/checkpoint_loader.h"
 #include "bench/train/checkpoint_writer.h"
-#include "bench/train/cpu_device.h"
+#include "bench/train/device_factory.h"
 #include "bench/train/fault_injecting_device.h"
 #include "bench/train/gemm_peak.h"
 #include "bench/train/grad_allreducer.h"
@@ -73,7 +73,7 @@ class Trainer {
  public:
   Trainer(const TrainConfig& cfg, MetricsClient& metrics)
       : cfg_(cfg), metrics_(metrics), faults_(open_faults(cfg.rank)),
-        device_(with_faults(make_cpu_device(cfg.threads), faults_)), watchdog_(cfg.watchdog, cfg.rank),
+        device_(with_faults(make_device(cfg.device, cfg.threads), faults_)), watchdog_(cfg.watchdog, cfg.rank),
         model_(*device_, cfg.layers, cfg.batch_size), optimizer_(*device_, cfg.optimizer, model_.param_count()),
         data_(cfg.layers.front(), cfg.layers.back(), cfg.seed),
         state_(*device_, model_, optimizer_, model_key(cfg)) {
@@ -139,7 +139,7 @@ class Trainer {
   std::shared_ptr<gloo::transport::Device> transport_;
   std::unique_ptr<RendezvousStore> store_;
   std::shared_ptr<gloo::Context> context_;
-  std::unique_ptr<GradientAllreducer> allreducer_;
+  std::unique_ptr<GradientReducer> allreducer_;
   std::unique_ptr<CheckpointWriter> writer_;
   CheckpointState snapshot_;
 
@@ -181,8 +181,14 @@ void Trainer::connect(const Membership& m) {
   context->setTimeout(cfg_.timeout);
   context->connectFullMesh(store_->store(), transport_);
   context_ = context;
-  allreducer_ = std::make_unique<GradientAllreducer>(context_, model_.grads(), model_.spans(), cfg_.bucket_bytes,
-                                                     cfg_.timeout, extras_count(), cfg_.algorithm, faults_);
+  if (cfg_.backend == "nccl")  // gloo above stays the control plane, as PyTorch's gloo group beside NCCL
+    allreducer_ = with_faults(make_nccl_reducer(*device_, store_->store(), "nccl", m.index_of(cfg_.rank),
+                                                static_cast<int>(m.members.size()), model_.grads(), model_.spans(),
+                                                cfg_.bucket_bytes, cfg_.timeout, extras_count()),
+                              faults_);
+  else
+    allreducer_ = std::make_unique<GradientAllreducer>(context_, model_.grads(), model_.spans(), cfg_.bucket_bytes,
+                                                       cfg_.timeout, extras_count(), cfg_.algorithm, faults_);
   fingerprint_.reset();  // a new group: the first step after it sends no fingerprint
   where_.clear();
 }

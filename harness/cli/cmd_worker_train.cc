@@ -42,6 +42,8 @@ int worker_train(const Args& args) {
       ("bucket-size", po::value<std::string>()->default_value("1MiB"), "gradient bucket size")
       ("algorithm", po::value<std::string>()->default_value("bcube"), "gradient allreduce: bcube or ring")
       ("threads", po::value<int>()->default_value(1), "BLAS threads")
+      ("device", po::value<std::string>()->default_value("cpu"), "cpu or cuda")
+      ("backend", po::value<std::string>()->default_value("gloo"), "gradient allreduce: gloo or nccl (with cuda)")
       ("checkpoint-dir", po::value<std::string>()->default_value(""), "checkpoint directory (empty: none)")
       ("checkpoint-every", po::value<int>()->default_value(0), "steps between checkpoints (0: none)")
       ("checkpoint-mode", po::value<std::string>()->default_value("incremental"), "incremental or full")
@@ -87,6 +89,8 @@ int worker_train(const Args& args) {
   if (algorithm != "bcube" && algorithm != "ring") throw UsageError("--algorithm: expected bcube or ring");
   cfg.algorithm = algorithm == "ring" ? bench::train::AllreduceAlgorithm::kRing : bench::train::AllreduceAlgorithm::kBcube;
   cfg.threads = vm["threads"].as<int>();
+  cfg.device = vm["device"].as<std::string>();
+  cfg.backend = vm["backend"].as<std::string>();
   cfg.checkpoint_dir = vm["checkpoint-dir"].as<std::string>();
   cfg.checkpoint_every = vm["checkpoint-every"].as<int>();
   const auto mode = vm["checkpoint-mode"].as<std::string>();

@@ -60,6 +60,8 @@ std::vector<std::string> train_argv(const TrainWorkload& w, const LaunchContext&
                                 "--bucket-size", fmt::format("{}B", w.bucket_size.bytes),
                                 "--algorithm", w.algorithm,
                                 "--threads", std::to_string(w.threads),
+                                "--device", w.device,
+                                "--backend", w.backend,
                                 "--recovery", recovery,
                                 "--store", "file:" + ctx.runtime_dir + "/store",
                                 "--prefix", ctx.run_id,

@@ -82,7 +82,8 @@ struct TrainCheckpointSpec {
 };
 
 struct TrainWorkload {
-  std::string backend = "gloo";
+  std::string backend = "gloo";  // "gloo" or "nccl" (device cuda)
+  std::string device = "cpu";    // "cpu" or "cuda"
   std::vector<int> layers{256, 1024, 1024, 1024, 16};
   int batch_size = 1024;
   std::int64_t steps = 400;

@@ -82,9 +82,15 @@ RecoverySpec parse_recovery(ParseContext& ctx, const json& value, const ClusterS
 TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
   TrainWorkload w;
   ObjectReader r(ctx, value, "workload",
-                 {"kind", "backend", "model", "batch_size", "steps", "optimizer", "bucket_size", "algorithm", "threads", "target_loss",
+                 {"kind", "backend", "device", "model", "batch_size", "steps", "optimizer", "bucket_size", "algorithm", "threads", "target_loss",
                   "checkpoint", "recovery", "timeout", "sdc_check_every"});
-  if (auto v = r.choice("backend", {"gloo"})) w.backend = *v;
+  if (auto v = r.choice("backend", {"gloo", "nccl"})) w.backend = *v;
+  if (auto v = r.choice("device", {"cpu", "cuda"})) w.device = *v;
+  if (w.backend == "nccl" && w.device != "cuda")
+    ctx.error(r.path_of("backend"), "backend \"nccl\" needs \"device\": \"cuda\"");
+  if (w.device == "cuda" && w.backend != "nccl" && cluster.world_size() > 1)
+    ctx.error(r.path_of("device"), "device \"cuda\" with more than one rank needs \"backend\": \"nccl\" (gloo reduces "
+                                   "host buffers)");
   if (const json* m = r.raw("model")) parse_model(ctx, *m, w);
   if (auto v = r.integer("batch_size", 1, 1 << 20)) w.batch_size = static_cast<int>(*v);
   if (auto v = r.integer("steps", 1, 100000000)) w.steps = *v;

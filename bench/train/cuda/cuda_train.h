@@ -1,0 +1,37 @@
+// The entry points of the CUDA layer (chaosbench_cuda_train), free of CUDA and NCCL
+// headers, for the always-built device factory (bench/train/device_factory.h): it
+// includes this header, and calls these functions, only when CHAOSBENCH_HAVE_CUDA is set.
+// Everything else should go through the factory, which works in either build.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/train/device.h"
+#include "bench/train/gradient_reducer.h"
+#include "bench/train/mlp_model.h"
+
+namespace gloo::rendezvous {
+class Store;
+}
+
+namespace chaosbench::bench::train::cuda {
+
+// A CudaDevice (cuda_device.h) on GPU `device_index`. Throws bench::DeviceError.
+std::unique_ptr<Device> make_cuda_device(int device_index);
+
+// cudaGetDeviceCount, 0 on any error; when 0, *why (if given) says why, with the code.
+int cuda_device_count(std::string* why);
+
+// An NcclGradientAllreducer (nccl_allreducer.h) on `device`, which must be a CudaDevice
+// (std::invalid_argument otherwise).
+std::unique_ptr<GradientReducer> make_nccl_allreducer(Device& device, gloo::rendezvous::Store& store,
+                                                      const std::string& key_prefix, int rank, int world_size,
+                                                      float* grads, const std::vector<LayerSpan>& spans,
+                                                      std::uint64_t bucket_bytes, std::chrono::milliseconds timeout,
+                                                      std::size_t extras);
+
+}  // namespace chaosbench::bench::train::cuda
