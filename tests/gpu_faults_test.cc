@@ -13,6 +13,7 @@
 #include "bench/train/replica_check.h"
 #include "faults/gpu/gpu_fault.h"
 #include "faults/registry.h"
+#include "harness/journal/journal.h"
 #include "test_util.h"
 
 using namespace chaosbench;
@@ -292,4 +293,24 @@ TEST_CASE("gpu faults: scenarios name a workload that acts the fault out, and kn
   r = test::run_command({test::binary(), "validate", dir.file("xid.json")}, 30s);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("unknown GPU error \"ecc2\"") != std::string::npos);
+}
+
+TEST_CASE("gpu faults: cleanup disarms a journaled control-block slot; a missing block is already gone",
+          "[gpu-faults]") {
+  Block b;
+  ArmedFault f;
+  f.error_code = 214;
+  b.harness->arm(CB_XID, f);
+  harness::JournalEntry e;
+  e.id = 1;
+  e.kind = "fault_control";
+  e.fields = {{"path", b.path}, {"slot", std::to_string(CB_XID)}};
+  CHECK(harness::undo_entry(e, true).find("would disarm") != std::string::npos);
+  REQUIRE(b.harness->armed(CB_XID));
+  CHECK(harness::undo_entry(e, false).find("disarmed slot") != std::string::npos);
+  CHECK_FALSE(b.harness->armed(CB_XID));
+  e.fields["path"] = b.dir.file("gone.ctl");
+  CHECK(harness::undo_entry(e, false).find("gone") != std::string::npos);
+  e.fields["slot"] = "99";
+  CHECK_THROWS(harness::undo_entry(e, false));
 }
