@@ -108,6 +108,7 @@ class Trainer {
   bool rejoin(int after);
   void resize(std::vector<int> joiners);
   void finish();
+  int leave(int code);
   std::size_t extras_count() const { return kExtraFingerprints + kFingerprintFloats * static_cast<std::size_t>(cfg_.world_size); }
   bool sdc_check_due() const { return cfg_.sdc_check_every > 0 && step_ % cfg_.sdc_check_every == 0; }
   bool check_replicas(const StepComm& comm);
@@ -516,6 +517,15 @@ void Trainer::resize(std::vector<int> joiners) {
   start("resized");
 }
 
+// Ending the rank early (stopped, or failed): the checkpoint being written is finished
+// first, from the host copy the writer holds, so a restart resumes from it.
+int Trainer::leave(int code) {
+  if (writer_) writer_->wait();
+  report_saves();
+  metrics_.flush();
+  return code;
+}
+
 void Trainer::finish() {
   if (writer_) writer_->wait();
   report_saves();
@@ -575,10 +585,7 @@ int Trainer::run() {
   while (step_ < cfg_.steps) {
     if (g_stop_requested) {
       log(fmt::format("stopped by SIGTERM after step {}", step_));
-      if (writer_) writer_->wait();
-      report_saves();
-      metrics_.flush();
-      return kTrainStopped;
+      return leave(kTrainStopped);
     }
     try {
       if (!step_once()) continue;
@@ -587,15 +594,16 @@ int Trainer::run() {
     } catch (const UnrecoverableCorruption& e) {
       watchdog_.end_step();
       log(e.what());
-      return kTrainFailed;
+      return leave(kTrainFailed);
     } catch (const DeviceError& e) {
       watchdog_.end_step();
-      if (e.source() == DeviceError::Source::kDevice) return device_failed(e);
+      if (e.source() == DeviceError::Source::kDevice) return leave(device_failed(e));
       if (!collective_failed(e.what(), "collective", e.code()))
-        return elastic_ && elastic_->finished() ? kTrainOk : kTrainFailed;
+        return leave(elastic_ && elastic_->finished() ? kTrainOk : kTrainFailed);
     } catch (const std::exception& e) {
       watchdog_.end_step();
-      if (!collective_failed(e.what(), "collective", 0)) return elastic_ && elastic_->finished() ? kTrainOk : kTrainFailed;
+      if (!collective_failed(e.what(), "collective", 0))
+        return leave(elastic_ && elastic_->finished() ? kTrainOk : kTrainFailed);
     }
   }
   finish();
