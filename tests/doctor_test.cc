@@ -52,7 +52,7 @@ std::vector<Capability> full_host() {
   std::vector<Capability> caps;
   for (auto name : {"cap_net_admin", "cap_sys_admin", "netns", "netns.unshare", "ip", "tc", "iptables", "sch_netem",
                     "sch_htb", "sch_tbf", "cls_u32", "nfnetlink_queue", "xt_NFQUEUE", "veth", "bridge", "cgroup.freezer",
-                    "cgroup.cpu", "cgroup.memory", "cuda_parts", "nvidia_device", "libcuda"})
+                    "cgroup.cpu", "cgroup.memory", "cuda_parts", "cuda_interposer", "nvidia_device", "libcuda"})
     caps.push_back(cap(name, S::kOk));
   return caps;
 }
@@ -282,8 +282,8 @@ TEST_CASE("doctor: fault backends follow the host's capabilities", "[doctor]") {
   CHECK(backend_for(backends, "network.delay")->usable == std::vector<std::string>{"netem", "nfqueue"});
   CHECK(backend_for(backends, "network.rate")->usable.front() == "htb");
   CHECK(backend_for(backends, "node.pause")->usable.front() == "freezer cgroup");
-  CHECK(backend_for(backends, "gpu.*")->usable ==
-        std::vector<std::string>{"emulated (built-in workloads)", "cuda interposer"});
+  CHECK(backend_for(backends, "gpu.*, collective.*")->usable ==
+        std::vector<std::string>{"control block (train, serve)", "cuda interposer (command)"});
   CHECK(derive_cluster(caps).mode == "network namespaces");
 
   SECTION("no netem: nfqueue, and sch_netem says why it matters") {
@@ -321,8 +321,9 @@ TEST_CASE("doctor: fault backends follow the host's capabilities", "[doctor]") {
     set_status(caps, "nvidia_device", S::kMissing);
     backends = derive_fault_backends(caps);
     CHECK(backend_for(backends, "node.pause")->usable == std::vector<std::string>{"signal"});
-    CHECK(backend_for(backends, "gpu.*")->usable == std::vector<std::string>{"emulated (built-in workloads)"});
-    CHECK_THAT(backend_for(backends, "gpu.*")->detail, Catch::Contains("nvidia_device missing"));
+    CHECK(backend_for(backends, "gpu.*, collective.*")->usable ==
+          std::vector<std::string>{"control block (train, serve)"});
+    CHECK_THAT(backend_for(backends, "gpu.*, collective.*")->detail, Catch::Contains("nvidia_device missing"));
   }
   SECTION("veth unknown is accepted and said; veth missing is not") {
     set_status(caps, "veth", S::kUnknown);
@@ -355,7 +356,7 @@ TEST_CASE("doctor: chaosbench doctor --json prints one object and exits 0", "[do
   REQUIRE(backends.is_object());
   CHECK(backends.at("marker") == "none");
   for (auto fault : {"network.delay", "network.rate", "network.partition", "node.kill", "node.pause",
-                     "node.cpu_throttle", "node.memory_limit", "gpu.*"}) {
+                     "node.cpu_throttle", "node.memory_limit", "gpu.*, collective.*"}) {
     INFO(fault);
     CHECK((backends.at(fault).is_string() || backends.at(fault).is_null()));
   }

@@ -41,8 +41,11 @@ const std::vector<FamilyRule>& family_rules() {
     r.push_back({"node.pause", {{"freezer cgroup", {"cgroup.freezer"}}, {"signal", {}}}});
     r.push_back({"node.cpu_throttle", {{"cpu cgroup", {"cgroup.cpu"}}}});
     r.push_back({"node.memory_limit", {{"memory cgroup", {"cgroup.memory"}}}});
-    r.push_back({"gpu.*", {{"emulated (built-in workloads)", {}},
-                           {"cuda interposer", {"cuda_parts", "nvidia_device", "libcuda"}, true}}});
+    // GPU and collective faults: the built-in workloads act them out on any host (their
+    // control block); a command workload needs the interposer, which only matters where
+    // a GPU and its driver are.
+    r.push_back({"gpu.*, collective.*", {{"control block (train, serve)", {}},
+                                         {"cuda interposer (command)", {"cuda_interposer", "nvidia_device", "libcuda"}, true}}});
     return r;
   }();
   return rules;

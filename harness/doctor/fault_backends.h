@@ -10,7 +10,7 @@
 namespace chaosbench::harness {
 
 // One entry per family, in a fixed order: marker, network.delay/loss/corrupt/duplicate/
-// reorder/rate/partition, node.kill/pause/cpu_throttle/memory_limit, gpu.*.
+// reorder/rate/partition, node.kill/pause/cpu_throttle/memory_limit, "gpu.*, collective.*".
 std::vector<FaultBackend> derive_fault_backends(const std::vector<Capability>& capabilities);
 
 struct ClusterChoice {

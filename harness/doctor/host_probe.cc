@@ -179,6 +179,15 @@ std::vector<Capability> gpu_capabilities() {
     caps.push_back({"cuda_parts", "gpu", S::kOk, "built into this chaosbench", {}});
   else
     caps.push_back({"cuda_parts", "gpu", S::kMissing, "not built (configure with a CUDA toolkit, CHAOSBENCH_CUDA)", {}});
+  // The interposer a command workload gets preloaded for GPU faults, next to this binary.
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto interposer = (exe.parent_path().parent_path() / "lib" / "libchaosbench_cuda.so").lexically_normal();
+  if (!ec && path_exists(interposer.string()))
+    caps.push_back({"cuda_interposer", "gpu", S::kOk, interposer.string(), {}});
+  else
+    caps.push_back({"cuda_interposer", "gpu", S::kMissing,
+                    fmt::format("no {} (built with the CUDA headers, unless CHAOSBENCH_CUDA=OFF)", interposer.string()), {}});
   return caps;
 }
 
