@@ -59,6 +59,10 @@ TEST_CASE("gpu run: gpu.xid on one rank is reported with its code and Xid, and r
   REQUIRE(recover);
   CHECK(*recover >= 1.0);  // the GPU was reset after 1 s
   CHECK(res["faults"][0]["effect"]["fired"] == 1.0);
+  auto xids = metrics_named(res, "gpu/xid_events");
+  REQUIRE(xids.size() == 1);
+  CHECK(xids[0]["labels"]["xid"] == 48);
+  CHECK(xids[0]["value"] == 1.0);
 }
 
 TEST_CASE("gpu run: gpu.xid in elastic mode: the others go on, the reset rank joins again", "[gpu-run]") {

@@ -66,7 +66,7 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     {"net/rx_bytes", "bytes", B::kNone, A::kMax, "per node interface counters"},
     {"net/retransmits", "count", B::kLower, A::kMax, "TCP retransmissions per node"},
     {"gpu/memory_used", "MiB", B::kNone, A::kMax, "GPU memory in use (GPU only)"},
-    {"gpu/xid_events", "count", B::kNone, A::kSum, "Xid error events (GPU only)"},
+    {"gpu/xid_events", "count", B::kNone, A::kSum, "per Xid: device errors the ranks reported with it (failure_detected {xid}; a real GPU's or gpu.xid's)"},
     // The tool's own costs (chaosbench bench micro).
     {"bench/scenario_parse", "us", B::kLower, A::kMean, "time to parse and validate one scenario file (scenarios/demo.json)"},
     {"bench/ingest_rate", "records/s", B::kHigher, A::kMean, "metric records per second the harness takes in: socket to sample store, or decode alone"},

@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "harness/runner/aggregator.h"
-#include "harness/runner/sdc_derivation.h"
+#include "harness/runner/gpu_fault_derivation.h"
 #include "reports/text_format.h"
 
 namespace chaosbench::harness {
@@ -211,7 +211,7 @@ std::vector<reports::MetricRecord> derive_resilience_records(const TrainingInput
   out.push_back(catalogue_record("resilience/restarts", phase_labels("overall"),
                                  static_cast<double>(timeline.restarts.size())));
   goodput_records(in, timeline, disruptions, out);
-  sdc_records(timeline, out);
+  gpu_fault_records(timeline, out);
   return out;
 }
 

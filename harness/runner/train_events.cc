@@ -50,6 +50,7 @@ TrainTimeline read_train_events(const std::vector<StoredEvent>& events, double t
       tl.restores.push_back({e.rank, t, int_field(f, "step"), reports::label_number(f, "ms").value_or(0)});
     } else if (e.name == "failure_detected") {
       tl.failures.push_back({e.rank, t});
+      if (int_field(f, "xid") > 0) tl.xids.push_back({e.rank, t, int_field(f, "xid"), int_field(f, "code")});
     } else if (e.name == "fault_injected" && reports::label_value(f, "kind") == "gpu.bitflip") {
       tl.bitflips.push_back({e.rank, t, int_field(f, "step"), reports::label_value(f, "tensor")});
     } else if (e.name == "sdc_detected") {

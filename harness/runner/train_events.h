@@ -63,6 +63,12 @@ struct TrainTimeline {
   std::vector<CheckpointEvent> saves, restores;
   std::vector<MarkEvent> failures, restarts;  // restarts: harness (rank -1) events only
   std::vector<SdcEvent> bitflips, sdc_detections;
+  struct XidEvent {
+    int rank = 0;
+    double t = 0;
+    std::int64_t xid = 0, code = 0;
+  };
+  std::vector<XidEvent> xids;  // failure_detected with an Xid (a device error)
 
   bool empty() const { return steps.empty() && starts.empty(); }
 };

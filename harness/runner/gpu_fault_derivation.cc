@@ -1,9 +1,11 @@
-#include "harness/runner/sdc_derivation.h"
+#include "harness/runner/gpu_fault_derivation.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace chaosbench::harness {
+namespace {
 
 void sdc_records(const TrainTimeline& tl, std::vector<reports::MetricRecord>& out) {
   // One flip event per bit; one injection is a (rank, step): its bits flipped together.
@@ -27,6 +29,23 @@ void sdc_records(const TrainTimeline& tl, std::vector<reports::MetricRecord>& ou
   if (injections == 0) return;
   out.push_back(catalogue_record("resilience/sdc_caught", phase_labels("overall"),
                                  static_cast<double>(caught) / static_cast<double>(injections)));
+}
+
+void xid_records(const TrainTimeline& tl, std::vector<reports::MetricRecord>& out) {
+  std::map<std::int64_t, int> count;
+  for (const auto& e : tl.xids) ++count[e.xid];
+  for (const auto& [xid, n] : count) {
+    auto labels = phase_labels("overall");
+    labels["xid"] = xid;
+    out.push_back(catalogue_record("gpu/xid_events", std::move(labels), n));
+  }
+}
+
+}  // namespace
+
+void gpu_fault_records(const TrainTimeline& timeline, std::vector<reports::MetricRecord>& out) {
+  sdc_records(timeline, out);
+  xid_records(timeline, out);
 }
 
 }  // namespace chaosbench::harness
