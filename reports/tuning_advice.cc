@@ -349,6 +349,54 @@ std::optional<Finding> fault_throughput(const Context& c, const Rule& rule) {
   return f;
 }
 
+// What an Xid usually means, for the advice (NVIDIA's Xid catalogue).
+std::string_view xid_meaning(std::int64_t xid) {
+  switch (xid) {
+    case 48: case 63: case 64: case 94: case 95:
+      return "an HBM ECC error: check retired or remapped rows (nvidia-smi -q -d ROW_REMAPPER) and replace the GPU if it repeats";
+    case 79: return "the GPU fell off the bus: a PCIe, power or thermal fault; drain the node";
+    case 74: return "an NVLink error: check the links (nvidia-smi nvlink -e)";
+    case 13: case 31: case 43:
+      return "often the program's own bug (an illegal address): run it under compute-sanitizer before blaming the GPU";
+    default: return "see NVIDIA's Xid catalogue";
+  }
+}
+
+std::optional<Finding> gpu_errors(const Context& c, const Rule&) {
+  Finding f;
+  for (const auto& m : c.run.metrics) {
+    if (m.name != "gpu/xid_events" || m.value <= 0) continue;
+    const auto xid = static_cast<std::int64_t>(label_number(m.labels, "xid").value_or(0));
+    f.evidence += fmt::format("{}Xid {} reported {} time(s) (gpu/xid_events)", f.evidence.empty() ? "" : "; ", xid, m.value);
+    f.detail += fmt::format("{}Xid {}: {}.", f.detail.empty() ? "" : " ", xid, xid_meaning(xid));
+  }
+  if (f.evidence.empty()) return std::nullopt;
+  return f;
+}
+
+std::optional<Finding> silent_corruption(const Context& c, const Rule& rule) {
+  const auto* caught = find(c.run, "resilience/sdc_caught", "overall");
+  if (!caught) return std::nullopt;
+  double slowest = 0;
+  int detected = 0;
+  for (const auto& m : c.run.metrics)
+    if (m.name == "resilience/sdc_detection_steps") {
+      slowest = std::max(slowest, m.value);
+      ++detected;
+    }
+  Finding f;
+  f.evidence = fmt::format("{} of the injected bit flips caught (resilience/sdc_caught {}){}", pct(caught->value),
+                           format_value(caught->value, "ratio"),
+                           detected ? fmt::format(", each within {} step(s) (resilience/sdc_detection_steps)", slowest) : "");
+  if (caught->value < rule.threshold)
+    f.detail = "Flips before the allreduce are summed into every replica, which then agree: watch gradient norms and "
+               "loss spikes, or recompute a step now and then on another GPU, to catch those.";
+  else
+    f.detail = "The replica check caught every flip; keep workload.sdc_check_every at 1 where a wrong update costs more "
+               "than a hash per step.";
+  return f;
+}
+
 // Batch size and learning rate are advised from a sweep's points side by side. The run
 // model holds no sweep results yet, so this rule never fires; it stays in the table so the
 // documented rule set is complete and the sweep work has its place to plug in.
@@ -364,6 +412,8 @@ constexpr Rule kRules[] = {
      "Use bigger gradient buckets (fewer, larger allreduces) and make sure they overlap backward."},
     {"fault-throughput", "high", "A fault cuts throughput by more than half", "resilience/throughput_retention", 0.5, 0,
      fault_throughput, "Harden the job against the fault that hurts most."},
+    {"gpu-errors", "high", "GPUs reported Xid errors", "gpu/xid_events", 0, 0, gpu_errors,
+     "A GPU that reported an Xid stays suspect: run the vendor's diagnostics (dcgmi diag -r 3) before it trains again."},
     {"long-recovery", "high", "Recovering from failures costs too much", "resilience/time_to_recover, resilience/badput, ckpt/save_time, train/step_time",
      10.0, 10.0, long_recovery,
      "Use elastic recovery and choose the checkpoint interval by the goodput trade-off below."},
@@ -371,6 +421,8 @@ constexpr Rule kRules[] = {
      rank_imbalance, "Find the straggler's cause (CPU quota, noisy neighbour, thermal limits) or exclude it."},
     {"small-message-latency", "low", "Small allreduces are latency-bound", "comm/busbw, comm/latency (collective); train/comm_time, train/step_time (train)",
      0.10, 8, small_message_latency, "Send fewer, larger messages: merge gradient buckets."},
+    {"silent-corruption", "high", "Bit flips reached the training state", "resilience/sdc_caught, resilience/sdc_detection_steps",
+     1.0, 0, silent_corruption, "Silent data corruption was injected; replicas that must agree are the cheapest check."},
     {"sweep-batch-lr", "low", "Batch size and learning rate", "sweep results (not in the run model yet)", 0, 0, sweep_batch_lr,
      "Pick the sweep point that passes the checks with the best throughput."},
 };

@@ -157,3 +157,22 @@ TEST_CASE("advice: order is severity, then rule id", "[advice]") {
   CHECK(fired(golden_run()) ==
         std::vector<std::string>{"fault-throughput", "long-recovery", "checkpoint-blocking", "exposed-communication"});
 }
+
+TEST_CASE("advice: Xid errors say what the Xid usually means", "[advice]") {
+  auto run = clean_train_run();
+  run.metrics.push_back(metric("gpu/xid_events", "count", "overall", 1, {{"xid", std::int64_t{48}}}));
+  auto a = only(run, "gpu-errors");
+  CHECK(a.severity == "high");
+  CHECK(a.evidence == "Xid 48 reported 1 time(s) (gpu/xid_events)");
+  CHECK_THAT(a.recommendation, Catch::Contains("HBM ECC error"));
+}
+
+TEST_CASE("advice: bit flips say how many were caught and what catches the rest", "[advice]") {
+  auto run = clean_train_run();
+  run.metrics.push_back(metric("resilience/sdc_caught", "ratio", "overall", 0.5));
+  run.metrics.push_back(metric("resilience/sdc_detection_steps", "steps", "overall", 1));
+  auto a = only(run, "silent-corruption");
+  CHECK(a.evidence == "50.0 % of the injected bit flips caught (resilience/sdc_caught 0.5 ratio), each within 1 "
+                      "step(s) (resilience/sdc_detection_steps)");
+  CHECK_THAT(a.recommendation, Catch::Contains("gradient norms"));
+}
