@@ -84,16 +84,31 @@ class FaultInjectingReducer final : public GradientReducer {
  public:
   FaultInjectingReducer(std::unique_ptr<GradientReducer> inner, std::shared_ptr<DeviceFaults> faults)
       : inner_(std::move(inner)), faults_(std::move(faults)) {}
-  void begin_step(const std::vector<float>& extras) override { inner_->begin_step(extras); }
-  void layer_done(int layer) override { inner_->layer_done(layer); }
+  void begin_step(const std::vector<float>& extras) override {
+    checked_ = false;
+    inner_->begin_step(extras);
+  }
+  // Before the step's first bucket is queued: the collective fails (or hangs) where the
+  // library would, and the peers wait for this rank's part.
+  void layer_done(int layer) override {
+    check();
+    inner_->layer_done(layer);
+  }
   StepComm finish() override {
-    faults_->collective();
+    check();
     return inner_->finish();
   }
 
  private:
+  void check() {
+    if (checked_) return;
+    checked_ = true;
+    faults_->collective();
+  }
+
   std::unique_ptr<GradientReducer> inner_;
   std::shared_ptr<DeviceFaults> faults_;
+  bool checked_ = false;  // this step's collectives were checked
 };
 
 }  // namespace

@@ -20,8 +20,9 @@ namespace chaosbench::bench::train {
 std::unique_ptr<Device> with_faults(std::unique_ptr<Device> inner, std::shared_ptr<DeviceFaults> faults);
 
 // A gradient reducer that fails (collective.error) or blocks (collective.hang) a step's
-// collectives at finish(), for reducers that do not check per bucket themselves (the
-// NCCL one; the gloo one checks before each bucket). `inner` itself when inactive.
+// collectives before its first bucket is queued, for reducers that do not check per
+// bucket themselves (the NCCL one; the gloo one checks before each bucket). `inner`
+// itself when inactive.
 std::unique_ptr<GradientReducer> with_faults(std::unique_ptr<GradientReducer> inner,
                                              std::shared_ptr<DeviceFaults> faults);
 

@@ -47,6 +47,11 @@ constexpr int kMaxRecoveryTries = 5;
 // How long a returning rank waits to be admitted.
 constexpr auto kAdmissionTimeout = std::chrono::minutes(10);
 
+bool device_lost(const std::exception& e) {
+  const auto* d = dynamic_cast<const DeviceError*>(&e);
+  return d && d->source() == DeviceError::Source::kDevice;
+}
+
 // Replicas disagree and no majority says which state is good: not recoverable in memory.
 class UnrecoverableCorruption : public std::runtime_error {
  public:
@@ -112,7 +117,7 @@ class Trainer {
   std::size_t extras_count() const { return kExtraFingerprints + kFingerprintFloats * static_cast<std::size_t>(cfg_.world_size); }
   bool sdc_check_due() const { return cfg_.sdc_check_every > 0 && step_ % cfg_.sdc_check_every == 0; }
   bool check_replicas(const StepComm& comm);
-  void inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_t offset, std::size_t n);
+  void inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_t offset, std::size_t n, std::int64_t step);
   int device_failed(const DeviceError& e);
   bool collective_failed(const std::string& error, const char* reason, int code);
   static std::shared_ptr<DeviceFaults> open_faults(int rank);
@@ -246,7 +251,6 @@ bool Trainer::step_once() {
   std::size_t activations = 0;
   for (int width : cfg_.layers) activations += static_cast<std::size_t>(count) * static_cast<std::size_t>(width);
   device_->reserve_workspace(activations);
-  inject_bitflip(CB_TENSOR_PARAMETERS, model_.params(), 0, model_.param_count());
   device_->from_host(x_, hx_.data(), in);
   device_->from_host(y_, hy_.data(), out);
   const float* pred = model_.forward(x_, count);
@@ -282,10 +286,13 @@ bool Trainer::step_once() {
     compute_ms_ = ms_between(t0, Clock::now());
   }
   const auto opt_start = Clock::now();
-  inject_bitflip(CB_TENSOR_GRADIENTS, model_.grads(), 0, model_.param_count());
+  inject_bitflip(CB_TENSOR_GRADIENTS, model_.grads(), 0, model_.param_count(), step_ + 1);
   optimizer_.step(model_.params(), model_.grads(), 1.0f);
   device_->synchronize();
   ++step_;
+  // The weights between steps: after this step's update, before its fingerprint, so the
+  // replicas compare the flipped weights at the next step, before they are used.
+  inject_bitflip(CB_TENSOR_PARAMETERS, model_.params(), 0, model_.param_count(), step_);
   fingerprint_.reset();
   if (allreducer_ && sdc_check_due())
     fingerprint_ = replica_fingerprint(*device_, model_.params(), model_.grads(), model_.param_count(), scratch_);
@@ -303,12 +310,14 @@ bool Trainer::step_once() {
 void Trainer::local_gradients_done(int layer) {
   const auto& span = model_.spans()[static_cast<std::size_t>(layer)];
   if (layer == static_cast<int>(model_.spans().size()) - 1)
-    inject_bitflip(CB_TENSOR_LOCAL_GRADIENTS, model_.grads(), span.offset, span.count);
+    inject_bitflip(CB_TENSOR_LOCAL_GRADIENTS, model_.grads(), span.offset, span.count, step_ + 1);
 }
 
 // gpu.bitflip, when armed for `tensor`: flips bits of buffer[offset, offset + n) in
 // device memory and says where (the emulation's own report; a real flip is silent).
-void Trainer::inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_t offset, std::size_t n) {
+// `step`: the step whose state it corrupts (its gradients, or the weights it produced).
+void Trainer::inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_t offset, std::size_t n,
+                             std::int64_t step) {
   const auto shot = faults_ ? faults_->bitflip(tensor) : std::nullopt;
   if (!shot) return;
   scratch_.resize(n);
@@ -318,10 +327,10 @@ void Trainer::inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_
   static constexpr const char* kTensor[] = {"gradients", "parameters", "local_gradients"};
   for (const auto& f : flips) {
     metrics_.event("fault_injected", {{"kind", std::string("gpu.bitflip")}, {"tensor", std::string(kTensor[tensor])},
-                                      {"step", step_ + 1}, {"index", static_cast<std::int64_t>(offset + f.index)},
+                                      {"step", step}, {"index", static_cast<std::int64_t>(offset + f.index)},
                                       {"bit", static_cast<std::int64_t>(f.bit)}});
-    log(fmt::format("gpu.bitflip: flipped bit {} of {}[{}] while computing step {}", f.bit, kTensor[tensor],
-                    offset + f.index, step_ + 1));
+    log(fmt::format("gpu.bitflip: flipped bit {} of {}[{}] of step {}", f.bit, kTensor[tensor], offset + f.index,
+                    step));
   }
 }
 
@@ -458,6 +467,7 @@ bool Trainer::recover(const std::string& error) {
       start("recovered");
       return true;
     } catch (const std::exception& e) {
+      if (device_lost(e)) throw;  // no new generation helps a rank whose device is gone
       log(fmt::format("recovery into generation {} failed: {}", next.generation, e.what()));
       membership_ = next;
     }
@@ -479,6 +489,7 @@ bool Trainer::rejoin(int after) {
       start("rejoined");
       return true;
     } catch (const std::exception& e) {  // a member died meanwhile: ask again
+      if (device_lost(e)) throw;
       log(fmt::format("joining generation {} failed: {}", admitted->generation, e.what()));
       disconnect();
       after = admitted->generation;
@@ -600,9 +611,13 @@ int Trainer::run() {
       if (e.source() == DeviceError::Source::kDevice) return leave(device_failed(e));
       if (!collective_failed(e.what(), "collective", e.code()))
         return leave(elastic_ && elastic_->finished() ? kTrainOk : kTrainFailed);
-    } catch (const std::exception& e) {
+    } catch (const CollectiveError& e) {
       watchdog_.end_step();
       if (!collective_failed(e.what(), "collective", 0))
+        return leave(elastic_ && elastic_->finished() ? kTrainOk : kTrainFailed);
+    } catch (const std::exception& e) {  // not a peer's failure, but the others see it as one
+      watchdog_.end_step();
+      if (!collective_failed(e.what(), "error", 0))
         return leave(elastic_ && elastic_->finished() ? kTrainOk : kTrainFailed);
     }
   }
@@ -636,6 +651,19 @@ int run_trainer(const TrainConfig& cfg, MetricsClient& metrics) {
   try {
     Trainer trainer(cfg, metrics);
     return trainer.run();
+  } catch (const DeviceError& e) {
+    // A device lost while the trainer was being set up (a process started on a GPU that
+    // is still broken) or while recovering: reported as any device error.
+    if (e.source() != DeviceError::Source::kDevice) {
+      fmt::print(stderr, "rank {}: {}\n", cfg.rank, e.what());
+      return kTrainFailed;
+    }
+    metrics.event("failure_detected", {{"error", std::string(e.what())}, {"reason", std::string("device")},
+                                       {"code", static_cast<std::int64_t>(e.code())},
+                                       {"xid", static_cast<std::int64_t>(e.xid())}});
+    metrics.flush();
+    fmt::print(stderr, "rank {}: device error: {}\n", cfg.rank, e.what());
+    return kTrainDeviceError;
   } catch (const std::exception& e) {
     fmt::print(stderr, "rank {}: {}\n", cfg.rank, e.what());
     return kTrainFailed;

@@ -100,10 +100,22 @@ class FaultControl {
   std::uint64_t rank() const { return load(block_->rank); }
 
   // The slot's parameters when armed, else nullopt. One acquire load when not armed.
+  // The parameters are those of one arming: read again when the harness re-armed the
+  // slot meanwhile (the sequence changed).
   std::optional<ArmedFault> armed(cb_fault_kind kind) const {
     const cb_fault_slot& s = block_->slots[kind];
-    const std::uint64_t seq = std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(s.armed)).load(std::memory_order_acquire);
-    if (seq == 0) return std::nullopt;
+    std::atomic_ref<std::uint64_t> armed_ref(const_cast<std::uint64_t&>(s.armed));
+    while (true) {
+      const std::uint64_t seq = armed_ref.load(std::memory_order_acquire);
+      if (seq == 0) return std::nullopt;
+      ArmedFault f = read_slot(s, seq);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (armed_ref.load(std::memory_order_relaxed) == seq) return f;
+    }
+  }
+
+ private:
+  static ArmedFault read_slot(const cb_fault_slot& s, std::uint64_t seq) {
     ArmedFault f;
     f.sequence = seq;
     f.error_code = load(s.error_code);
@@ -117,6 +129,7 @@ class FaultControl {
     return f;
   }
 
+ public:
   // Takes one shot of an armed slot: true when this call should inject (unlimited, or a
   // shot was left and is now ours). Records the injection (fired, times) when it does.
   bool take_shot(cb_fault_kind kind) {
@@ -147,7 +160,8 @@ class FaultControl {
   // slot's fired counters. Returns the sequence number.
   std::uint64_t arm(cb_fault_kind kind, const ArmedFault& f) {
     cb_fault_slot& s = block_->slots[kind];
-    std::atomic_ref<std::uint64_t>(s.armed).store(0, std::memory_order_release);
+    std::atomic_ref<std::uint64_t>(s.armed).store(0, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);  // 0 is seen before any new parameter
     store(s.error_code, f.error_code);
     store(s.xid, f.xid);
     store(s.factor_milli, f.factor_milli);

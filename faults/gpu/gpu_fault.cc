@@ -76,18 +76,32 @@ void GpuFault::do_apply(const ResolvedTarget& target) {
   if (target.ranks.empty()) throw FaultError("the target has no ranks");
   pids_ = target.pids;
   effect_.clear();
+  // Every block is opened and journaled before any is armed: a rank that cannot be
+  // reached fails the fault with nothing in effect, and the ranks are armed within
+  // microseconds of each other rather than a journal sync apart.
+  std::vector<Armed> pending;
   for (int rank : target.ranks) {
     const std::string path = control_path(target.control_dir, rank);
     std::string why;
     auto control = gpu::FaultControl::open(path, &why);
     if (!control) throw FaultError(fmt::format("rank {}: {}", rank, why));
     Armed a;
-    a.journal_id = log().record("fault_control", {{"path", path}, {"slot", std::to_string(kind_)}});
     a.control = std::move(control);
-    a.sequence = a.control->arm(kind_, settings_);
-    a.armed_ns = gpu::realtime_ns();
-    armed_.push_back(std::move(a));
+    a.path = path;
+    pending.push_back(std::move(a));
   }
+  try {
+    for (auto& a : pending) a.journal_id = log().record("fault_control", {{"path", a.path}, {"slot", std::to_string(kind_)}});
+  } catch (...) {
+    for (auto& a : pending)
+      if (a.journal_id) log().done(a.journal_id);
+    throw;
+  }
+  for (auto& a : pending) {
+    a.armed_ns = gpu::realtime_ns();
+    a.sequence = a.control->arm(kind_, settings_);
+  }
+  armed_ = std::move(pending);
 }
 
 void GpuFault::read_effect() {

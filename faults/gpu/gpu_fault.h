@@ -50,6 +50,7 @@ class GpuFault final : public Fault {
     std::uint64_t journal_id = 0;
     std::uint64_t armed_ns = 0;
     std::uint64_t sequence = 0;  // this fault's arming of the slot
+    std::string path;
   };
   std::vector<Armed> armed_;
   std::map<std::string, double> effect_;

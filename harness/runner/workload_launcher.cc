@@ -34,7 +34,16 @@ std::string ms_string(const Duration& d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d.value).count());
 }
 
-std::vector<std::string> train_argv(const TrainWorkload& w, const LaunchContext& ctx, const std::string& host) {
+// Whether the scenario has a fault of one of `types`.
+bool has_fault(const Scenario& scenario, std::initializer_list<std::string_view> types) {
+  for (const auto& f : scenario.faults)
+    for (auto t : types)
+      if (f.type == t) return true;
+  return false;
+}
+
+std::vector<std::string> train_argv(const Scenario& scenario, const TrainWorkload& w, const LaunchContext& ctx,
+                                    const std::string& host) {
   std::vector<std::string> layers;
   for (int l : w.layers) layers.push_back(std::to_string(l));
   std::string dir = w.checkpoint.dir;
@@ -67,10 +76,12 @@ std::vector<std::string> train_argv(const TrainWorkload& w, const LaunchContext&
                                 "--prefix", ctx.run_id,
                                 "--host", host,
                                 "--timeout-ms", ms_string(w.timeout),
-                                "--sdc-check-every", std::to_string(w.sdc_check_every)};
-  // With recovery, a step that hangs past recovery.hang_timeout ends the rank (its
-  // watchdog), so a GPU or collective hang becomes a failure recovery can act on.
-  if (w.recovery.mode != RecoveryMode::kNone)
+                                "--sdc-check-every", std::to_string(w.sdc_check_every.value_or(
+                                                         has_fault(scenario, {"gpu.bitflip"}) ? 1 : 0))};
+  // With recovery and a hang to expect, a step that hangs past recovery.hang_timeout ends
+  // the rank (its watchdog), so a GPU or collective hang becomes a failure recovery acts
+  // on. Not otherwise: a rank paused (node.pause) past it would end on thawing.
+  if (w.recovery.mode != RecoveryMode::kNone && has_fault(scenario, {"gpu.hang", "collective.hang"}))
     argv.insert(argv.end(), {"--watchdog-ms", ms_string(w.recovery.hang_timeout)});
   if (w.target_loss) argv.insert(argv.end(), {"--target-loss", fmt::format("{}", *w.target_loss)});
   if (w.checkpoint.every_steps > 0)
@@ -211,7 +222,7 @@ std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchCont
       if (const auto* coll = std::get_if<CollectiveWorkload>(&scenario.workload)) {
         spec.argv = collective_argv(*coll, ctx, addr);
       } else if (const auto* train = std::get_if<TrainWorkload>(&scenario.workload)) {
-        spec.argv = train_argv(*train, ctx, addr);
+        spec.argv = train_argv(scenario, *train, ctx, addr);
       } else if (serve) {
         const bool driver = node == serve_load_node(*serve, cluster);
         spec.argv = driver ? load_argv(*serve, ctx, cluster) : serve_argv(*serve, ctx, cluster, node, addr);

@@ -96,7 +96,9 @@ struct TrainWorkload {
   TrainCheckpointSpec checkpoint;
   RecoverySpec recovery;
   Duration timeout{std::chrono::seconds(10)};
-  int sdc_check_every = 1;  // replicas compare fingerprints every N steps; 0: never
+  // Replicas compare fingerprints every N steps; 0: never. Unset: every step when the
+  // scenario injects bit flips, else never (the check costs a hash of the state per step).
+  std::optional<int> sdc_check_every;
 };
 
 // The serving workload: KServe v2 servers of the trainer's MLP on some nodes (replicas,
