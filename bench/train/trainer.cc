@@ -233,7 +233,8 @@ void Trainer::restore_checkpoint() {
 }
 
 // One optimizer step: false when it was not taken (the replicas disagreed and were
-// repaired: the step is computed again).
+// repaired: the step is computed again). Starts the watchdog's watch; the caller ends it
+// after the step boundary's work.
 bool Trainer::step_once() {
   const auto t0 = Clock::now();
   watchdog_.begin_step(step_ + 1);
@@ -276,10 +277,7 @@ bool Trainer::step_once() {
     const auto backward_end = Clock::now();
     comm = allreducer_->finish();
     compute_ms_ = ms_between(t0, backward_end);
-    if (!check_replicas(comm)) {
-      watchdog_.end_step();
-      return false;
-    }
+    if (!check_replicas(comm)) return false;
   } else {
     model_.backward(x_, dout_, count, [&](int layer) { local_gradients_done(layer); });
     comm.extras = extras;
@@ -301,7 +299,6 @@ bool Trainer::step_once() {
   step_ms_ = ms_between(t0, t1);
   samples_ = count;
   after_step(comm);
-  watchdog_.end_step();
   return true;
 }
 
@@ -599,9 +596,13 @@ int Trainer::run() {
       return leave(kTrainStopped);
     }
     try {
-      if (!step_once()) continue;
-      maybe_checkpoint();
-      if (pending_joiners_) resize(joiners_seen_);
+      // The watchdog covers the step and what follows it at the boundary (the checkpoint
+      // snapshot, an admission), which touch the device and the peers too.
+      if (step_once()) {
+        maybe_checkpoint();
+        if (pending_joiners_) resize(joiners_seen_);
+      }
+      watchdog_.end_step();
     } catch (const UnrecoverableCorruption& e) {
       watchdog_.end_step();
       log(e.what());
