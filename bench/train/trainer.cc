@@ -47,6 +47,16 @@ constexpr int kMaxRecoveryTries = 5;
 // How long a returning rank waits to be admitted.
 constexpr auto kAdmissionTimeout = std::chrono::minutes(10);
 
+// failure_detected {reason: device, code, xid[, step]}: what the harness recovers from
+// and gpu/xid_events counts.
+void report_device_error(MetricsClient& metrics, const DeviceError& e, std::optional<std::int64_t> step) {
+  Labels fields{{"error", std::string(e.what())}, {"reason", std::string("device")},
+                {"code", static_cast<std::int64_t>(e.code())}, {"xid", static_cast<std::int64_t>(e.xid())}};
+  if (step) fields.emplace("step", *step);
+  metrics.event("failure_detected", std::move(fields));
+  metrics.flush();
+}
+
 bool device_lost(const std::exception& e) {
   const auto* d = dynamic_cast<const DeviceError*>(&e);
   return d && d->source() == DeviceError::Source::kDevice;
@@ -361,10 +371,7 @@ bool Trainer::check_replicas(const StepComm& comm) {
 // A failed device call: the context is lost (or memory is short), and only a new process
 // recovers, which the harness starts (restart), or which joins (elastic).
 int Trainer::device_failed(const DeviceError& e) {
-  metrics_.event("failure_detected", {{"step", step_}, {"error", std::string(e.what())}, {"reason", std::string("device")},
-                                      {"code", static_cast<std::int64_t>(e.code())},
-                                      {"xid", static_cast<std::int64_t>(e.xid())}});
-  metrics_.flush();
+  report_device_error(metrics_, e, step_);
   log(fmt::format("device error: {}", e.what()));
   return kTrainDeviceError;
 }
@@ -659,10 +666,7 @@ int run_trainer(const TrainConfig& cfg, MetricsClient& metrics) {
       fmt::print(stderr, "rank {}: {}\n", cfg.rank, e.what());
       return kTrainFailed;
     }
-    metrics.event("failure_detected", {{"error", std::string(e.what())}, {"reason", std::string("device")},
-                                       {"code", static_cast<std::int64_t>(e.code())},
-                                       {"xid", static_cast<std::int64_t>(e.xid())}});
-    metrics.flush();
+    report_device_error(metrics, e, std::nullopt);
     fmt::print(stderr, "rank {}: device error: {}\n", cfg.rank, e.what());
     return kTrainDeviceError;
   } catch (const std::exception& e) {
