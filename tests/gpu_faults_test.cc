@@ -314,3 +314,31 @@ TEST_CASE("gpu faults: cleanup disarms a journaled control-block slot; a missing
   e.fields["slot"] = "99";
   CHECK_THROWS(harness::undo_entry(e, false));
 }
+
+TEST_CASE("gpu faults: a call blocked by a hang returns while a Release lives, and blocks again after",
+          "[gpu-faults]") {
+  Block b;
+  auto faults = b.workload();
+  b.harness->arm(CB_COLL_HANG, ArmedFault{});
+  std::atomic<bool> returned{false};
+  std::thread t([&] {
+    faults->collective();
+    returned = true;
+  });
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(returned.load());
+  {
+    const bench::DeviceFaults::Release release(faults.get());
+    t.join();
+  }
+  CHECK(returned.load());
+  std::atomic<bool> again{false};
+  std::thread u([&] {
+    faults->collective();
+    again = true;
+  });
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(again.load());
+  b.harness->disarm(CB_COLL_HANG);
+  u.join();
+}

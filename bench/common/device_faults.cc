@@ -45,7 +45,7 @@ void DeviceFaults::throw_sticky() const {
 }
 
 void DeviceFaults::wait_while_armed(cb_fault_kind kind) {
-  while (control_->armed(kind)) std::this_thread::sleep_for(kHangPoll);
+  while (!released_ && control_->armed(kind)) std::this_thread::sleep_for(kHangPoll);
 }
 
 void DeviceFaults::device_call() {

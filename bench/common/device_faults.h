@@ -57,6 +57,24 @@ class DeviceFaults {
   // The sticky error seen so far, if any (its message), for a workload's own reporting.
   std::optional<std::string> sticky_error() const;
 
+  // Lets calls blocked by a hang return while `release` lives, so an owner can join a
+  // thread stuck in one (the gradient allreducer's destructor). Not for concurrent use
+  // by several owners.
+  class Release {
+   public:
+    explicit Release(DeviceFaults* f) : f_(f) {
+      if (f_) f_->released_ = true;
+    }
+    ~Release() {
+      if (f_) f_->released_ = false;
+    }
+    Release(const Release&) = delete;
+    Release& operator=(const Release&) = delete;
+
+   private:
+    DeviceFaults* f_;
+  };
+
  private:
   [[noreturn]] void throw_sticky() const;
   void wait_while_armed(cb_fault_kind kind);
@@ -67,6 +85,7 @@ class DeviceFaults {
   std::atomic<int> sticky_xid_{0};
   std::atomic<std::int64_t> slow_debt_ns_{0};
   std::atomic<std::uint64_t> bitflip_shots_{0};
+  std::atomic<bool> released_{false};
 };
 
 // Flips shot.bits distinct random bits of host[0..n) (deterministic in shot.seed);

@@ -54,6 +54,9 @@ GradientAllreducer::~GradientAllreducer() {
     stop_ = true;
   }
   cv_.notify_all();
+  // A communication thread held by collective.hang is let go (the step it served has
+  // been abandoned); one inside gloo returns at the op timeout.
+  const DeviceFaults::Release release(faults_.get());
   thread_.join();
 }
 
