@@ -51,6 +51,8 @@ class DeviceFaults {
   void device_call();
   void allocation();
   void device_work(std::chrono::nanoseconds took);
+  // Whether a slowdown is in effect: device_work() needs the call's time only then.
+  bool slowed() const { return control_ && control_->armed(CB_SLOWDOWN).has_value(); }
   void collective();
   std::optional<BitflipShot> bitflip(cb_bitflip_tensor tensor);
 

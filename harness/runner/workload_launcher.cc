@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "faults/registry.h"
 #include "harness/scenario/placeholders.h"
 
 namespace chaosbench::harness {
@@ -32,14 +33,6 @@ std::vector<std::string> collective_argv(const CollectiveWorkload& w, const Laun
 
 std::string ms_string(const Duration& d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d.value).count());
-}
-
-// Whether the scenario has a fault of one of `types`.
-bool has_fault(const Scenario& scenario, std::initializer_list<std::string_view> types) {
-  for (const auto& f : scenario.faults)
-    for (auto t : types)
-      if (f.type == t) return true;
-  return false;
 }
 
 std::vector<std::string> train_argv(const Scenario& scenario, const TrainWorkload& w, const LaunchContext& ctx,
@@ -240,9 +233,14 @@ std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchCont
 
 std::string gpu_interposer_for(const Scenario& scenario, const std::string& self_exe) {
   if (!std::holds_alternative<CommandWorkload>(scenario.workload)) return "";
-  bool gpu = false;
-  for (const auto& f : scenario.faults) gpu = gpu || f.type.starts_with("gpu.") || f.type.starts_with("collective.");
-  if (!gpu) return "";
+  // Faults the workload acts out itself (the registry names workloads for them): in a
+  // command, the interposer does.
+  bool inside = false;
+  for (const auto& f : scenario.faults) {
+    const auto* info = faults::find_fault_type(f.type);
+    inside = inside || (info && !info->workloads.empty());
+  }
+  if (!inside) return "";
   return (std::filesystem::path(self_exe).parent_path().parent_path() / "lib" / "libchaosbench_cuda.so")
       .lexically_normal()
       .string();

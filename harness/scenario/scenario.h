@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -196,5 +197,8 @@ struct Scenario {
   std::string source_path;    // the file as named on the command line
   std::string resolved_json;  // the document after --set overrides, for results.json
 };
+
+// Whether the scenario has a fault of one of `types`.
+bool has_fault(const Scenario& scenario, std::initializer_list<std::string_view> types);
 
 }  // namespace chaosbench::harness

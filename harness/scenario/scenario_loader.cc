@@ -65,8 +65,7 @@ void check_phases(ParseContext& ctx, const Scenario& s) {
 // kind that acts it out: the registry lists them.
 void check_fault_workloads(ParseContext& ctx, const Scenario& s) {
   const std::string kind(workload_kind(s.workload));
-  bool hangs = false;
-  for (const auto& f : s.faults) hangs = hangs || f.type == "gpu.hang" || f.type == "collective.hang";
+  const bool hangs = has_fault(s, {"gpu.hang", "collective.hang"});
   // The trainer's step watchdog (on with recovery when hangs are injected) must not fire
   // on a healthy rank that waits out a peer's collective timeout.
   if (const auto* t = std::get_if<TrainWorkload>(&s.workload);

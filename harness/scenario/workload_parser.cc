@@ -112,6 +112,13 @@ CommandWorkload parse_command(ParseContext& ctx, const json& value, const Cluste
 
 }  // namespace
 
+bool has_fault(const Scenario& scenario, std::initializer_list<std::string_view> types) {
+  for (const auto& f : scenario.faults)
+    for (auto t : types)
+      if (f.type == t) return true;
+  return false;
+}
+
 std::string_view workload_kind(const WorkloadSpec& w) {
   if (std::holds_alternative<CollectiveWorkload>(w)) return "collective";
   if (std::holds_alternative<ServeWorkload>(w)) return "serve";
