@@ -10,6 +10,7 @@ packages=(
   libnetfilter-queue-dev iptables iputils-ping iperf3 wrk
   libopenblas-dev libzstd-dev libxxhash-dev
   libjs-chart.js chromium
+  python3-torch
 )
 
 missing=()

@@ -182,6 +182,48 @@ TEST_CASE("train derivation: a restart after a kill resumes from the step-50 che
   CHECK(value(rs, "resilience/throughput_retention", "fault:kill") == Approx(during / baseline));
 }
 
+// An outside trainer (a PyTorch script) that sends no attempt or generation, restarted
+// from scratch with no checkpoint: the 100 steps it computes again are wasted progress,
+// and the buckets add up to the wall time with only the idle gaps left in "other".
+TEST_CASE("train derivation: a restart from scratch without attempt fields wastes the recomputed steps",
+          "[train-derivation]") {
+  RunEvents run;
+  const std::vector<int> two = {0, 1};
+  auto start = [&](double t) {
+    for (int r : two) run.event(r, t, "train_start", {{"step", 0}, {"world", 2}, {"reason", std::string("fresh")}});
+  };
+  auto steps = [&](std::int64_t last, double t) {
+    for (std::int64_t s = 1; s <= last; ++s, t += 0.1)
+      for (int r : two) run.event(r, t, "step", {{"step", s}, {"step_ms", 100.0}, {"samples", 64}});
+  };
+  start(1.0);
+  steps(100, 1.1);  // step 100 at t = 11.0
+  run.fault("kill", 11.05);
+  run.event(kHarnessRank, 11.06, "failure_detected", {{"reason", std::string("rank 1 was ended by a fault")}});
+  run.event(kHarnessRank, 13.0, "restart", {{"attempt", 1}, {"ranks", 2}});
+  start(14.0);
+  steps(150, 14.1);  // step 150 at t = 29.0
+  run.end_s = 29.5;
+  run.phases = {{"baseline", 0, 11.05}, {"fault:kill", 11.05, 29.5}};
+  auto rs = run.derive();
+
+  CHECK(value(rs, "resilience/lost_steps") == 100);
+  const double wall = 29.5;
+  auto bucket = [&](const char* b) { return value(rs, "resilience/badput", "overall", "bucket", b); };
+  CHECK(value(rs, "resilience/goodput") == Approx(100.0 * 15.0 / wall));
+  CHECK(bucket("wasted_progress") == Approx(100.0 * 10.0 / wall));
+  CHECK(bucket("startup") == Approx(100.0 * 1.0 / wall));
+  CHECK(bucket("stalled") == Approx(100.0 * 0.01 / wall));
+  CHECK(bucket("recovery") == Approx(100.0 * (14.0 - 11.06) / wall));
+  // Left over: 11.0 -> 11.05 before the kill and 29.0 -> 29.5 after the last step.
+  CHECK(bucket("other") == Approx(100.0 * 0.55 / wall));
+  double sum = value(rs, "resilience/goodput");
+  for (const char* b : {"startup", "checkpoint_save", "checkpoint_restore", "wasted_progress", "stalled", "recovery",
+                        "other"})
+    sum += bucket(b);
+  CHECK(sum == Approx(100.0));
+}
+
 TEST_CASE("train derivation: an elastic kill continues on 3 survivors without losing steps", "[train-derivation]") {
   RunEvents run;
   run.start(kAll, 1.0, 0, 4, 0, 0, "fresh");

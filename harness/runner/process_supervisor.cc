@@ -44,7 +44,7 @@ std::string errno_text(int err) { return std::system_category().message(err); }
 
 // What failed in the child before exec; sent to the parent through the close-on-exec pipe
 // as one 8-byte write (atomic on a pipe), so the parent reads all of it or nothing.
-enum class Stage : int { kDeathSignal = 1, kStdin, kStdout, kStderr, kCwd, kExec, kNetns };
+enum class Stage : int { kDeathSignal = 1, kStdin, kStdout, kStderr, kCwd, kExec, kNetns, kUtsns, kMntns };
 struct ChildError {
   int stage;
   int err;
@@ -66,6 +66,8 @@ struct ChildPlan {
   int go_write_fd;  // the pipe's write end: the child closes its copy, so EOF can reach it
   int nice;   // the workload's nice value: the harness may run at a higher priority
   int netns_fd;  // -1, or the node's network namespace
+  int uts_fd;    // -1, or the node's UTS namespace
+  int mnt_fd;    // -1, or the node's mount namespace
   struct sigaction default_action;
   sigset_t empty_mask;
 };
@@ -119,6 +121,9 @@ int redirect(const char* path, int flags, int target) {
   // effort: kernels before 5.11 lack the flag, and then only O_CLOEXEC protects.
   ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 #endif
+  // Entering a mount namespace moves the process to its root, so the directory comes after.
+  if (p.mnt_fd >= 0 && ::setns(p.mnt_fd, CLONE_NEWNS) != 0) child_fail(p.error_fd, Stage::kMntns, errno);
+  if (p.uts_fd >= 0 && ::setns(p.uts_fd, CLONE_NEWUTS) != 0) child_fail(p.error_fd, Stage::kUtsns, errno);
   if (p.cwd != nullptr && ::chdir(p.cwd) != 0) child_fail(p.error_fd, Stage::kCwd, errno);
   if (p.netns_fd >= 0 && ::setns(p.netns_fd, CLONE_NEWNET) != 0) child_fail(p.error_fd, Stage::kNetns, errno);
   if (p.go_fd >= 0) {
@@ -186,6 +191,10 @@ std::string stage_message(Stage stage, const ProcessSpec& spec, int err) {
       return fmt::format("cannot change directory to '{}': {}", spec.cwd, errno_text(err));
     case Stage::kNetns:
       return fmt::format("cannot enter its node's network namespace: {}", errno_text(err));
+    case Stage::kUtsns:
+      return fmt::format("cannot enter its node's UTS namespace: {}", errno_text(err));
+    case Stage::kMntns:
+      return fmt::format("cannot enter its node's mount namespace: {}", errno_text(err));
     case Stage::kExec:
       break;
   }
@@ -299,7 +308,16 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
   plan.stdout_path = spec.stdout_path.empty() ? "/dev/null" : spec.stdout_path.c_str();
   plan.stderr_path = spec.stderr_path.empty() ? "/dev/null" : spec.stderr_path.c_str();
   plan.shared_log = !spec.stdout_path.empty() && spec.stdout_path == spec.stderr_path;
-  plan.cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+  // In another mount namespace the process starts at its root: it goes to the harness's
+  // directory unless the spec names one (the namespace is a copy of the harness's).
+  std::string cwd = spec.cwd;
+  if (cwd.empty() && spec.mnt_fd >= 0) {
+    std::error_code ec;
+    cwd = std::filesystem::current_path(ec).string();
+  }
+  plan.cwd = cwd.empty() ? nullptr : cwd.c_str();
+  plan.uts_fd = spec.uts_fd;
+  plan.mnt_fd = spec.mnt_fd;
   plan.parent = ::getpid();
   plan.error_fd = write_fd;
   plan.default_action.sa_handler = SIG_DFL;

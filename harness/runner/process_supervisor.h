@@ -28,9 +28,12 @@ struct ProcessSpec {
   std::string cwd;                  // empty: the harness's working directory
   std::string stdout_path;          // file the process's stdout goes to (created/truncated);
                                     // empty: /dev/null
-  std::string stderr_path;          // file the process's stderr goes to
-  int netns_fd = -1;                // network namespace to run in (setns before exec); -1: the harness's; the same path as
+  std::string stderr_path;          // file the process's stderr goes to; the same path as
                                     // stdout_path shares one file (and one offset)
+  int netns_fd = -1;                // network namespace to run in (setns before exec); -1: the harness's
+  int uts_fd = -1;                  // UTS namespace (hostname) to run in; -1: the harness's
+  int mnt_fd = -1;                  // mount namespace to run in; -1: the harness's. Log files are
+                                    // opened before entering it; cwd (or the harness's) after
 };
 
 struct ProcessStatus {

@@ -103,17 +103,23 @@ void retention_records(const std::vector<reports::MetricRecord>& train, std::vec
   }
 }
 
-// Step durations (ms): each computation of a step number is one (attempt, generation);
-// the last in time is productive, earlier ones were wasted. A computation lasts the
-// median of its ranks' step_ms.
+// Step durations (ms): each computation of a step number is one (attempt, generation,
+// n), where n counts a rank's earlier reports of the same step in that (attempt,
+// generation): a trainer that sends neither field (an outside program restarted from
+// scratch) still has its recomputed steps told apart, by time. The last computation of a
+// step is productive, earlier ones were wasted. A computation lasts the median of its
+// ranks' step_ms.
 std::pair<double, double> productive_and_wasted_ms(const TrainTimeline& tl) {
   struct Computation {
     double t = 0;
     std::vector<double> step_ms;
   };
-  std::map<std::int64_t, std::map<RoundKey, Computation>> by_step;
-  for (const auto& s : tl.steps) {
-    auto& c = by_step[s.step][{s.attempt, s.generation}];
+  using ComputationKey = std::tuple<std::int64_t, std::int64_t, int>;  // attempt, generation, n
+  std::map<std::int64_t, std::map<ComputationKey, Computation>> by_step;
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, int> reports;  // rank, step, attempt, generation
+  for (const auto& s : tl.steps) {  // in time order
+    const int n = reports[{s.rank, s.step, s.attempt, s.generation}]++;
+    auto& c = by_step[s.step][{s.attempt, s.generation, n}];
     c.t = std::max(c.t, s.t);
     if (s.step_ms) c.step_ms.push_back(*s.step_ms);
   }

@@ -19,6 +19,7 @@
 #include "harness/cli/exit_code.h"
 #include "faults/network/network_plane.h"
 #include "harness/cluster/netns_cluster.h"
+#include "harness/cluster/node_identity.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
 #include "harness/runner/fault_schedule.h"
@@ -66,6 +67,7 @@ class Run {
   std::string progress_text(double t) const;
   void start_metrics_server();
   void start_cluster_network();
+  void name_nodes();
   bool link_asked() const;
   void shape_links();
   void apply(std::size_t occurrence);
@@ -89,6 +91,7 @@ class Run {
   std::unique_ptr<RunDirectory> dir_;
   std::unique_ptr<NodeCgroups> cgroups_;
   std::unique_ptr<NetnsCluster> netns_;  // null: local processes on loopback
+  std::unique_ptr<NodeIdentity> names_;  // with netns_: each node's hostname and /etc/hosts
   std::unique_ptr<faults::NetworkPlane> network_;  // with netns_: what network faults act on
   std::vector<std::unique_ptr<faults::Fault>> link_shaping_;  // cluster.link, for the whole run
   std::string cluster_why_local_;

@@ -152,6 +152,7 @@ void Run::start_cluster_network() {
     timeline_->write(0, "cluster_up", {{"mode", TL::str("network namespaces")}, {"bring_up_ms", TL::num(ms)},
                                        {"netns", fmt::format("[{}]", fmt::join(ids, ","))},
                                        {"addresses", fmt::format("[{}]", fmt::join(addrs, ","))}});
+    name_nodes();
     std::vector<faults::NetworkNode> nodes;
     for (int n = 0; n < scenario_.cluster.nodes; ++n)
       nodes.push_back({netns_->node_netns_fd(n), netns_->address(n), NetnsCluster::bridge_port(n)});
@@ -162,6 +163,22 @@ void Run::start_cluster_network() {
     if (mode == ClusterMode::kNamespaces || link_asked()) throw;
     cluster_why_local_ = e.what();
     spdlog::info("cluster: local processes on loopback ({})", cluster_why_local_);
+  }
+}
+
+// Hostnames that resolve to the nodes' addresses, for programs that find their peers by
+// name (docs/scenario-format.md). Without them a run still works for everything that is
+// told addresses (the built-in workloads, *_SOCKET_IFNAME), so a host that cannot make
+// them gets a warning, not an error.
+void Run::name_nodes() {
+  std::vector<std::string> addrs;
+  for (int n = 0; n < scenario_.cluster.nodes; ++n) addrs.push_back(netns_->address(n));
+  try {
+    names_ = std::make_unique<NodeIdentity>(addrs, dir_->runtime());
+    timeline_->write(0, "nodes_named", {{"hostnames", TL::str(fmt::format("node0..node{}", addrs.size() - 1))}});
+  } catch (const HostError& e) {
+    spdlog::warn("cluster: the nodes keep the host's name ({}); programs that find peers by hostname may not", e.what());
+    timeline_->write(0, "nodes_not_named", {{"error", TL::str(e.what())}});
   }
 }
 
@@ -225,8 +242,10 @@ void Run::start_workload() {
   ctx.scenario_dir = fs::absolute(scenario_.source_path).parent_path().lexically_normal().string();
   ctx.run_id = run_id_;
   ctx.node_addrs.assign(static_cast<std::size_t>(scenario_.cluster.nodes), "127.0.0.1");
-  if (netns_)
+  if (netns_) {
     for (int n = 0; n < scenario_.cluster.nodes; ++n) ctx.node_addrs[static_cast<std::size_t>(n)] = netns_->address(n);
+    ctx.node_interface = NetnsCluster::kNodeInterface;
+  }
   const auto* command = std::get_if<CommandWorkload>(&scenario_.workload);
   ctx.master_port = command && command->master_port ? *command->master_port : free_port();
   ctx.seed = scenario_.seed;
@@ -267,6 +286,10 @@ void Run::start_rank(std::size_t idx) {
   }
   starting_node_ = l.node;
   if (netns_) spec.netns_fd = netns_->node_netns_fd(l.node);
+  if (names_) {
+    spec.uts_fd = names_->uts_fd(l.node);
+    spec.mnt_fd = names_->mnt_fd(l.node);
+  }
   // A restarted rank knows it: the trainer's elastic mode joins the running job then.
   spec.env["CHAOSBENCH_RESTART"] = std::to_string(restart);
   spec.env["CHAOSBENCH_ATTEMPT"] = std::to_string(attempt_);

@@ -212,6 +212,12 @@ std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchCont
                   {"LOCAL_WORLD_SIZE", std::to_string(cluster.ranks_per_node)},
                   {"MASTER_ADDR", master_addr},
                   {"MASTER_PORT", std::to_string(ctx.master_port)}};
+      for (const auto& [k, v] : ctx.env) spec.env[k] = v;
+      // gloo, NCCL's socket transport and TensorPipe advertise the address of this
+      // interface instead of guessing from the hostname; the scenario's env still wins.
+      if (!ctx.node_interface.empty())
+        for (const char* var : {"GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "TP_SOCKET_IFNAME"})
+          spec.env[var] = ctx.node_interface;
       if (const auto* coll = std::get_if<CollectiveWorkload>(&scenario.workload)) {
         spec.argv = collective_argv(*coll, ctx, addr);
       } else if (const auto* train = std::get_if<TrainWorkload>(&scenario.workload)) {

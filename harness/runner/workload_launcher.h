@@ -1,9 +1,11 @@
 // Turns the scenario's workload into one process description per rank: the program, its
-// arguments (placeholders expanded), its environment (CHAOSBENCH_* and the torchrun
-// names) and its log files. Pure: starts nothing, so the plan is unit-tested and printed
+// arguments (placeholders expanded), its environment (CHAOSBENCH_*, the torchrun names,
+// and in namespaces GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and TP_SOCKET_IFNAME) and its
+// log files. Pure: starts nothing, so the plan is unit-tested and printed
 // by --dry-run.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,12 @@ struct LaunchContext {
   int master_port = 29500;
   std::uint64_t seed = 42;  // the scenario's (after --seed)
   std::vector<std::string> node_addrs;  // per node; "127.0.0.1" for local processes
+  // The nodes' network interface in namespaces ("eth0"), for the *_SOCKET_IFNAME variables
+  // distributed libraries choose their address by; empty for local processes.
+  std::string node_interface;
+  // Extra environment for every process (the BLAS kernel the harness chose), below the
+  // scenario's own `env`.
+  std::map<std::string, std::string> env;
   std::vector<int> only_nodes;          // non-empty: ranks go on these nodes only (a restart without a dead node)
 };
 
