@@ -1,5 +1,7 @@
 #include "reports/json_io.h"
 
+#include "reports/blas_json.h"
+
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -131,6 +133,7 @@ std::string to_json(const RunResult& run, int indent) {
                       {"cpus", run.environment.cpus},
                       {"cluster", run.environment.cluster},
                       {"backends", backends}};
+  if (run.environment.blas) j["environment"]["blas"] = blas_json(*run.environment.blas);
   j["run_id"] = run.run_id;
   j["seed"] = run.seed;
   j["started_at"] = run.started_at;
@@ -240,6 +243,7 @@ RunResult from_json(const std::string& text) {
     if (e.contains("backends") && e["backends"].is_object())
       for (const auto& [k, v] : e["backends"].items())
         if (v.is_string()) r.environment.backends[k] = v.get<std::string>();
+    if (e.contains("blas") && e["blas"].is_object()) r.environment.blas = blas_from_json(e["blas"]);
   }
   r.run_id = str(j, "run_id");
   r.seed = static_cast<std::uint64_t>(num(j, "seed"));

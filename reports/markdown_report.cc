@@ -23,14 +23,15 @@ constexpr std::size_t kMaxAdvice = 5;
 constexpr std::size_t kMaxAnnotations = 10;
 
 // The metrics the key table shows, in this order; the rest are in results.json.
-constexpr std::array<std::string_view, 27> kKeyMetrics = {
+constexpr std::array<std::string_view, 29> kKeyMetrics = {
     "train/throughput",   "train/step_time",    "train/compute_time",   "train/comm_time",
-    "train/overlap",      "train/mfu",          "train/rank_imbalance", "train/straggler_score",
+    "train/overlap",      "train/mfu",          "train/mfu_hw",         "train/rank_imbalance", "train/straggler_score",
     "train/loss",         "train/time_to_target", "resilience/goodput", "resilience/badput",
     "resilience/time_to_detect", "resilience/time_to_recover", "resilience/lost_steps",
     "resilience/throughput_retention", "resilience/restarts", "ckpt/save_time", "ckpt/restore_time",
     "comm/busbw",         "comm/latency",       "infer/throughput",     "infer/latency",
-    "infer/error_rate",   "infer/ttft",         "compute/gemm_tflops",  "compute/mem_bw",
+    "infer/error_rate",   "infer/ttft",         "compute/gemm_tflops",  "compute/peak_tflops",
+    "compute/mem_bw",
 };
 
 std::string truncated_note(std::size_t shown, std::size_t total, std::string_view what) {

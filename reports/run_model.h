@@ -95,12 +95,52 @@ struct ProcessRecord {
   std::string stdout_log, stderr_log;  // relative to the run directory
 };
 
+// One CPU core's single-precision peak: lanes x 2 x FMA units x clock, each measured
+// (bench/blas/cpu_peak.h). The denominator of train/mfu_hw on the CPU.
+struct CpuPeakRecord {
+  bool known = false;
+  std::string isa;  // "avx512f", "avx2+fma", "sse"
+  int lanes = 0;
+  int fma_units = 0;
+  double clock_ghz = 0;
+  double nominal_ghz = 0;  // /proc/cpuinfo's "cpu MHz"
+  double fma_gflops = 0;   // what an FMA loop sustained
+  double peak_gflops = 0;
+};
+
+// One kernel the BLAS probe tried (harness/doctor/blas_choice.h).
+struct BlasCandidateRecord {
+  std::string name;      // OPENBLAS_CORETYPE asked for; "" for the library's own choice
+  std::string corename;  // what ran
+  double gflops = 0;
+  double max_error = 0;
+  bool correct = false;
+  std::string problem;
+};
+
+// The BLAS kernel the workers got and why.
+struct BlasRecord {
+  std::string library;
+  std::string detected;
+  double detected_gflops = 0;
+  std::string chosen;
+  double chosen_gflops = 0;
+  std::string best;
+  double best_gflops = 0;
+  std::string source;  // "probe", "cache", "environment", "scenario", "unavailable"
+  std::string reason;
+  std::string probed_at;
+  std::vector<BlasCandidateRecord> candidates;
+  CpuPeakRecord cpu;
+};
+
 struct Environment {
   std::string host;
   std::string kernel;
   int cpus = 0;
   std::string cluster;  // "local processes" or "network namespaces"
   std::map<std::string, std::string> backends;
+  std::optional<BlasRecord> blas;  // workloads that use BLAS (train, serve, command)
 };
 
 struct ProtocolStats {

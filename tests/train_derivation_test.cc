@@ -182,6 +182,33 @@ TEST_CASE("train derivation: a restart after a kill resumes from the step-50 che
   CHECK(value(rs, "resilience/throughput_retention", "fault:kill") == Approx(during / baseline));
 }
 
+TEST_CASE("train derivation: train/mfu_hw is measured against compute/peak_tflops, train/mfu against the GEMM",
+          "[train-derivation]") {
+  RunEvents run;
+  run.start({0, 1}, 1.0, 0, 2, 0, 0, "fresh");
+  run.steps({0, 1}, 1, 10, 1.2, 0.2);  // 1e9 FLOPs per 100 ms step: 10 GFLOP/s per rank
+  run.peak(0, 0.05);
+  run.peak(1, 0.05);
+  for (int rank : {0, 1})
+    run.samples.push_back(
+        {bench::Sample{rank, kT0 + 0.5, "compute/peak_tflops", 0.2, "TFLOP/s", {}}, kT0 + 0.5});
+  run.end_s = 3.5;
+  run.phases = {{"baseline", 0, 3.5}};
+  auto rs = run.derive();
+  CHECK(value(rs, "train/mfu") == Approx(20.0));
+  CHECK(value(rs, "train/mfu_hw") == Approx(5.0));
+  CHECK(find(rs, "train/mfu_hw", "overall")->unit == "%");
+
+  RunEvents no_peak;  // a trainer that sends no hardware peak gets no train/mfu_hw
+  no_peak.steps({0}, 1, 5, 1.0, 0.1);
+  no_peak.peak(0, 0.05);
+  no_peak.end_s = 2;
+  no_peak.phases = {{"baseline", 0, 2}};
+  auto plain = no_peak.derive();
+  CHECK(find(plain, "train/mfu", "overall"));
+  CHECK_FALSE(find(plain, "train/mfu_hw", "overall"));
+}
+
 // An outside trainer (a PyTorch script) that sends no attempt or generation, restarted
 // from scratch with no checkpoint: the 100 steps it computes again are wasted progress,
 // and the buckets add up to the wall time with only the idle gaps left in "other".

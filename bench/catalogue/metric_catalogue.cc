@@ -19,6 +19,7 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     {"comm/avg_busbw", "GB/s", B::kHigher, A::kMean, "mean busbw over a size sweep"},
     // Compute (anchor: SuperBench micro-benchmarks).
     {"compute/gemm_tflops", "TFLOP/s", B::kHigher, A::kMean, "achieved GEMM throughput per device and dtype"},
+    {"compute/peak_tflops", "TFLOP/s", B::kHigher, A::kMean, "the hardware's peak per device and dtype: lanes x 2 x FMA units x clock x cores (CPU, measured), SMs x fp32 lanes x 2 x clock (GPU)"},
     {"compute/mem_bw", "GB/s", B::kHigher, A::kMean, "STREAM-triad memory bandwidth (host or device)"},
     {"compute/h2d_bw", "GB/s", B::kHigher, A::kMean, "host to device copy bandwidth (GPU only)"},
     {"compute/d2h_bw", "GB/s", B::kHigher, A::kMean, "device to host copy bandwidth (GPU only)"},
@@ -30,6 +31,7 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     {"train/comm_time", "ms", B::kLower, A::kMean, "per step, exposed (non-overlapped) communication time"},
     {"train/overlap", "%", B::kHigher, A::kMean, "share of communication hidden behind computation"},
     {"train/mfu", "%", B::kHigher, A::kMean, "achieved model FLOP/s / measured peak (compute/gemm_tflops)"},
+    {"train/mfu_hw", "%", B::kHigher, A::kMean, "achieved model FLOP/s / the hardware's peak (compute/peak_tflops): a slow BLAS library shows here"},
     {"train/rank_imbalance", "%", B::kLower, A::kMean, "(slowest - fastest rank compute time) / fastest, per step, p50 (compute: the allreduce equalises step times)"},
     {"train/straggler_score", "ratio", B::kHigher, A::kMean, "per rank: fastest rank's median compute time / this rank's; a straggler is < 0.75"},
     {"train/loss", "", B::kLower, A::kLast, "training loss; final value and curve"},

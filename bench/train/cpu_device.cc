@@ -5,6 +5,8 @@
 // on the vector width.
 #include "bench/train/cpu_device.h"
 
+#include "bench/blas/cpu_peak.h"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +32,20 @@ class CpuDevice final : public Device {
     std::string config = openblas_get_config();
     while (!config.empty() && config.back() == ' ') config.pop_back();
     return "cpu (" + config + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
+  }
+
+  // One core's peak from the harness (CHAOSBENCH_CPU_PEAK_GFLOPS, measured once per host),
+  // else measured here; times the BLAS threads.
+  double peak_tflops() const override {
+    if (!core_peak_gflops_) {
+      const char* given = std::getenv("CHAOSBENCH_CPU_PEAK_GFLOPS");
+      char* end = nullptr;
+      const double value = given ? std::strtod(given, &end) : 0.0;
+      core_peak_gflops_ = given && end != given && *end == '\0' && value > 0 && std::isfinite(value)
+                              ? value
+                              : blas::measure_cpu_peak().peak_gflops;
+    }
+    return *core_peak_gflops_ * threads_ / 1e3;
   }
 
   float* allocate(std::size_t n) override {
@@ -129,6 +146,7 @@ class CpuDevice final : public Device {
 
  private:
   int threads_;
+  mutable std::optional<double> core_peak_gflops_;
 };
 
 }  // namespace

@@ -21,6 +21,12 @@ class Device {
   // "cpu (OpenBLAS 0.3.21, 1 thread)" for logs and results.
   virtual std::string describe() const = 0;
 
+  // The hardware's fp32 peak for what this device computes with, in TFLOP/s (the
+  // denominator of train/mfu_hw): on the CPU its BLAS threads x one core's lanes x 2 x FMA
+  // units x clock (bench/blas/cpu_peak.h); on a GPU its SMs x fp32 lanes per SM x 2 x
+  // clock. 0 when unknown. May measure on its first call (about 0.1 s on the CPU).
+  virtual double peak_tflops() const { return 0; }
+
   // Zero-filled buffer of n floats, owned by the device until release().
   virtual float* allocate(std::size_t n) = 0;
   virtual void release(float* p) = 0;

@@ -13,6 +13,7 @@ class FaultInjectingDevice final : public Device {
       : inner_(std::move(inner)), faults_(std::move(faults)) {}
 
   std::string describe() const override { return inner_->describe() + " with fault injection"; }
+  double peak_tflops() const override { return inner_->peak_tflops(); }
 
   float* allocate(std::size_t n) override {
     faults_->allocation();

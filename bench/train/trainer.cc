@@ -566,8 +566,12 @@ int Trainer::run() {
     if (cfg_.attempt == 0 && !cfg_.rejoin) {
       const double tflops = measure_gemm_tflops(*device_);
       metrics_.sample("compute/gemm_tflops", tflops, "TFLOP/s", {{"dtype", std::string("fp32")}});
-      log(fmt::format("{}: GEMM peak {:.1f} GFLOP/s; model {} parameters, {} ranks, global batch {}",
-                      device_->describe(), tflops * 1e3, model_.param_count(), cfg_.world_size, cfg_.batch_size));
+      const double hardware = device_->peak_tflops();
+      if (hardware > 0) metrics_.sample("compute/peak_tflops", hardware, "TFLOP/s", {{"dtype", std::string("fp32")}});
+      log(fmt::format("{}: GEMM peak {:.1f} GFLOP/s of the hardware's {:.1f}; model {} parameters, {} ranks, global "
+                      "batch {}",
+                      device_->describe(), tflops * 1e3, hardware * 1e3, model_.param_count(), cfg_.world_size,
+                      cfg_.batch_size));
     }
     if (cfg_.rejoin && elastic_) {
       if (!rejoin(elastic_->newest_generation())) return elastic_->finished() ? kTrainOk : kTrainFailed;

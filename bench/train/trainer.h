@@ -5,6 +5,7 @@
 //
 // What it sends (docs/metrics-protocol.md lists the fields):
 //   sample compute/gemm_tflops                 once, at a first start (the mfu denominator)
+//   sample compute/peak_tflops                 with it: the hardware's peak (the mfu_hw one)
 //   samples train/loss, train/step_time, train/compute_time, train/comm_time   per step
 //   event step {step, step_ms, compute_ms, comm_ms, comm_total_ms, samples, loss, flops,
 //               world, generation, attempt}                                    per step

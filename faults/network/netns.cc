@@ -98,7 +98,8 @@ std::uint64_t netns_cookie(int netns_fd) {
   return cookie;
 }
 
-CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, std::chrono::milliseconds limit) {
+CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, std::chrono::milliseconds limit,
+                           const std::vector<std::string>* environment) {
   CommandOutput result;
   if (argv.empty()) return result;
   int out_pipe[2], err_pipe[2];
@@ -111,6 +112,11 @@ CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, s
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> envp;
+  if (environment) {
+    for (const auto& e : *environment) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
   const auto deadline = std::chrono::steady_clock::now() + limit;
   pid_t pid = ::fork();
   if (pid == 0) {
@@ -124,7 +130,8 @@ CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, s
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execvp(args[0], args.data());
+    if (environment) ::execvpe(args[0], args.data(), envp.data());
+    else ::execvp(args[0], args.data());
     ::_exit(127);
   }
   ::close(out_pipe[1]);

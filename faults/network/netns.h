@@ -40,6 +40,9 @@ struct CommandOutput {
 
 // Runs argv (no shell; argv[0] is searched in PATH) inside `netns_fd` (-1: this namespace),
 // with stdin from /dev/null and output captured; SIGKILLs it after `limit`. Blocks.
-CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, std::chrono::milliseconds limit);
+// `environment` ("NAME=value" strings): the program's whole environment; nullptr: this
+// process's.
+CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, std::chrono::milliseconds limit,
+                           const std::vector<std::string>* environment = nullptr);
 
 }  // namespace chaosbench::faults

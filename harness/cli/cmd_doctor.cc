@@ -2,6 +2,7 @@
 // (harness/doctor/host_probe.h) and prints the report as grouped tables or one JSON object.
 // Doctor reports; it does not fail: exit 0 whenever the probe ran, 2 on usage errors.
 #include <algorithm>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <iostream>
@@ -10,7 +11,9 @@
 
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
+#include "harness/doctor/blas_choice.h"
 #include "harness/doctor/host_probe.h"
+#include "reports/blas_json.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -67,7 +70,7 @@ std::string report_text(const HostReport& report) {
   const std::string impact_indent(2 + kStatusWidth + 2 + name_width + 2, ' ');
 
   std::string out = fmt::format("chaosbench doctor: what this host can inject, and with which backend\n"
-                                "(probed in {:.1f} ms, read-only)\n",
+                                "(probed in {:.1f} ms, read-only but for the BLAS probe's cache)\n",
                                 static_cast<double>(report.probe_duration.count()) / 1000.0);
   for (const auto& [group, title] : kGroups) {
     bool header = false;
@@ -101,27 +104,63 @@ std::string report_text(const HostReport& report) {
   return out;
 }
 
+// The BLAS section: the library's own kernel and the chosen one with their speeds, every
+// candidate, and the CPU's peak they are judged against.
+std::string blas_text(const BlasChoice& b) {
+  std::string out = fmt::format("\nBLAS ({}; {} {})\n", b.library.empty() ? "library unknown" : b.library,
+                                b.source == "cache" ? "probed" : "probed now,", b.probed_at);
+  out += fmt::format("  detected  {:<14} {:>7.1f} GFLOP/s  the library's own choice for this CPU\n",
+                     b.detected.empty() ? "?" : b.detected, b.detected_gflops);
+  out += fmt::format("  chosen    {:<14} {:>7.1f} GFLOP/s  {}\n", b.chosen.empty() ? "(none)" : b.chosen,
+                     b.chosen_gflops, b.reason);
+  for (const auto& c : b.candidates) {
+    const std::string name = c.name.empty() ? fmt::format("({})", c.corename) : c.name;
+    out += fmt::format("    {:<16} {}\n", name,
+                       c.problem.empty() ? fmt::format("{:.1f} GFLOP/s, error {:.1e}", c.gflops, c.max_error) : c.problem);
+  }
+  const auto& cpu = b.cpu;
+  if (!cpu.known) return out + "  CPU peak: unknown (not x86-64, or the probe failed)\n";
+  out += fmt::format("  CPU peak (fp32, one core): {} lanes x 2 x {} FMA unit{} x {:.2f} GHz = {:.1f} GFLOP/s\n", cpu.lanes,
+                     std::max(cpu.fma_units, 1), cpu.fma_units == 1 ? "" : "s", cpu.clock_ghz, cpu.peak_gflops);
+  out += fmt::format("    clock measured ({}); {} sustained {:.1f} GFLOP/s in an FMA loop", 
+                     cpu.nominal_ghz > 0 ? fmt::format("/proc/cpuinfo says {:.2f} GHz", cpu.nominal_ghz) : "no cpu MHz",
+                     cpu.isa, cpu.fma_gflops);
+  if (b.chosen_gflops > 0 && cpu.peak_gflops > 0)
+    out += fmt::format("; the chosen kernel reaches {:.0f}% of the peak", 100 * b.chosen_gflops / cpu.peak_gflops);
+  return out + "\n";
+}
+
 }  // namespace
 
 int cmd_doctor(const Args& args) {
   po::options_description options("Options");
-  options.add_options()("json", "print one JSON object instead of tables");
+  options.add_options()("json", "print one JSON object instead of tables")(
+      "reprobe-blas", "measure the BLAS kernels again instead of reading the per-host cache");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
-    print_help("chaosbench doctor [--json]",
+    print_help("chaosbench doctor [--json] [--reprobe-blas]",
                "Probes this host, read-only, and reports what chaosbench can inject here: kernel\n"
                "traffic-control and netfilter features, cgroup controllers, tools, privileges and\n"
                "GPU, then the backend each fault family would use (netem, nfqueue, htb, cgroups, ...)\n"
                "and the cluster mode (network namespaces or local processes). Missing items say\n"
-               "what they change. Exits 0 whenever the probe ran.",
+               "what they change. Then the BLAS kernel: the library's own choice, the fastest correct\n"
+               "one (the workers get it), each candidate's speed, and the CPU's fp32 peak per core\n"
+               "(measured once per host and cached). Exits 0 whenever the probe ran.",
                options);
     return kExitPass;
   }
   const auto report = probe_host();
-  if (cl.vm.count("json"))
-    std::cout << report_json(report).dump(2) << "\n";
-  else
-    std::cout << report_text(report);
+  BlasChoiceOptions blas_options;
+  blas_options.use_cache = cl.vm.count("reprobe-blas") == 0;
+  if (const char* user = std::getenv("OPENBLAS_CORETYPE"); user && *user) blas_options.user_coretype = user;
+  const auto blas = choose_blas(blas_options);
+  if (cl.vm.count("json")) {
+    auto j = report_json(report);
+    j["blas"] = reports::blas_json(blas);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << report_text(report) << blas_text(blas);
+  }
   return kExitPass;
 }
 

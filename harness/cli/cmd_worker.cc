@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "bench/blas/blas_probe.h"
 #include "bench/collective/collective_benchmark.h"
 #include "faults/units.h"
 #include "harness/cli/cli_options.h"
@@ -70,6 +71,33 @@ int worker_collective(const Args& args) {
   return bench::run_collective_benchmark(cfg, metrics);
 }
 
+// One candidate BLAS kernel, measured in this process (the harness sets OPENBLAS_CORETYPE
+// before starting it: harness/doctor/blas_choice.h). Prints one JSON line.
+int worker_blas_probe(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("size", po::value<int>()->default_value(1024), "the timed SGEMM is size x size x size")
+      ("seconds", po::value<double>()->default_value(0.25), "time the product for at least this long")
+      ("cpu-peak", "also measure the CPU's clock, vector width and FMA units");
+  auto cl = parse_command_line(args, options, {});
+  if (cl.help) {
+    print_help("chaosbench worker blas-probe [--size N] [--seconds S] [--cpu-peak]",
+               "Measures the BLAS kernel this process loaded (OPENBLAS_CORETYPE chooses it): its name,\n"
+               "single-thread SGEMM GFLOP/s and whether its results are right; with --cpu-peak also\n"
+               "the CPU's fp32 peak per core. Prints one JSON object.",
+               options);
+    return kExitPass;
+  }
+  const int size = cl.vm["size"].as<int>();
+  const double seconds = cl.vm["seconds"].as<double>();
+  if (size < 64 || size > 8192) throw UsageError("--size: expected 64 to 8192");
+  if (!(seconds >= 0 && seconds <= 60)) throw UsageError("--seconds: expected 0 to 60");
+  std::optional<bench::blas::CpuPeak> peak;
+  if (cl.vm.count("cpu-peak")) peak = bench::blas::measure_cpu_peak();
+  std::cout << bench::blas::probe_json(bench::blas::measure_blas(size, seconds), peak) << std::endl;
+  return kExitPass;
+}
+
 }  // namespace
 
 int cmd_worker(const Args& args) {
@@ -78,7 +106,8 @@ int cmd_worker(const Args& args) {
                  "  collective   one rank of the built-in collective benchmark\n"
                  "  train        one rank of the built-in data-parallel trainer\n"
                  "  serve        the built-in KServe v2 inference server\n"
-                 "  load         load generator for KServe v2 HTTP servers\n";
+                 "  load         load generator for KServe v2 HTTP servers\n"
+                 "  blas-probe   the BLAS kernel of this process: speed and correctness\n";
     return args.empty() ? kExitUsage : kExitPass;
   }
   Args rest(args.begin() + 1, args.end());
@@ -86,7 +115,8 @@ int cmd_worker(const Args& args) {
   if (args[0] == "train") return worker_train(rest);
   if (args[0] == "serve") return worker_serve(rest);
   if (args[0] == "load") return worker_load(rest);
-  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, serve, load)");
+  if (args[0] == "blas-probe") return worker_blas_probe(rest);
+  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, serve, load, blas-probe)");
 }
 
 }  // namespace chaosbench::harness

@@ -126,6 +126,7 @@ class Run {
   // them all again, attempt + 1, once the failed node is back.
   RecoverySpec recovery_;
   LaunchContext launch_ctx_;
+  std::optional<reports::BlasRecord> blas_;  // the workers' BLAS kernel and the CPU's peak
   int attempt_ = 0;
   std::optional<double> group_restart_at_;  // a restart of every rank is due then
   std::optional<double> group_kill_at_;     // ranks stopped for it that still run get SIGKILL then

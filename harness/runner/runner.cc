@@ -45,6 +45,7 @@
 #include "harness/runner/workload_launcher.h"
 #include "harness/runner/priority_boost.h"
 #include "harness/runner/run.h"
+#include "harness/runner/workload_blas.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -250,9 +251,13 @@ void Run::start_workload() {
   ctx.master_port = command && command->master_port ? *command->master_port : free_port();
   ctx.seed = scenario_.seed;
   recovery_ = workload_recovery(scenario_.workload);
+  blas_ = choose_workload_blas(scenario_, ctx.self_exe, ctx.env);
   launches_ = plan_workload(scenario_, ctx);
   t0_ = Clock::now();
   t0_wall_ = bench::wall_time_now();
+  if (blas_)
+    timeline_->write(0, "blas_chosen", {{"detected", TL::str(blas_->detected)}, {"chosen", TL::str(blas_->chosen)},
+                                        {"source", TL::str(blas_->source)}, {"reason", TL::str(blas_->reason)}});
   timeline_->write(0, "workload_started", {{"kind", TL::str(workload_kind(scenario_.workload))},
                                            {"ranks", TL::num(static_cast<double>(launches_.size()))},
                                            {"wall", TL::num(t0_wall_)}});
@@ -682,6 +687,7 @@ RunOutcome Run::execute() {
   out.run_dir = out_dir_;
   out.result = build_result(in, verdict_, reason_);
   out.result.run_id = run_id_;
+  out.result.environment.blas = blas_;
   out.result.environment.cluster =
       fmt::format("{}, {}", netns_used_ ? "network namespaces (veth, bridge)" : "local processes on loopback",
                   cgroups_available_ ? fmt::format("node cgroups (v{}: {})", cgroup_version_, cgroup_list_)

@@ -39,11 +39,12 @@ std::vector<PhaseWindows> group_phases(const std::vector<reports::Phase>& phases
   return out;
 }
 
-// Each rank's measured peak (the largest compute/gemm_tflops it sent), TFLOP/s.
-std::map<int, double> rank_peaks(const std::vector<StoredSample>& samples) {
+// Each rank's peak of one kind (the largest `name` sample it sent), TFLOP/s:
+// compute/gemm_tflops (measured GEMM) or compute/peak_tflops (the hardware's).
+std::map<int, double> rank_peaks(const std::vector<StoredSample>& samples, const char* name) {
   std::map<int, double> peaks;
   for (const auto& s : samples) {
-    if (s.sample.name != "compute/gemm_tflops" || s.sample.value <= 0) continue;
+    if (s.sample.name != name || s.sample.value <= 0) continue;
     double& p = peaks[s.sample.rank];
     p = std::max(p, s.sample.value);
   }
@@ -74,7 +75,8 @@ class PhaseDeriver {
     out_.push_back(catalogue_record("train/overlap", phase_labels(phase_), pct));
   }
 
-  void mfu(const std::map<int, double>& peaks) {
+  // `metric` (train/mfu or train/mfu_hw) against each rank's peak of that kind.
+  void mfu(const std::map<int, double>& peaks, const char* metric) {
     if (peaks.empty()) return;
     double max_peak = 0;
     for (const auto& [rank, p] : peaks) max_peak = std::max(max_peak, p);
@@ -94,7 +96,7 @@ class PhaseDeriver {
     }
     if (values.empty()) return;
     auto stats = compute_stats(values);
-    out_.push_back(catalogue_record("train/mfu", phase_labels(phase_), stats.mean, stats));
+    out_.push_back(catalogue_record(metric, phase_labels(phase_), stats.mean, stats));
   }
 
   // Compute time, not step time: the allreduce makes every rank's step equally long.
@@ -161,7 +163,8 @@ std::vector<reports::MetricRecord> derive_train_records(const TrainingInputs& in
   std::vector<reports::MetricRecord> out;
   const bool counts_samples =
       std::any_of(timeline.steps.begin(), timeline.steps.end(), [](const auto& s) { return s.samples.has_value(); });
-  const auto peaks = rank_peaks(in.samples);
+  const auto peaks = rank_peaks(in.samples, "compute/gemm_tflops");
+  const auto hardware_peaks = rank_peaks(in.samples, "compute/peak_tflops");
   for (const auto& phase : group_phases(in.phases, in.end_s)) {
     std::vector<const StepEvent*> steps;
     for (const auto& s : timeline.steps)
@@ -171,7 +174,8 @@ std::vector<reports::MetricRecord> derive_train_records(const TrainingInputs& in
     // a stalled fault window is what throughput_retention must show.
     if (counts_samples) d.throughput(phase.duration());
     d.overlap();
-    d.mfu(peaks);
+    d.mfu(peaks, "train/mfu");
+    d.mfu(hardware_peaks, "train/mfu_hw");
     d.rank_imbalance();
     d.straggler_score();
     if (phase.overall) d.loss_metrics(in.target_loss);

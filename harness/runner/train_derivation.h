@@ -13,7 +13,7 @@
 namespace chaosbench::harness {
 
 // Per phase (each phase name, repeats pooled, and "overall" = [0, end_s]), from the step
-// events whose time falls in it: train/throughput, train/overlap, train/mfu,
+// events whose time falls in it: train/throughput, train/overlap, train/mfu, train/mfu_hw,
 // train/rank_imbalance and train/straggler_score (labels phase, rank); overall only:
 // train/time_to_target (when a target is given) and train/loss_ratio.
 std::vector<reports::MetricRecord> derive_train_records(const TrainingInputs& in, const TrainTimeline& timeline);

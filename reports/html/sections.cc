@@ -196,6 +196,18 @@ std::string environment_html(const RunResult& run) {
   std::string backends;
   for (const auto& [k, v] : env.backends) backends += fmt::format("{}{}: {}", backends.empty() ? "" : "; ", k, v);
   row("backends", backends);
+  if (env.blas) {
+    const auto& b = *env.blas;
+    row("BLAS kernel", fmt::format("{} ({:.1f} GFLOP/s single-thread SGEMM; {}): {}; the library's own choice: {} ({:.1f} "
+                                   "GFLOP/s); {}",
+                                   b.chosen.empty() ? "the library's own" : b.chosen, b.chosen_gflops, b.source, b.reason,
+                                   b.detected.empty() ? "?" : b.detected, b.detected_gflops, b.library));
+    if (b.cpu.known)
+      row("CPU peak (train/mfu_hw)",
+          fmt::format("{} lanes x 2 x {} FMA unit{} x {:.2f} GHz (measured) = {:.1f} GFLOP/s per core (fp32, {})", b.cpu.lanes,
+                      std::max(b.cpu.fma_units, 1), b.cpu.fma_units == 1 ? "" : "s", b.cpu.clock_ghz, b.cpu.peak_gflops,
+                      b.cpu.isa));
+  }
   out += "</dl>\n";
   for (const auto& m : run.protocol.malformed_examples) out += fmt::format("<p class=\"note\">malformed: {}</p>\n", escape(m));
   if (!run.processes.empty()) {

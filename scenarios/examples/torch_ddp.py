@@ -47,11 +47,14 @@ if os.environ.get("CHAOSBENCH_METRICS", "").startswith("unix:"):
     metrics.connect(os.environ["CHAOSBENCH_METRICS"][len("unix:"):])
 
 
+def send(record):
+    if metrics is not None:
+        record.update(rank=rank, time=time.time())
+        metrics.sendall((json.dumps(record) + "\n").encode())
+
+
 def event(name, **fields):
-    if metrics is None:
-        return
-    record = {"type": "event", "rank": rank, "time": time.time(), "name": name, "fields": fields}
-    metrics.sendall((json.dumps(record) + "\n").encode())
+    send({"type": "event", "name": name, "fields": fields})
 
 
 widths = [int(w) for w in args.layers.split(",")]
@@ -101,6 +104,7 @@ for step in range(start_step + 1, args.steps + 1):
     loss.backward()  # DDP allreduces the gradient buckets while backward runs
     optimizer.step()
     step_ms = (time.perf_counter() - t0) * 1e3
+    send({"type": "sample", "name": "train/step_time", "value": step_ms, "unit": "ms"})
     event("step", step=step, step_ms=step_ms, samples=args.batch_per_rank, loss=float(loss),
           flops=flops_per_sample * args.batch_per_rank, world=world, generation=0, attempt=attempt)
     if ckpt_path and args.checkpoint_every > 0 and step % args.checkpoint_every == 0 and rank == 0:

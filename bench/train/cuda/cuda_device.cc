@@ -24,6 +24,26 @@ std::string cublas_version(const CublasLibrary& blas, cublasHandle_t handle) {
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
 }
 
+// FP32 lanes (results of a multiply-add per clock) per multiprocessor, by compute
+// capability: the CUDA C++ Programming Guide's arithmetic-instruction throughput table.
+int fp32_lanes_per_sm(int major, int minor) {
+  if (major == 6) return minor == 0 ? 64 : 128;
+  if (major == 7 || (major == 8 && minor == 0)) return 64;
+  return 128;  // 8.6, 8.7, 8.9, 9.0, 10.x, 12.x
+}
+
+// SMs x lanes x 2 (an FMA is two FLOPs) x the peak clock: the published fp32 figure
+// (H100 SXM and H200: 132 x 128 x 2 x 1.98 GHz = 66.9 TFLOP/s). 0 when an attribute is missing.
+double fp32_peak_tflops(int device) {
+  int sms = 0, khz = 0, major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return 0;
+  return static_cast<double>(sms) * fp32_lanes_per_sm(major, minor) * 2.0 * khz * 1e3 / 1e12;
+}
+
 }  // namespace
 
 CudaDevice::CudaDevice(int device_index) : index_(device_index) {
@@ -41,6 +61,7 @@ CudaDevice::CudaDevice(int device_index) : index_(device_index) {
                "cudaMalloc (squared error partials)");
     check_cuda(cudaMallocHost(reinterpret_cast<void**>(&loss_host_), sizeof(double)), "cudaMallocHost");
     description_ = "cuda (" + std::string(prop.name) + ", cuBLAS " + cublas_version(*blas_, cublas_) + ")";
+    peak_tflops_ = fp32_peak_tflops(index_);
   } catch (...) {
     destroy();
     throw;

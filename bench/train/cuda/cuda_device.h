@@ -42,6 +42,7 @@ class CudaDevice final : public Device {
   void bind() const;
 
   std::string describe() const override { return description_; }
+  double peak_tflops() const override { return peak_tflops_; }
   float* allocate(std::size_t n) override;
   void release(float* p) override;
   void to_host(float* host, const float* dev, std::size_t n) override;
@@ -64,6 +65,7 @@ class CudaDevice final : public Device {
 
   int index_;
   std::string description_;
+  double peak_tflops_ = 0;
   const CublasLibrary* blas_ = nullptr;  // cuBLAS's entry points (dlopen'ed)
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;

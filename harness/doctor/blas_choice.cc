@@ -1,0 +1,288 @@
+#include "harness/doctor/blas_choice.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/blas/blas_probe.h"
+#include "faults/network/netns.h"
+#include "harness/host_error.h"
+#include "harness/runner/run_directory.h"
+#include "reports/blas_json.h"
+
+extern char** environ;
+
+namespace chaosbench::harness {
+namespace {
+
+constexpr int kCacheFormat = 1;
+constexpr auto kProbeLimit = std::chrono::seconds(30);
+// The library's own choice is kept when it is this close to the fastest: a few percent
+// is the noise between two probes, and the kernel the library picked itself is the one
+// its authors tested on the CPU it recognised.
+constexpr double kKeepDetected = 0.97;
+
+struct CpuIdentity {
+  std::string vendor, family, model, stepping, name, flags_line;
+  std::set<std::string> flags;
+};
+
+// The first processor block of /proc/cpuinfo (every core of a host is the same model).
+CpuIdentity read_cpuinfo() {
+  CpuIdentity c;
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) break;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "vendor_id") c.vendor = value;
+    else if (key == "cpu family") c.family = value;
+    else if (key == "model") c.model = value;
+    else if (key == "stepping") c.stepping = value;
+    else if (key == "model name") c.name = value;
+    else if (key == "flags") c.flags_line = value;
+  }
+  std::istringstream words(c.flags_line);
+  for (std::string f; words >> f;) c.flags.insert(f);
+  return c;
+}
+
+std::string fingerprint(const CpuIdentity& c) {
+  return fmt::format("chaosbench {}|{}|{}|{}|{}|{}|{}|{}", CHAOSBENCH_VERSION, c.vendor, c.family, c.model, c.stepping,
+                     c.name, c.flags_line, bench::blas::blas_library_identity());
+}
+
+bool same_name(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// This process's environment without the variables that steer OpenBLAS, plus `coretype`.
+std::vector<std::string> probe_environment(const std::string& coretype) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("OPENBLAS_CORETYPE=", 0) == 0 || kv.rfind("OPENBLAS_VERBOSE=", 0) == 0) continue;
+    env.push_back(kv);
+  }
+  if (!coretype.empty()) env.push_back("OPENBLAS_CORETYPE=" + coretype);
+  return env;
+}
+
+// One subprocess: the kernel `name` ("" for the library's own choice) measured.
+reports::BlasCandidateRecord probe_one(const std::string& self_exe, const std::string& name, reports::BlasRecord& out,
+                                       bool cpu_peak) {
+  reports::BlasCandidateRecord c;
+  c.name = name;
+  std::vector<std::string> argv{self_exe, "worker", "blas-probe"};
+  if (cpu_peak) argv.push_back("--cpu-peak");
+  const auto env = probe_environment(name);
+  faults::CommandOutput r;
+  try {
+    r = faults::run_in_netns(-1, argv, kProbeLimit, &env);
+  } catch (const std::exception& e) {
+    c.problem = fmt::format("could not start the probe: {}", e.what());
+    return c;
+  }
+  if (r.timed_out) {
+    c.problem = fmt::format("the probe took longer than {} s", kProbeLimit.count());
+    return c;
+  }
+  std::string last;  // the JSON line: the last one that is not empty
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) last = line;
+  const auto j = nlohmann::json::parse(last, nullptr, false);
+  if (r.exit_code != 0 || !j.is_object()) {
+    std::string err = r.err.substr(0, r.err.find('\n'));
+    c.problem = r.exit_code < 0 ? "the probe crashed (killed by a signal: an instruction this CPU lacks?)"
+                                : fmt::format("the probe failed (exit {}){}", r.exit_code, err.empty() ? "" : ": " + err);
+    return c;
+  }
+  c.corename = j.value("corename", "");
+  c.gflops = j.value("gflops", 0.0);
+  c.max_error = j["max_error"].is_number() ? j["max_error"].get<double>() : 1e300;
+  c.correct = j.value("correct", false);
+  if (out.library.empty()) out.library = j.value("config", "");
+  if (cpu_peak && j.contains("cpu")) out.cpu = reports::cpu_peak_from_json(j["cpu"]);
+  if (!name.empty() && !same_name(c.corename, name))
+    c.problem = fmt::format("not in this build of the library (it ran {})", c.corename);
+  else if (!c.correct)
+    c.problem = fmt::format("wrong results (error {:.3g}, at most {:.0e} allowed)", c.max_error, bench::blas::kMaxError);
+  return c;
+}
+
+reports::BlasRecord probe_all(const std::string& self_exe, const CpuIdentity& cpu) {
+  reports::BlasRecord b;
+  b.probed_at = utc_timestamp_iso();
+  b.candidates.push_back(probe_one(self_exe, "", b, true));
+  const std::string detected = b.candidates.front().corename;
+  for (const auto& name : blas_candidates(cpu.flags, cpu.vendor)) {
+    if (same_name(name, detected)) continue;  // measured above
+    b.candidates.push_back(probe_one(self_exe, name, b, false));
+  }
+  return b;
+}
+
+std::optional<reports::BlasRecord> read_cache(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!j.is_object() || j.value("format", 0) != kCacheFormat || j.value("fingerprint", "") != key)
+    return std::nullopt;
+  auto b = reports::blas_from_json(j.value("blas", nlohmann::json::object()));
+  if (b.candidates.empty()) return std::nullopt;
+  return b;
+}
+
+// Best effort: a host where the cache cannot be written probes again next time.
+void write_cache(const std::string& dir, const std::string& path, const std::string& key,
+                 const reports::BlasRecord& b) {
+  try {
+    std::filesystem::create_directories(dir);
+    nlohmann::ordered_json j;
+    j["format"] = kCacheFormat;
+    j["fingerprint"] = key;
+    j["blas"] = reports::blas_json(b);
+    // A name of this process's own, so two runs probing at once never share a temporary.
+    const std::string mine = fmt::format("{}.{}", path, ::getpid());
+    write_file_atomically(mine, j.dump(2) + "\n");
+    std::filesystem::rename(mine, path);
+  } catch (const std::exception&) {
+  }
+}
+
+}  // namespace
+
+void decide_blas(BlasChoice& b, const BlasChoiceOptions& o) {
+  if (b.candidates.empty()) {
+    b.source = "unavailable";
+    b.reason = "the probe did not run";
+    return;
+  }
+  const auto& own = b.candidates.front();
+  b.detected = own.corename;
+  b.detected_gflops = own.gflops;
+  const reports::BlasCandidateRecord* best = nullptr;
+  int usable = 0;
+  for (const auto& c : b.candidates) {
+    if (!c.problem.empty() || c.corename.empty()) continue;
+    ++usable;
+    if (!best || c.gflops > best->gflops) best = &c;
+  }
+  if (best) {
+    b.best = best->corename;
+    b.best_gflops = best->gflops;
+  }
+  if (!o.user_coretype.empty()) {
+    b.chosen = o.user_coretype;
+    b.source = o.user_source;
+    for (const auto& c : b.candidates)
+      if (c.problem.empty() && same_name(c.corename, o.user_coretype)) b.chosen_gflops = c.gflops;
+    b.reason = fmt::format("OPENBLAS_CORETYPE={} is set ({}), and is kept", o.user_coretype, o.user_source);
+    if (best) b.reason += fmt::format("; the fastest correct kernel here is {} at {:.1f} GFLOP/s", best->corename, best->gflops);
+    return;
+  }
+  if (!best) {
+    b.source = "unavailable";
+    b.reason = "no kernel passed the probe; the workers keep the library's own choice";
+    return;
+  }
+  const bool own_ok = own.problem.empty() && !own.corename.empty();
+  const auto& pick = own_ok && own.gflops >= kKeepDetected * best->gflops ? own : *best;
+  b.chosen = pick.corename;
+  b.chosen_gflops = pick.gflops;
+  if (&pick == &own) {
+    b.reason = fmt::format("the library's own choice is the fastest correct of {} kernels tried (within {:.0f}%)", usable,
+                           (1 - kKeepDetected) * 100);
+  } else if (!own_ok) {
+    b.reason = fmt::format("the library's own choice, {}, is unusable ({}); {} is the fastest correct of {} kernels tried",
+                           own.corename.empty() ? "unknown" : own.corename, own.problem, pick.corename, usable);
+  } else {
+    const double ratio = pick.gflops / std::max(own.gflops, 1e-9);
+    b.reason = fmt::format("the fastest correct of {} kernels tried; the library's own choice, {}, is {}", usable,
+                           own.corename,
+                           ratio >= 1.5 ? fmt::format("{:.1f}x slower", ratio)
+                                        : fmt::format("{:.0f}% slower", (1 - 1 / ratio) * 100));
+  }
+}
+
+std::vector<std::string> blas_candidates(const std::set<std::string>& flags, const std::string& vendor) {
+  std::vector<std::string> out;
+  if (!flags.count("sse2")) return out;  // not x86-64
+  const auto has = [&](std::initializer_list<const char*> names) {
+    return std::all_of(names.begin(), names.end(), [&](const char* f) { return flags.count(f) > 0; });
+  };
+  if (has({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"})) {
+    if (has({"avx512_bf16", "amx_tile", "avx512_fp16"})) out.push_back("SapphireRapids");
+    if (has({"avx512_bf16"})) out.push_back("Cooperlake");
+    out.push_back("SkylakeX");
+  }
+  if (has({"avx2", "fma"})) {
+    if (vendor == "AuthenticAMD" || vendor == "HygonGenuine") out.push_back("Zen");
+    out.push_back("Haswell");
+  }
+  if (has({"avx"})) out.push_back("Sandybridge");
+  if (out.empty() && has({"sse4_2"})) out.push_back("Nehalem");
+  if (out.empty() && has({"pni"})) out.push_back("Prescott");
+  return out;
+}
+
+std::string default_blas_cache_dir() {
+  if (const char* dir = std::getenv("CHAOSBENCH_CACHE_DIR"); dir && *dir) return dir;
+  if (::geteuid() == 0) return "/var/cache/chaosbench";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') return std::string(xdg) + "/chaosbench";
+  if (const char* home = std::getenv("HOME"); home && *home == '/') return std::string(home) + "/.cache/chaosbench";
+  return "";
+}
+
+BlasChoice choose_blas(const BlasChoiceOptions& o) {
+  const auto cpu = read_cpuinfo();
+  const std::string key = fingerprint(cpu);
+  const std::string dir = o.cache_dir.empty() ? default_blas_cache_dir() : o.cache_dir;
+  const std::string path = dir.empty() ? "" : dir + "/blas-probe.json";
+  std::optional<reports::BlasRecord> cached;
+  if (o.use_cache && !path.empty()) cached = read_cache(path, key);
+  reports::BlasRecord b;
+  if (cached) {
+    b = *cached;
+    b.source = "cache";
+  } else {
+    std::string exe = o.self_exe;
+    if (exe.empty()) {
+      std::error_code ec;
+      exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    }
+    b = probe_all(exe, cpu);
+    b.source = "probe";
+    if (!path.empty() && !b.candidates.front().corename.empty()) write_cache(dir, path, key, b);
+  }
+  decide_blas(b, o);
+  return b;
+}
+
+std::string describe(const BlasChoice& b) {
+  std::string out = fmt::format("BLAS: detected {} ({:.1f} GFLOP/s)", b.detected.empty() ? "?" : b.detected,
+                                b.detected_gflops);
+  if (!b.chosen.empty()) out += fmt::format("; workers get {} ({:.1f} GFLOP/s, {})", b.chosen, b.chosen_gflops, b.source);
+  if (!b.reason.empty()) out += ": " + b.reason;
+  return out;
+}
+
+}  // namespace chaosbench::harness
