@@ -67,7 +67,7 @@ TEST_CASE("gpu run: gpu.xid on one rank is reported with its code and Xid, and r
 
 TEST_CASE("gpu run: gpu.xid in elastic mode: the others go on, the reset rank joins again", "[gpu-run]") {
   TempDir dir;
-  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 3000, "recovery": {"mode": "elastic"})",
+  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 20000, "recovery": {"mode": "elastic"})",
                                               R"([{"name": "mmu", "type": "gpu.xid", "target": {"ranks": [2]},
         "at_step": 50, "error": "illegal_address", "restart_after": "500ms"}])",
                                               "local"));
@@ -81,7 +81,8 @@ TEST_CASE("gpu run: gpu.xid in elastic mode: the others go on, the reset rank jo
 
 TEST_CASE("gpu run: gpu.hang is ended by the step watchdog and the rank joins again after the reset", "[gpu-run]") {
   TempDir dir;
-  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 5000, "recovery": {"mode": "elastic", "hang_timeout": "2s"})",
+  // Enough steps that the survivors are still training when the reset rank returns (3.4 s).
+  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 30000, "recovery": {"mode": "elastic", "hang_timeout": "2s"})",
                                               R"([{"name": "stuck", "type": "gpu.hang", "target": {"ranks": [1]},
         "at_step": 50, "restart_after": "3s"}])",
                                               "local", "1s"));

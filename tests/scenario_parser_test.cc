@@ -255,7 +255,7 @@ TEST_CASE("scenario: a train workload gets the documented defaults and its own c
   CHECK(w.batch_size == 1024);
   CHECK(w.steps == 400);
   CHECK(w.optimizer == "sgd");
-  CHECK(w.algorithm == "bcube");
+  CHECK(w.algorithm == "tcp_ring");
   CHECK(w.bucket_size.bytes == 1u << 20);
   CHECK(w.checkpoint.every_steps == 50);
   CHECK(w.checkpoint.incremental);

@@ -14,22 +14,14 @@
 
 #include "bench/train/grad_allreducer.h"
 #include "bench/train/membership.h"
+#include "layer_spans.h"
 #include "test_util.h"
 
 using namespace chaosbench::bench::train;
+using chaosbench::test::spans_of;
 using chaosbench::test::TempDir;
 
 namespace {
-
-std::vector<LayerSpan> spans_of(const std::vector<std::size_t>& counts) {
-  std::vector<LayerSpan> out;
-  std::size_t offset = 0;
-  for (auto c : counts) {
-    out.push_back({offset, c});
-    offset += c;
-  }
-  return out;
-}
 
 // A gloo context of `size` ranks on loopback, rendezvous through files in `dir`.
 std::shared_ptr<gloo::Context> connect(const std::string& dir, const std::string& prefix, int rank, int size) {

@@ -65,7 +65,7 @@ TEST_CASE("train: elastic recovery goes on without the killed rank and re-admits
   if (skip_without_root("node.kill on a namespaced cluster needs root")) return;
   TempDir dir;
   // Long enough that the killed rank is back (0.5 s later) well before the last step.
-  dir.write("s.json", train_scenario(3, R"(, "steps": 1500, "recovery": {"mode": "elastic"})",
+  dir.write("s.json", train_scenario(3, R"(, "steps": 8000, "recovery": {"mode": "elastic"})",
                                      R"([{"name": "down", "type": "node.kill", "target": {"nodes": [2]},
         "at_step": 50, "restart_after": "500ms"}])"));
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 180s);

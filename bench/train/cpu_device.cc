@@ -6,6 +6,7 @@
 #include "bench/train/cpu_device.h"
 
 #include "bench/blas/cpu_peak.h"
+#include "bench/common/denormals.h"
 
 #include <cblas.h>
 
@@ -25,7 +26,12 @@ constexpr std::size_t kAlignment = 64;  // a cache line and an AVX-512 vector
 
 class CpuDevice final : public Device {
  public:
-  explicit CpuDevice(int threads) : threads_(threads) { openblas_set_num_threads(threads); }
+  // The constructing thread is the trainer's compute thread: it flushes denormals
+  // (bench/common/denormals.h).
+  explicit CpuDevice(int threads) : threads_(threads) {
+    openblas_set_num_threads(threads);
+    flush_denormals();
+  }
 
   std::string describe() const override {
     // openblas_get_config() is e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64".

@@ -1,5 +1,6 @@
 #include "bench/train/grad_allreducer.h"
 
+#include "bench/common/denormals.h"
 #include "bench/common/device_error.h"
 #include "bench/common/thread_priority.h"
 
@@ -38,13 +39,26 @@ std::vector<Bucket> make_buckets(const std::vector<LayerSpan>& spans, std::uint6
   return out;
 }
 
+std::size_t buckets_complete(const std::vector<Bucket>& buckets, std::size_t from, int layer) {
+  while (from < buckets.size() && buckets[from].first_layer >= layer) ++from;
+  return from;
+}
+
+float* place_extras(float* grads, const Bucket& first, std::size_t extras, std::size_t tail,
+                    std::vector<float>& staged) {
+  if (tail >= extras) return grads + first.offset + first.count;
+  staged.resize(first.count + extras);
+  return staged.data() + first.count;
+}
+
 GradientAllreducer::GradientAllreducer(std::shared_ptr<gloo::Context> context, float* grads,
                                        const std::vector<LayerSpan>& spans, std::uint64_t bucket_bytes,
                                        std::chrono::milliseconds timeout, std::size_t extras,
-                                       AllreduceAlgorithm algorithm, std::shared_ptr<DeviceFaults> faults)
+                                       AllreduceAlgorithm algorithm, std::shared_ptr<DeviceFaults> faults,
+                                       std::size_t tail)
     : context_(std::move(context)), grads_(grads), buckets_(make_buckets(spans, bucket_bytes)), timeout_(timeout),
       algorithm_(algorithm), faults_(std::move(faults)), extras_(extras) {
-  staged_.resize(buckets_.front().count + extras_);
+  extras_at_ = place_extras(grads_, buckets_.front(), extras_, tail, staged_);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -66,14 +80,12 @@ void GradientAllreducer::begin_step(const std::vector<float>& extras) {
   done_ = 0;
   busy_ms_ = 0;
   next_bucket_ = 0;
-  std::fill(staged_.end() - static_cast<std::ptrdiff_t>(extras_), staged_.end(), 0.0f);
-  std::copy_n(extras.begin(), std::min(extras.size(), extras_), staged_.end() - static_cast<std::ptrdiff_t>(extras_));
+  std::fill(extras_at_, extras_at_ + extras_, 0.0f);
+  std::copy_n(extras.begin(), std::min(extras.size(), extras_), extras_at_);
 }
 
 void GradientAllreducer::layer_done(int layer) {
-  // Backward goes from the last layer down: a bucket is complete when its lowest layer is.
-  std::size_t ready = next_bucket_;
-  while (ready < buckets_.size() && buckets_[ready].first_layer >= layer) ++ready;
+  const std::size_t ready = buckets_complete(buckets_, next_bucket_, layer);
   if (ready == next_bucket_) return;
   {
     std::lock_guard lock(mutex_);
@@ -93,12 +105,13 @@ StepComm GradientAllreducer::finish() {
   StepComm out;
   out.exposed_ms = ms_since(start);
   out.comm_total_ms = busy_ms_;
-  out.extras.assign(staged_.end() - static_cast<std::ptrdiff_t>(extras_), staged_.end());
+  out.extras.assign(extras_at_, extras_at_ + extras_);
   return out;
 }
 
 void GradientAllreducer::loop() {
   set_thread_nice(kCommThreadNice);
+  flush_denormals();  // the sums of gradients, as the compute thread
   while (true) {
     std::size_t bucket;
     {
@@ -140,10 +153,12 @@ void GradientAllreducer::reduce(std::size_t bucket) {
   const auto& b = buckets_[bucket];
   float* data = grads_ + b.offset;
   std::size_t count = b.count;
-  if (bucket == 0) {  // staged, with the extras after it
-    std::memcpy(staged_.data(), data, b.count * sizeof(float));
-    data = staged_.data();
-    count = staged_.size();
+  if (bucket == 0) {  // with the extras after it: in place, or staged
+    count += extras_;
+    if (!staged_.empty()) {
+      std::memcpy(staged_.data(), data, b.count * sizeof(float));
+      data = staged_.data();
+    }
   }
   gloo::AllreduceOptions opts(context_);
   opts.setAlgorithm(algorithm_ == AllreduceAlgorithm::kBcube ? gloo::AllreduceOptions::Algorithm::BCUBE
@@ -153,7 +168,7 @@ void GradientAllreducer::reduce(std::size_t bucket) {
   opts.setTag(kBucketTagBase + static_cast<std::uint32_t>(bucket));
   opts.setTimeout(timeout_);
   gloo::allreduce(opts);
-  if (bucket == 0) std::memcpy(grads_ + b.offset, staged_.data(), b.count * sizeof(float));
+  if (bucket == 0 && !staged_.empty()) std::memcpy(grads_ + b.offset, staged_.data(), b.count * sizeof(float));
 }
 
 }  // namespace chaosbench::bench::train

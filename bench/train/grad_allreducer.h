@@ -7,7 +7,9 @@
 // communication.
 //
 // A few extra floats (the shard's loss, control flags) ride with the first bucket, so
-// they cost no extra round trip: they are known before backward starts.
+// they cost no extra round trip: they are known before backward starts. They sit right
+// after the gradients when the buffer has room for them there (`tail`), so the first
+// bucket is reduced in place; otherwise it is staged (copied out and back) with them.
 //
 // The allreduce algorithm is gloo's ring or bcube (recursive halving and doubling: log2(n)
 // exchange rounds instead of 2(n-1), so fewer points where a rank waits for the slowest
@@ -54,15 +56,29 @@ struct Bucket {
 // Buckets of whole layers from the last layer down, each closed at >= bucket_bytes.
 std::vector<Bucket> make_buckets(const std::vector<LayerSpan>& spans, std::uint64_t bucket_bytes);
 
-enum class AllreduceAlgorithm { kRing, kBcube };
+// How many buckets are complete once backward has finished `layer` (-1: every one), the
+// first `from` being complete already: backward goes from the last layer down, so a
+// bucket is complete when its lowest layer is.
+std::size_t buckets_complete(const std::vector<Bucket>& buckets, std::size_t from, int layer);
+
+// The extras of a step: right after bucket 0 in the gradient buffer when its `tail` has
+// room for them (bucket 0 holds the last layer, so it ends where the gradients end), else
+// after bucket 0's copy in `staged`, which is then sized for both.
+float* place_extras(float* grads, const Bucket& first, std::size_t extras, std::size_t tail,
+                    std::vector<float>& staged);
+
+// gloo's ring or bcube (GradientAllreducer), or the ring on connections of its own
+// (TcpRingReducer, tcp_ring_reducer.h).
+enum class AllreduceAlgorithm { kRing, kBcube, kTcpRing };
 
 class GradientAllreducer final : public GradientReducer {
  public:
-  // grads: host-addressable flat gradient buffer (the CPU device's; a GPU device stages).
+  // grads: host-addressable flat gradient buffer (the CPU device's; a GPU device stages),
+  // with `tail` writable floats after the last layer's gradients.
   GradientAllreducer(std::shared_ptr<gloo::Context> context, float* grads, const std::vector<LayerSpan>& spans,
                      std::uint64_t bucket_bytes, std::chrono::milliseconds timeout, std::size_t extras,
                      AllreduceAlgorithm algorithm = AllreduceAlgorithm::kBcube,
-                     std::shared_ptr<DeviceFaults> faults = nullptr);
+                     std::shared_ptr<DeviceFaults> faults = nullptr, std::size_t tail = 0);
   ~GradientAllreducer();
   GradientAllreducer(const GradientAllreducer&) = delete;
   GradientAllreducer& operator=(const GradientAllreducer&) = delete;
@@ -82,8 +98,9 @@ class GradientAllreducer final : public GradientReducer {
   std::chrono::milliseconds timeout_;
   AllreduceAlgorithm algorithm_;
   std::shared_ptr<DeviceFaults> faults_;  // collective faults, checked before each bucket
-  std::vector<float> staged_;  // bucket 0 followed by the extras
+  std::vector<float> staged_;  // bucket 0 followed by the extras, when they do not fit in place
   std::size_t extras_ = 0;
+  float* extras_at_ = nullptr;  // where the extras are: after bucket 0 in grads_ or in staged_
   std::size_t next_bucket_ = 0;  // compute thread: next bucket to hand over
 
   std::mutex mutex_;

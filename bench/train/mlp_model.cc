@@ -20,8 +20,8 @@ constexpr std::uint64_t kWeightStreams = 0x6d6c700000000000ULL;
 
 }  // namespace
 
-MlpModel::MlpModel(Device& device, std::vector<int> layer_sizes, int max_batch)
-    : device_(device), sizes_(std::move(layer_sizes)), max_batch_(max_batch) {
+MlpModel::MlpModel(Device& device, std::vector<int> layer_sizes, int max_batch, std::size_t grad_tail)
+    : device_(device), sizes_(std::move(layer_sizes)), max_batch_(max_batch), grad_tail_(grad_tail) {
   if (sizes_.size() < 2) throw std::invalid_argument("MlpModel: needs at least an input and an output width");
   for (const int width : sizes_) {
     if (width < 1) throw std::invalid_argument("MlpModel: layer width " + std::to_string(width) + " < 1");
@@ -37,7 +37,7 @@ MlpModel::MlpModel(Device& device, std::vector<int> layer_sizes, int max_batch)
   deltas_.reserve(sizes_.size());
   try {
     params_ = device_.allocate(param_count_);
-    grads_ = device_.allocate(param_count_);
+    grads_ = device_.allocate(param_count_ + grad_tail_);
     const auto batch = static_cast<std::size_t>(max_batch_);
     for (int l = 0; l < layers(); ++l) {
       activations_.push_back(device_.allocate(batch * static_cast<std::size_t>(sizes_[l + 1])));

@@ -23,8 +23,10 @@ class MlpModel {
  public:
   // layer_sizes: input width first, output width last (at least two entries, each >= 1).
   // max_batch: the largest batch forward/backward will see (activations are sized for it).
+  // grad_tail: floats of room after the gradients (grads() holds param_count() +
+  // grad_tail), where a gradient reducer puts what rides with the last layer's bucket.
   // Throws std::invalid_argument for a bad shape.
-  MlpModel(Device& device, std::vector<int> layer_sizes, int max_batch);
+  MlpModel(Device& device, std::vector<int> layer_sizes, int max_batch, std::size_t grad_tail = 0);
   ~MlpModel();
   MlpModel(const MlpModel&) = delete;
   MlpModel& operator=(const MlpModel&) = delete;
@@ -35,7 +37,8 @@ class MlpModel {
   const std::vector<LayerSpan>& spans() const { return spans_; }
 
   float* params() { return params_; }  // device buffer, param_count() floats
-  float* grads() { return grads_; }    // device buffer, same layout
+  float* grads() { return grads_; }    // device buffer, same layout, then grad_tail() more
+  std::size_t grad_tail() const { return grad_tail_; }
 
   // Deterministic initialisation from `seed`: He-normal weights (std sqrt(2/in)), zero
   // biases; the last layer is scaled by `output_scale` so an untrained model's outputs
@@ -62,6 +65,7 @@ class MlpModel {
   int max_batch_;
   std::vector<LayerSpan> spans_;
   std::size_t param_count_ = 0;
+  std::size_t grad_tail_ = 0;
   float* params_ = nullptr;
   float* grads_ = nullptr;
   std::vector<float*> activations_;  // per layer output, [max_batch x out]

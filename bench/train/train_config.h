@@ -36,7 +36,7 @@ struct TrainConfig {
   std::optional<double> target_loss;  // a "target_reached" event when the loss first gets there
   OptimizerConfig optimizer;
   std::uint64_t bucket_bytes = 1u << 20;  // gradient bucket size for the overlapped allreduce
-  AllreduceAlgorithm algorithm = AllreduceAlgorithm::kBcube;
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::kTcpRing;
   int threads = 1;                        // OpenBLAS threads
   std::string device = "cpu";             // "cpu" or "cuda" (device_factory.h)
   std::string backend = "gloo";           // gradient allreduce: "gloo" (host buffers) or "nccl" (cuda)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -27,6 +28,7 @@
 #include "bench/train/fault_injecting_device.h"
 #include "bench/train/gemm_peak.h"
 #include "bench/train/grad_allreducer.h"
+#include "bench/train/tcp_ring_reducer.h"
 #include "bench/train/membership.h"
 #include "bench/train/replica_check.h"
 #include "bench/train/step_watchdog.h"
@@ -80,6 +82,13 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+// CPU time of the whole process, every thread (compute, communication, gloo's own), in ms.
+double process_cpu_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
 std::string model_key(const TrainConfig& cfg) {
   return fmt::format("mlp {} {}", fmt::join(cfg.layers, "-"), cfg.optimizer.kind);
 }
@@ -89,7 +98,7 @@ class Trainer {
   Trainer(const TrainConfig& cfg, MetricsClient& metrics)
       : cfg_(cfg), metrics_(metrics), faults_(open_faults(cfg.rank)),
         device_(with_faults(make_device(cfg.device, cfg.threads), faults_)), watchdog_(cfg.watchdog, cfg.rank),
-        model_(*device_, cfg.layers, cfg.batch_size), optimizer_(*device_, cfg.optimizer, model_.param_count()),
+        model_(*device_, cfg.layers, cfg.batch_size, extras_count(cfg)), optimizer_(*device_, cfg.optimizer, model_.param_count()),
         data_(cfg.layers.front(), cfg.layers.back(), cfg.seed),
         state_(*device_, model_, optimizer_, model_key(cfg)) {
     model_.init(cfg.seed);
@@ -124,7 +133,10 @@ class Trainer {
   void resize(std::vector<int> joiners);
   void finish();
   int leave(int code);
-  std::size_t extras_count() const { return kExtraFingerprints + kFingerprintFloats * static_cast<std::size_t>(cfg_.world_size); }
+  static std::size_t extras_count(const TrainConfig& cfg) {
+    return kExtraFingerprints + kFingerprintFloats * static_cast<std::size_t>(cfg.world_size);
+  }
+  std::size_t extras_count() const { return extras_count(cfg_); }
   bool sdc_check_due() const { return cfg_.sdc_check_every > 0 && step_ % cfg_.sdc_check_every == 0; }
   bool check_replicas(const StepComm& comm);
   void inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_t offset, std::size_t n, std::int64_t step);
@@ -161,6 +173,11 @@ class Trainer {
 
   std::int64_t step_ = 0;  // optimizer steps completed
   double step_ms_ = 0, compute_ms_ = 0;
+  // Where the step's wall time went (train/data_time ... train/optimizer_time), and the
+  // CPU time of the whole process (every thread) during it (train/cpu_time).
+  struct StepParts {
+    double data_ms = 0, forward_ms = 0, backward_ms = 0, optimizer_ms = 0, cpu_ms = 0;
+  } parts_;
   int samples_ = 0;
   bool pending_joiners_ = false;  // the leader saw ranks waiting to join, during this step
   std::vector<double> pending_blocking_ms_;  // per save not yet reported as written
@@ -202,9 +219,15 @@ void Trainer::connect(const Membership& m) {
                                                 static_cast<int>(m.members.size()), model_.grads(), model_.spans(),
                                                 cfg_.bucket_bytes, cfg_.timeout, extras_count()),
                               faults_);
+  else if (cfg_.algorithm == AllreduceAlgorithm::kTcpRing)
+    allreducer_ = std::make_unique<TcpRingReducer>(store_->store(), "ring", m.index_of(cfg_.rank),
+                                                   static_cast<int>(m.members.size()), cfg_.host, model_.grads(),
+                                                   model_.spans(), cfg_.bucket_bytes, cfg_.timeout, extras_count(),
+                                                   model_.grad_tail(), faults_);
   else
     allreducer_ = std::make_unique<GradientAllreducer>(context_, model_.grads(), model_.spans(), cfg_.bucket_bytes,
-                                                       cfg_.timeout, extras_count(), cfg_.algorithm, faults_);
+                                                       cfg_.timeout, extras_count(), cfg_.algorithm, faults_,
+                                                       model_.grad_tail());
   fingerprint_.reset();  // a new group: the first step after it sends no fingerprint
   where_.clear();
 }
@@ -247,6 +270,7 @@ void Trainer::restore_checkpoint() {
 // after the step boundary's work.
 bool Trainer::step_once() {
   const auto t0 = Clock::now();
+  const double cpu0 = process_cpu_ms();
   watchdog_.begin_step(step_ + 1);
   const int n = static_cast<int>(membership_.members.size());
   const int idx = membership_.index_of(cfg_.rank);
@@ -264,6 +288,7 @@ bool Trainer::step_once() {
   device_->reserve_workspace(activations);
   device_->from_host(x_, hx_.data(), in);
   device_->from_host(y_, hy_.data(), out);
+  const auto data_end = Clock::now();
   const float* pred = model_.forward(x_, count);
   // Loss = mean squared error over the global batch; each shard's gradient carries its
   // share, so the allreduced sum is the exact global gradient.
@@ -277,6 +302,7 @@ bool Trainer::step_once() {
     joiners_seen_ = elastic_->pending_joiners(membership_);
     extras[kExtraJoiners] = static_cast<float>(joiners_seen_.size());
   }
+  const auto forward_end = Clock::now();
   StepComm comm;
   if (allreducer_) {
     allreducer_->begin_step(extras);
@@ -287,12 +313,16 @@ bool Trainer::step_once() {
     const auto backward_end = Clock::now();
     comm = allreducer_->finish();
     compute_ms_ = ms_between(t0, backward_end);
+    parts_.backward_ms = ms_between(forward_end, backward_end);
     if (!check_replicas(comm)) return false;
   } else {
     model_.backward(x_, dout_, count, [&](int layer) { local_gradients_done(layer); });
     comm.extras = extras;
     compute_ms_ = ms_between(t0, Clock::now());
+    parts_.backward_ms = ms_between(forward_end, Clock::now());
   }
+  parts_.data_ms = ms_between(t0, data_end);
+  parts_.forward_ms = ms_between(data_end, forward_end);
   const auto opt_start = Clock::now();
   inject_bitflip(CB_TENSOR_GRADIENTS, model_.grads(), 0, model_.param_count(), step_ + 1);
   optimizer_.step(model_.params(), model_.grads(), 1.0f);
@@ -306,6 +336,8 @@ bool Trainer::step_once() {
     fingerprint_ = replica_fingerprint(*device_, model_.params(), model_.grads(), model_.param_count(), scratch_);
   const auto t1 = Clock::now();
   compute_ms_ += ms_between(opt_start, t1);
+  parts_.optimizer_ms = ms_between(opt_start, t1);
+  parts_.cpu_ms = process_cpu_ms() - cpu0;
   step_ms_ = ms_between(t0, t1);
   samples_ = count;
   after_step(comm);
@@ -390,6 +422,11 @@ void Trainer::after_step(const StepComm& comm) {
   metrics_.sample("train/step_time", step_ms_, "ms");
   metrics_.sample("train/compute_time", compute_ms_, "ms");
   metrics_.sample("train/comm_time", comm.exposed_ms, "ms");
+  metrics_.sample("train/data_time", parts_.data_ms, "ms");
+  metrics_.sample("train/forward_time", parts_.forward_ms, "ms");
+  metrics_.sample("train/backward_time", parts_.backward_ms, "ms");
+  metrics_.sample("train/optimizer_time", parts_.optimizer_ms, "ms");
+  metrics_.sample("train/cpu_time", parts_.cpu_ms, "ms");
   metrics_.event("step", {{"step", step_}, {"step_ms", step_ms_}, {"compute_ms", compute_ms_},
                           {"comm_ms", comm.exposed_ms}, {"comm_total_ms", comm.comm_total_ms},
                           {"samples", static_cast<std::int64_t>(samples_)}, {"loss", loss}, {"flops", flops},

@@ -40,7 +40,7 @@ int worker_train(const Args& args) {
       ("beta2", po::value<float>()->default_value(0.999f), "AdamW beta2")
       ("eps", po::value<float>()->default_value(1e-8f), "AdamW epsilon")
       ("bucket-size", po::value<std::string>()->default_value("1MiB"), "gradient bucket size")
-      ("algorithm", po::value<std::string>()->default_value("bcube"), "gradient allreduce: bcube or ring")
+      ("algorithm", po::value<std::string>()->default_value("tcp_ring"), "gradient allreduce: tcp_ring, or bcube or ring (gloo)")
       ("threads", po::value<int>()->default_value(1), "BLAS threads")
       ("device", po::value<std::string>()->default_value("cpu"), "cpu or cuda")
       ("backend", po::value<std::string>()->default_value("gloo"), "gradient allreduce: gloo or nccl (with cuda)")
@@ -86,8 +86,11 @@ int worker_train(const Args& args) {
   if (!bucket) throw UsageError("--bucket-size: " + bucket.error);
   cfg.bucket_bytes = bucket->bytes;
   const auto algorithm = vm["algorithm"].as<std::string>();
-  if (algorithm != "bcube" && algorithm != "ring") throw UsageError("--algorithm: expected bcube or ring");
-  cfg.algorithm = algorithm == "ring" ? bench::train::AllreduceAlgorithm::kRing : bench::train::AllreduceAlgorithm::kBcube;
+  if (algorithm != "bcube" && algorithm != "ring" && algorithm != "tcp_ring")
+    throw UsageError("--algorithm: expected bcube, ring or tcp_ring");
+  cfg.algorithm = algorithm == "ring"       ? bench::train::AllreduceAlgorithm::kRing
+                  : algorithm == "tcp_ring" ? bench::train::AllreduceAlgorithm::kTcpRing
+                                            : bench::train::AllreduceAlgorithm::kBcube;
   cfg.threads = vm["threads"].as<int>();
   cfg.device = vm["device"].as<std::string>();
   cfg.backend = vm["backend"].as<std::string>();

@@ -91,7 +91,7 @@ struct TrainWorkload {
   std::string optimizer = "sgd";
   double lr = 0.05, momentum = 0.9, weight_decay = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   Size bucket_size{1u << 20};
-  std::string algorithm = "bcube";  // gradient allreduce: "bcube" or "ring"
+  std::string algorithm = "tcp_ring";  // gradient allreduce: "tcp_ring" (its own), "bcube" or "ring" (gloo)
   int threads = 1;
   std::optional<double> target_loss;
   TrainCheckpointSpec checkpoint;

@@ -99,7 +99,7 @@ TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpe
     if (v->bytes < 4) ctx.error(r.path_of("bucket_size"), "expected at least 4B (one float)");
     else w.bucket_size = *v;
   }
-  if (auto v = r.choice("algorithm", {"bcube", "ring"})) w.algorithm = *v;
+  if (auto v = r.choice("algorithm", {"bcube", "ring", "tcp_ring"})) w.algorithm = *v;
   if (auto v = r.integer("threads", 1, 256)) w.threads = static_cast<int>(*v);
   if (auto v = r.number("target_loss")) {
     if (!(*v > 0)) ctx.error(r.path_of("target_loss"), fmt::format("expected a positive number, got {}", *v));

@@ -95,16 +95,30 @@ event("train_start", step=start_step, world=world, generation=0, attempt=attempt
 
 flops_per_sample = sum((2.0 if i == 0 else 3.0) * 2 * widths[i] * widths[i + 1] for i in range(len(widths) - 1))
 generator = torch.Generator().manual_seed(args.seed * 1000 + rank)
+def sample(name, value):
+    send({"type": "sample", "name": name, "value": value, "unit": "ms"})
+
+
 for step in range(start_step + 1, args.steps + 1):
     t0 = time.perf_counter()
+    cpu0 = time.process_time()  # every thread of this process: DDP's and gloo's too
     x = torch.randn(args.batch_per_rank, widths[0], generator=generator)
     y = teacher(x)
+    t1 = time.perf_counter()
     optimizer.zero_grad(set_to_none=True)
     loss = torch.nn.functional.mse_loss(ddp(x), y)
-    loss.backward()  # DDP allreduces the gradient buckets while backward runs
+    t2 = time.perf_counter()
+    loss.backward()  # DDP allreduces the gradient buckets while backward runs, and waits for them
+    t3 = time.perf_counter()
     optimizer.step()
-    step_ms = (time.perf_counter() - t0) * 1e3
-    send({"type": "sample", "name": "train/step_time", "value": step_ms, "unit": "ms"})
+    t4 = time.perf_counter()
+    step_ms = (t4 - t0) * 1e3
+    sample("train/step_time", step_ms)
+    sample("train/data_time", (t1 - t0) * 1e3)
+    sample("train/forward_time", (t2 - t1) * 1e3)
+    sample("train/backward_time", (t3 - t2) * 1e3)
+    sample("train/optimizer_time", (t4 - t3) * 1e3)
+    sample("train/cpu_time", (time.process_time() - cpu0) * 1e3)
     event("step", step=step, step_ms=step_ms, samples=args.batch_per_rank, loss=float(loss),
           flops=flops_per_sample * args.batch_per_rank, world=world, generation=0, attempt=attempt)
     if ckpt_path and args.checkpoint_every > 0 and step % args.checkpoint_every == 0 and rank == 0:

@@ -1,0 +1,435 @@
+#include "bench/train/tcp_ring_reducer.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "bench/common/denormals.h"
+#include "bench/common/device_error.h"
+#include "bench/common/thread_priority.h"
+
+namespace chaosbench::bench::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kMagic = 0x47524243;  // "CBRG"
+constexpr std::uint8_t kReduceScatter = 0, kAllgather = 1;
+constexpr std::size_t kBounceFloats = 16384;  // 64 KiB: a reduce-scatter payload is summed this much at a time
+
+// Every message: what it is, then `count` floats.
+struct Header {
+  std::uint32_t magic;
+  std::uint32_t step;
+  std::uint32_t bucket;
+  std::uint8_t half;  // kReduceScatter or kAllgather
+  std::uint8_t pad;
+  std::uint16_t ring_step;
+  std::uint32_t count;
+};
+static_assert(sizeof(Header) == 20);
+
+// The first bytes on a new connection: who is calling.
+struct Hello {
+  std::uint32_t magic;
+  std::uint32_t rank;
+};
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+timeval to_timeval(std::chrono::milliseconds t) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(t.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>(t.count() % 1000 * 1000);
+  return tv;
+}
+
+// Blocking socket options: no Nagle delay for the small headers, and send/receive
+// timeouts, so that a connection that makes no progress fails instead of hanging.
+void configure(int fd, std::chrono::milliseconds timeout) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  const timeval tv = to_timeval(timeout);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+bool wait_fd(int fd, short events, Clock::time_point deadline) {
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    const int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (rc > 0) return true;
+    if (rc < 0 && errno != EINTR) return false;
+  }
+}
+
+sockaddr_in parse_address(const std::string& host, std::uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1)
+    throw CollectiveError(fmt::format("gradient ring: \"{}\" is not an IPv4 address", host));
+  return a;
+}
+
+}  // namespace
+
+TcpRingReducer::TcpRingReducer(gloo::rendezvous::Store& store, const std::string& key, int rank, int size,
+                               const std::string& host, float* grads, const std::vector<LayerSpan>& spans,
+                               std::uint64_t bucket_bytes, std::chrono::milliseconds timeout, std::size_t extras,
+                               std::size_t tail, std::shared_ptr<DeviceFaults> faults)
+    : rank_(rank), size_(size), grads_(grads), buckets_(make_buckets(spans, bucket_bytes)), timeout_(timeout),
+      faults_(std::move(faults)), extras_(extras) {
+  if (size_ < 1 || rank_ < 0 || rank_ >= size_) throw std::invalid_argument("TcpRingReducer: rank outside 0..size-1");
+  extras_at_ = place_extras(grads_, buckets_.front(), extras_, tail, staged_);
+  gathered_.assign(buckets_.size(), 0);
+  if (size_ == 1) return;  // nothing to exchange
+  bounce_.resize(kBounceFloats);
+  try {
+    connect_ring(store, key, host);
+  } catch (...) {  // no destructor runs for a constructor that throws
+    if (send_fd_ >= 0) ::close(send_fd_);
+    if (recv_fd_ >= 0) ::close(recv_fd_);
+    throw;
+  }
+  sender_ = std::thread([this] { send_loop(); });
+  receiver_ = std::thread([this] { receive_loop(); });
+}
+
+TcpRingReducer::~TcpRingReducer() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  const DeviceFaults::Release release(faults_.get());  // a sender held by collective.hang goes
+  // Wakes a thread blocked in send or recv: both then see stop_.
+  if (send_fd_ >= 0) ::shutdown(send_fd_, SHUT_RDWR);
+  if (recv_fd_ >= 0) ::shutdown(recv_fd_, SHUT_RDWR);
+  if (sender_.joinable()) sender_.join();
+  if (receiver_.joinable()) receiver_.join();
+  if (send_fd_ >= 0) ::close(send_fd_);
+  if (recv_fd_ >= 0) ::close(recv_fd_);
+}
+
+void TcpRingReducer::connect_ring(gloo::rendezvous::Store& store, const std::string& key, const std::string& host) {
+  const auto deadline = Clock::now() + timeout_;
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) throw CollectiveError(fmt::format("gradient ring: socket: {}", errno_text(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } close_listener{listener};
+  sockaddr_in me = parse_address(host, 0);
+  socklen_t len = sizeof me;
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&me), sizeof me) != 0 || ::listen(listener, 4) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr*>(&me), &len) != 0)
+    throw CollectiveError(fmt::format("gradient ring: listening on {}: {}", host, errno_text(errno)));
+  const std::string mine = fmt::format("{}:{}", host, ntohs(me.sin_port));
+  store.set(fmt::format("{}/{}", key, rank_), std::vector<char>(mine.begin(), mine.end()));
+
+  // To the next rank: its address from the store, then who we are.
+  const int next = mod(rank_ + 1, size_), prev = mod(rank_ - 1, size_);
+  const std::string next_key = fmt::format("{}/{}", key, next);
+  std::string peer;
+  try {
+    store.wait({next_key}, timeout_);
+    const auto bytes = store.get(next_key);
+    peer.assign(bytes.begin(), bytes.end());
+  } catch (const std::exception& e) {
+    throw CollectiveError(fmt::format("gradient ring: rank {} did not publish its address: {}", next, e.what()));
+  }
+  const auto colon = peer.rfind(':');
+  unsigned port = 0;
+  const char* port_end = peer.data() + peer.size();
+  if (colon == std::string::npos || std::from_chars(peer.data() + colon + 1, port_end, port).ptr != port_end ||
+      port == 0 || port > 65535)
+    throw CollectiveError("gradient ring: a malformed address in the store: " + peer.substr(0, 64));
+  const sockaddr_in to = parse_address(peer.substr(0, colon), static_cast<std::uint16_t>(port));
+  send_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (send_fd_ < 0) throw CollectiveError(fmt::format("gradient ring: socket: {}", errno_text(errno)));
+  if (::connect(send_fd_, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS)
+    throw CollectiveError(fmt::format("gradient ring: connecting to rank {} at {}: {}", next, peer, errno_text(errno)));
+  int err = 0;
+  socklen_t err_len = sizeof err;
+  if (!wait_fd(send_fd_, POLLOUT, deadline) || ::getsockopt(send_fd_, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0 || err != 0)
+    throw CollectiveError(fmt::format("gradient ring: connecting to rank {} at {}: {}", next, peer,
+                                      err ? errno_text(err) : std::string("timed out")));
+  ::fcntl(send_fd_, F_SETFL, ::fcntl(send_fd_, F_GETFL) & ~O_NONBLOCK);
+  configure(send_fd_, timeout_);
+  const Hello hello{kMagic, static_cast<std::uint32_t>(rank_)};
+  if (::send(send_fd_, &hello, sizeof hello, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof hello))
+    throw CollectiveError(fmt::format("gradient ring: greeting rank {}: {}", next, errno_text(errno)));
+
+  // From the previous rank: whoever calls must say it is that rank.
+  if (!wait_fd(listener, POLLIN, deadline))
+    throw CollectiveError(fmt::format("gradient ring: rank {} did not connect within {} ms", prev, timeout_.count()));
+  recv_fd_ = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  if (recv_fd_ < 0) throw CollectiveError(fmt::format("gradient ring: accept: {}", errno_text(errno)));
+  configure(recv_fd_, timeout_);
+  Hello got{};
+  if (::recv(recv_fd_, &got, sizeof got, MSG_WAITALL) != static_cast<ssize_t>(sizeof got) || got.magic != kMagic ||
+      got.rank != static_cast<std::uint32_t>(prev))
+    throw CollectiveError(fmt::format("gradient ring: the connection accepted is not from rank {}", prev));
+}
+
+TcpRingReducer::Segment TcpRingReducer::segment(std::size_t bucket, int index) {
+  const auto& b = buckets_[bucket];
+  float* base = bucket == 0 && !staged_.empty() ? staged_.data() : grads_ + b.offset;
+  const std::size_t count = b.count + (bucket == 0 ? extras_ : 0);
+  const std::size_t per = (count + static_cast<std::size_t>(size_) - 1) / static_cast<std::size_t>(size_);
+  const std::size_t begin = std::min(count, static_cast<std::size_t>(mod(index, size_)) * per);
+  const std::size_t end = std::min(count, begin + per);
+  return {base + begin, static_cast<std::uint32_t>(end - begin)};
+}
+
+void TcpRingReducer::begin_step(const std::vector<float>& extras) {
+  std::lock_guard lock(mutex_);
+  ++step_;
+  active_ = true;
+  ready_ = 0;
+  next_bucket_ = 0;
+  sends_.clear();
+  std::fill(gathered_.begin(), gathered_.end(), 0);
+  complete_ = 0;
+  busy_ms_ = 0;
+  std::fill(extras_at_, extras_at_ + extras_, 0.0f);
+  std::copy_n(extras.begin(), std::min(extras.size(), extras_), extras_at_);
+}
+
+void TcpRingReducer::layer_done(int layer) {
+  const std::size_t ready = buckets_complete(buckets_, next_bucket_, layer);
+  if (ready == next_bucket_) return;
+  if (next_bucket_ == 0 && !staged_.empty())
+    std::memcpy(staged_.data(), grads_ + buckets_.front().offset, buckets_.front().count * sizeof(float));
+  {
+    std::lock_guard lock(mutex_);
+    if (next_bucket_ == 0) first_ready_ = Clock::now();
+    for (std::size_t b = next_bucket_; b < ready; ++b) {
+      if (size_ > 1) {
+        sends_.push_back({static_cast<std::uint32_t>(b), kReduceScatter, 0, static_cast<std::uint32_t>(rank_)});
+      } else if (++complete_ == buckets_.size()) {
+        busy_ms_ = 0;
+      }
+    }
+    ready_ = ready;
+  }
+  next_bucket_ = ready;
+  cv_.notify_all();
+}
+
+StepComm TcpRingReducer::finish() {
+  layer_done(-1);  // whatever backward did not announce goes now
+  const auto start = Clock::now();
+  std::unique_lock lock(mutex_);
+  // Done when every allgather arrived and every message of ours is out: the next step's
+  // backward overwrites the buffers the sender reads.
+  cv_.wait(lock, [&] {
+    return !error_.empty() || (complete_ == buckets_.size() && sends_.empty() && sending_ == 0);
+  });
+  active_ = false;
+  if (error_library_) std::rethrow_exception(error_library_);
+  if (!error_.empty()) throw CollectiveError(error_);
+  StepComm out;
+  out.exposed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  out.comm_total_ms = busy_ms_;
+  lock.unlock();
+  if (!staged_.empty())
+    std::memcpy(grads_ + buckets_.front().offset, staged_.data(), buckets_.front().count * sizeof(float));
+  out.extras.assign(extras_at_, extras_at_ + extras_);
+  return out;
+}
+
+void TcpRingReducer::fail(const std::string& error, std::exception_ptr library) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stop_ || !error_.empty()) return;  // the first error is the one that counts
+    error_ = error;
+    error_library_ = std::move(library);
+    sends_.clear();
+  }
+  cv_.notify_all();
+}
+
+void TcpRingReducer::send_loop() {
+  set_thread_nice(kCommThreadNice);
+  while (true) {
+    Send s;
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stop_ || (!sends_.empty() && error_.empty()); });
+      if (stop_) return;
+      s = sends_.front();
+      sends_.pop_front();
+      ++sending_;
+    }
+    try {
+      // collective.error / collective.hang act before each bucket, as a library's call would.
+      if (faults_ && s.half == kReduceScatter && s.ring_step == 0) faults_->collective();
+      write_message(s);
+    } catch (const DeviceError& e) {
+      fail(e.what(), std::current_exception());
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+    {
+      std::lock_guard lock(mutex_);
+      --sending_;
+    }
+    cv_.notify_all();
+  }
+}
+
+void TcpRingReducer::write_message(const Send& s) {
+  const Segment seg = segment(s.bucket, static_cast<int>(s.segment));
+  Header h{kMagic, 0, s.bucket, static_cast<std::uint8_t>(s.half), 0, static_cast<std::uint16_t>(s.ring_step), seg.count};
+  {
+    std::lock_guard lock(mutex_);
+    h.step = step_;
+  }
+  iovec iov[2] = {{&h, sizeof h}, {seg.data, seg.count * sizeof(float)}};
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = 2;
+  std::size_t left = sizeof h + seg.count * sizeof(float);
+  while (left > 0) {
+    const ssize_t n = ::sendmsg(send_fd_, &msg, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      throw CollectiveError(err == EAGAIN || err == EWOULDBLOCK
+                                ? fmt::format("gradient ring: sending to rank {} made no progress for {} ms",
+                                              mod(rank_ + 1, size_), timeout_.count())
+                                : fmt::format("gradient ring: sending to rank {}: {}", mod(rank_ + 1, size_),
+                                              errno_text(err)));
+    }
+    left -= static_cast<std::size_t>(n);
+    auto done = static_cast<std::size_t>(n);
+    while (done > 0 && msg.msg_iovlen > 0) {  // skip what went out
+      if (done >= msg.msg_iov->iov_len) {
+        done -= msg.msg_iov->iov_len;
+        ++msg.msg_iov;
+        --msg.msg_iovlen;
+      } else {
+        msg.msg_iov->iov_base = static_cast<char*>(msg.msg_iov->iov_base) + done;
+        msg.msg_iov->iov_len -= done;
+        done = 0;
+      }
+    }
+  }
+}
+
+void TcpRingReducer::read_exact(void* dst, std::size_t bytes) {
+  auto* p = static_cast<char*>(dst);
+  while (bytes > 0) {
+    const ssize_t n = ::recv(recv_fd_, p, bytes, 0);
+    if (n < 0 && errno == EINTR) continue;
+    const int prev = mod(rank_ - 1, size_);
+    if (n == 0) throw CollectiveError(fmt::format("gradient ring: rank {} closed its connection", prev));
+    if (n < 0) {
+      const int err = errno;
+      throw CollectiveError(err == EAGAIN || err == EWOULDBLOCK
+                                ? fmt::format("gradient ring: nothing from rank {} for {} ms", prev, timeout_.count())
+                                : fmt::format("gradient ring: receiving from rank {}: {}", prev, errno_text(err)));
+    }
+    p += n;
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+void TcpRingReducer::receive_loop() {
+  set_thread_nice(kCommThreadNice);
+  flush_denormals();  // it sums gradients, as the compute thread computes them
+  const std::size_t per_step = buckets_.size() * 2 * static_cast<std::size_t>(size_ - 1);
+  std::size_t received = 0;
+  std::uint32_t step = 0;
+  while (true) {
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stop_ || (active_ && error_.empty() && (step != step_ || received < per_step)); });
+      if (stop_) return;
+      if (step != step_) {
+        step = step_;
+        received = 0;
+      }
+    }
+    try {
+      receive_one();
+      ++received;
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+  }
+}
+
+// One message: placed where its header says, then what follows from it queued for the sender.
+void TcpRingReducer::receive_one() {
+  Header h{};
+  read_exact(&h, sizeof h);
+  std::uint32_t step;
+  {
+    std::lock_guard lock(mutex_);
+    step = step_;
+  }
+  const int s = h.ring_step;
+  if (h.magic != kMagic || h.step != step || h.bucket >= buckets_.size() || h.half > kAllgather || s >= size_ - 1)
+    throw CollectiveError(fmt::format("gradient ring: a message out of step from rank {} (step {}, expected {})",
+                                      mod(rank_ - 1, size_), h.step, step));
+  // Reduce-scatter step s brings segment r-s-1 (to add to ours); allgather step s brings
+  // segment r-s (the final sums).
+  const int index = h.half == kReduceScatter ? rank_ - s - 1 : rank_ - s;
+  const Segment seg = segment(h.bucket, index);
+  if (h.count != seg.count)
+    throw CollectiveError(fmt::format("gradient ring: rank {} sent {} floats for a segment of {}",
+                                      mod(rank_ - 1, size_), h.count, seg.count));
+  if (h.half == kAllgather) {
+    read_exact(seg.data, seg.count * sizeof(float));
+  } else {
+    {  // our own gradients for this bucket must be final before theirs are added
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stop_ || ready_ > h.bucket; });
+      if (stop_) return;
+    }
+    for (std::uint32_t done = 0; done < seg.count;) {
+      const std::uint32_t n = std::min<std::uint32_t>(static_cast<std::uint32_t>(kBounceFloats), seg.count - done);
+      read_exact(bounce_.data(), n * sizeof(float));
+      float* __restrict dst = seg.data + done;
+      const float* __restrict src = bounce_.data();
+      for (std::uint32_t i = 0; i < n; ++i) dst[i] += src[i];
+      done += n;
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    const auto seg_index = static_cast<std::uint32_t>(mod(index, size_));
+    if (h.half == kReduceScatter) {
+      // Passed on to be added to, or (the last step) owned: its sum goes round.
+      if (s + 1 < size_ - 1) sends_.push_back({h.bucket, kReduceScatter, static_cast<std::uint32_t>(s + 1), seg_index});
+      else sends_.push_back({h.bucket, kAllgather, 0, seg_index});
+    } else {
+      if (s + 1 < size_ - 1) sends_.push_back({h.bucket, kAllgather, static_cast<std::uint32_t>(s + 1), seg_index});
+      if (++gathered_[h.bucket] == size_ - 1 && ++complete_ == buckets_.size())
+        busy_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - first_ready_).count();
+    }
+  }
+  cv_.notify_all();
+}
+
+}  // namespace chaosbench::bench::train
