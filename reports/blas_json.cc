@@ -71,6 +71,12 @@ ordered_json blas_json(const BlasRecord& b) {
           {"cpu", cpu_peak_json(b.cpu)}};
 }
 
+BlasCandidateRecord blas_candidate_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return {};
+  return {text(j, "name"), text(j, "corename"), real(j, "gflops"), real(j, "max_error"), flag(j, "correct"),
+          text(j, "problem")};
+}
+
 BlasRecord blas_from_json(const nlohmann::json& j) {
   BlasRecord b;
   if (!j.is_object()) return b;
@@ -84,13 +90,9 @@ BlasRecord blas_from_json(const nlohmann::json& j) {
   b.source = text(j, "source");
   b.reason = text(j, "reason");
   b.probed_at = text(j, "probed_at");
-  if (auto it = j.find("candidates"); it != j.end() && it->is_array()) {
-    for (const auto& c : *it) {
-      if (!c.is_object()) continue;
-      b.candidates.push_back({text(c, "name"), text(c, "corename"), real(c, "gflops"), real(c, "max_error"),
-                              flag(c, "correct"), text(c, "problem")});
-    }
-  }
+  if (auto it = j.find("candidates"); it != j.end() && it->is_array())
+    for (const auto& c : *it)
+      if (c.is_object()) b.candidates.push_back(blas_candidate_from_json(c));
   if (auto it = j.find("cpu"); it != j.end()) b.cpu = cpu_peak_from_json(*it);
   return b;
 }

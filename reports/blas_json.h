@@ -12,6 +12,9 @@ namespace chaosbench::reports {
 
 nlohmann::ordered_json blas_json(const BlasRecord& blas);
 BlasRecord blas_from_json(const nlohmann::json& j);
+// One candidate: name, corename, gflops, max_error, correct, problem (what
+// `chaosbench worker blas-probe` prints has all but name and problem).
+BlasCandidateRecord blas_candidate_from_json(const nlohmann::json& j);
 
 nlohmann::ordered_json cpu_peak_json(const CpuPeakRecord& cpu);
 CpuPeakRecord cpu_peak_from_json(const nlohmann::json& j);

@@ -153,6 +153,15 @@ TEST_CASE("blas: the probe runs once per host, then the cache answers; a bad cac
   CHECK(choose_blas(options).source == "probe");
   options.use_cache = false;
   CHECK(choose_blas(options).source == "probe");
+
+  // A directory others may write is neither read nor written: the cache picks the
+  // kernel every worker runs.
+  options.use_cache = true;
+  options.cache_dir = dir.file("shared");
+  std::filesystem::create_directories(options.cache_dir);
+  std::filesystem::permissions(options.cache_dir, std::filesystem::perms::all);
+  CHECK(choose_blas(options).source == "probe");
+  CHECK_FALSE(std::filesystem::exists(dir.file("shared/blas-probe.json")));
 }
 
 TEST_CASE("blas: a training run gives its ranks the chosen kernel and reports train/mfu_hw", "[blas][train]") {

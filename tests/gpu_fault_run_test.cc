@@ -96,6 +96,22 @@ TEST_CASE("gpu run: gpu.hang is ended by the step watchdog and the rank joins ag
   CHECK(start_reasons(dir)["rejoined"] >= 1);
 }
 
+// The hung rank's allreduce never returns (its peers give up on it and carry on), so its
+// own step watchdog ends it: the same story on the default tcp_ring as on gloo.
+TEST_CASE("gpu run: collective.hang is ended by the step watchdog; the others recover", "[gpu-run]") {
+  TempDir dir;
+  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 30000, "recovery": {"mode": "elastic", "hang_timeout": "2s"})",
+                                              R"([{"name": "stuck", "type": "collective.hang", "target": {"ranks": [1]},
+        "at_step": 50, "restart_after": "3s"}])",
+                                              "local", "1s"));
+  bool watchdog = false;
+  for (const auto& e : workload_events(dir, "out", "failure_detected"))
+    watchdog = watchdog || (e["rank"] == 1 && e["reason"] == "hang");
+  CHECK(watchdog);
+  CHECK(start_reasons(dir)["recovered"] >= 1);
+  CHECK(start_reasons(dir)["rejoined"] >= 1);
+}
+
 TEST_CASE("gpu run: a bit flip after the allreduce is caught at the next step and repaired; one before it is not",
           "[gpu-run]") {
   TempDir dir;

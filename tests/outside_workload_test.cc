@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/cluster/node_identity.h"
 #include "results_json.h"
 #include "test_util.h"
 
@@ -27,9 +28,11 @@ TEST_CASE("outside workloads: each node has a hostname that resolves to its addr
             "print(name, socket.gethostbyname(name), socket.gethostbyname('node0'), socket.gethostbyname('node1'),\n"
             "      os.environ['GLOO_SOCKET_IFNAME'], os.environ['NCCL_SOCKET_IFNAME'], os.environ['TP_SOCKET_IFNAME'],\n"
             "      os.environ['CHAOSBENCH_NODE_ADDR'], os.getcwd(), flush=True)\n");
-  // The scenario's own NCCL_SOCKET_IFNAME wins over the harness's.
+  // The scenario's own NCCL_SOCKET_IFNAME wins over the harness's; a relative cwd is the
+  // harness's directory's, also inside the node's mount namespace.
   dir.write("s.json", R"({"schema_version": 1, "name": "names", "cluster": {"nodes": 2, "mode": "namespaces"},
-    "workload": {"kind": "command", "argv": ["python3", "{scenario_dir}/who.py"], "env": {"NCCL_SOCKET_IFNAME": "=eth0"}}})");
+    "workload": {"kind": "command", "argv": ["python3", "{scenario_dir}/who.py"], "env": {"NCCL_SOCKET_IFNAME": "=eth0"},
+    "cwd": "."}})");
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -47,9 +50,18 @@ TEST_CASE("outside workloads: each node has a hostname that resolves to its addr
     CHECK(gloo == "eth0");
     CHECK(nccl == "=eth0");
     CHECK(tp == "eth0");
-    CHECK(cwd == std::filesystem::current_path().string());  // the harness's, also inside the mount namespace
+    CHECK(cwd == std::filesystem::current_path().string());
   }
   CHECK(read_file("/etc/hosts") == host_hosts);  // the host's own file is untouched
+}
+
+TEST_CASE("outside workloads: a node's nsswitch.conf reads the hosts file first", "[outside]") {
+  using chaosbench::harness::NodeIdentity;
+  CHECK(NodeIdentity::nsswitch_files_first("passwd: files\nhosts: files dns\n").empty());
+  CHECK(NodeIdentity::nsswitch_files_first("passwd: files systemd\n").empty());
+  CHECK(NodeIdentity::nsswitch_files_first("passwd: files\nhosts:  resolve [!UNAVAIL=return] files myhostname dns\n") ==
+        "passwd: files\nhosts: files dns\n");
+  CHECK(NodeIdentity::hosts_file({"10.1.2.1", "10.1.2.2"}).find("10.1.2.2\tnode1\n") != std::string::npos);
 }
 
 TEST_CASE("outside workloads: a PyTorch DDP job on 2 namespaced nodes recovers from node.kill by restart",

@@ -12,7 +12,8 @@
 //   that divided by lanes x 2, rounded (at least 1.25 means two: heavy AVX-512 may lower the
 //   clock below the scalar one).
 // The same formula as the datasheets' (e.g. Intel's "APP" metric: cores x clock x FLOPs
-// per cycle). Blocking, about 0.1 s; x86-64 only (elsewhere `known` is false).
+// per cycle). Blocking, about 0.1 s; x86-64 only (elsewhere `known` is false). Each part is
+// the best of several short windows, so a slice lost to another process does not count.
 #pragma once
 
 #include <string>

@@ -31,7 +31,7 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     {"train/comm_time", "ms", B::kLower, A::kMean, "per step, exposed (non-overlapped) communication time"},
     {"train/data_time", "ms", B::kLower, A::kMean, "per step, making this rank's batch (and copying it to the device)"},
     {"train/forward_time", "ms", B::kLower, A::kMean, "per step, the forward pass and the loss"},
-    {"train/backward_time", "ms", B::kLower, A::kMean, "per step, the backward pass (gradient allreduces start during it)"},
+    {"train/backward_time", "ms", B::kLower, A::kMean, "per step, the backward pass (gradient allreduces start during it; on an elastic run's leader also the check for ranks waiting to join)"},
     {"train/optimizer_time", "ms", B::kLower, A::kMean, "per step, the optimizer update (and the replica fingerprint when due)"},
     {"train/cpu_time", "ms", B::kLower, A::kMean, "per step, CPU time of the rank's whole process (every thread, kernel included): above step_time, more than one core was busy"},
     {"train/overlap", "%", B::kHigher, A::kMean, "share of communication hidden behind computation"},

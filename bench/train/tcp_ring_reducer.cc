@@ -100,17 +100,29 @@ TcpRingReducer::TcpRingReducer(gloo::rendezvous::Store& store, const std::string
   if (size_ < 1 || rank_ < 0 || rank_ >= size_) throw std::invalid_argument("TcpRingReducer: rank outside 0..size-1");
   extras_at_ = place_extras(grads_, buckets_.front(), extras_, tail, staged_);
   gathered_.assign(buckets_.size(), 0);
+  expected_.assign(buckets_.size(), 0);
+  // Headers carry 32-bit counts and 16-bit ring steps.
+  if (size_ > 65536) throw std::invalid_argument("TcpRingReducer: at most 65536 ranks");
+  for (std::size_t b = 0; b < buckets_.size(); ++b)
+    if (buckets_[b].count + (b == 0 ? extras_ : 0) > std::size_t{0xffffffff})
+      throw std::invalid_argument("TcpRingReducer: a bucket of 2^32 floats or more");
   if (size_ == 1) return;  // nothing to exchange
   bounce_.resize(kBounceFloats);
   try {
     connect_ring(store, key, host);
+    sender_ = std::thread([this] { send_loop(); });
+    receiver_ = std::thread([this] { receive_loop(); });
   } catch (...) {  // no destructor runs for a constructor that throws
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (sender_.joinable()) sender_.join();
     if (send_fd_ >= 0) ::close(send_fd_);
     if (recv_fd_ >= 0) ::close(recv_fd_);
     throw;
   }
-  sender_ = std::thread([this] { send_loop(); });
-  receiver_ = std::thread([this] { receive_loop(); });
 }
 
 TcpRingReducer::~TcpRingReducer() {
@@ -282,7 +294,20 @@ void TcpRingReducer::send_loop() {
     }
     try {
       // collective.error / collective.hang act before each bucket, as a library's call would.
-      if (faults_ && s.half == kReduceScatter && s.ring_step == 0) faults_->collective();
+      if (faults_ && s.half == kReduceScatter && s.ring_step == 0) {
+        held_ = true;
+        struct Unhold {
+          TcpRingReducer& r;
+          ~Unhold() {
+            {
+              std::lock_guard lock(r.mutex_);
+              r.held_ = false;
+            }
+            r.cv_.notify_all();
+          }
+        } unhold{*this};
+        faults_->collective();
+      }
       write_message(s);
     } catch (const DeviceError& e) {
       fail(e.what(), std::current_exception());
@@ -343,6 +368,7 @@ void TcpRingReducer::read_exact(void* dst, std::size_t bytes) {
     if (n < 0 && errno == EINTR) continue;
     const int prev = mod(rank_ - 1, size_);
     if (n == 0) throw CollectiveError(fmt::format("gradient ring: rank {} closed its connection", prev));
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && held_) continue;  // a hung collective: wait
     if (n < 0) {
       const int err = errno;
       throw CollectiveError(err == EAGAIN || err == EWOULDBLOCK
@@ -368,12 +394,19 @@ void TcpRingReducer::receive_loop() {
       if (step != step_) {
         step = step_;
         received = 0;
+        std::fill(expected_.begin(), expected_.end(), 0);
       }
     }
     try {
       receive_one();
       ++received;
     } catch (const std::exception& e) {
+      // While collective.hang holds our sender, a hung library call would not return
+      // either: the peers giving up on us (timeouts, closed connections) is not reported
+      // until the hold ends.
+      std::unique_lock lock(mutex_);
+      cv_.wait_for(lock, std::chrono::hours(24), [&] { return stop_ || !held_; });
+      lock.unlock();
       fail(e.what());
     }
   }
@@ -389,9 +422,13 @@ void TcpRingReducer::receive_one() {
     step = step_;
   }
   const int s = h.ring_step;
-  if (h.magic != kMagic || h.step != step || h.bucket >= buckets_.size() || h.half > kAllgather || s >= size_ - 1)
+  // Within a bucket the previous rank sends reduce-scatter steps 0..n-2, then allgather
+  // steps 0..n-2, in this order (each follows from the one before); buckets interleave.
+  if (h.magic != kMagic || h.step != step || h.bucket >= buckets_.size() || h.half > kAllgather || s >= size_ - 1 ||
+      h.half * (size_ - 1) + s != expected_[h.bucket])
     throw CollectiveError(fmt::format("gradient ring: a message out of step from rank {} (step {}, expected {})",
                                       mod(rank_ - 1, size_), h.step, step));
+  ++expected_[h.bucket];
   // Reduce-scatter step s brings segment r-s-1 (to add to ours); allgather step s brings
   // segment r-s (the final sums).
   const int index = h.half == kReduceScatter ? rank_ - s - 1 : rank_ - s;

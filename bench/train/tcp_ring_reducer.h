@@ -24,12 +24,16 @@
 // Failures: a peer that closes its connection, no progress on a connection the step waits
 // on for `timeout`, or a stream out of step make finish() throw CollectiveError; an
 // injected collective.error (DeviceFaults::collective, before each bucket) is rethrown as
-// the DeviceError it is, and collective.hang holds the sender. The reducer is then
+// the DeviceError it is, and collective.hang holds the sender — and the step: while it is
+// held, nothing times out on this rank (its peers time out waiting for it), so finish()
+// does not return, as a hung library call would not, and the step watchdog sees a hang.
+// The reducer is then
 // unusable: destroy it (the destructor shuts both connections down and joins its threads).
 // Threads: begin_step, layer_done and finish from one compute thread; a sender and a
 // receiver thread of its own, at the communication priority, denormals flushed.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -112,6 +116,8 @@ class TcpRingReducer final : public GradientReducer {
   std::string error_;
   std::exception_ptr error_library_;
   bool stop_ = false;
+  std::vector<int> expected_;      // receiver only: per bucket, the index of the next message
+  std::atomic<bool> held_{false};  // the sender is inside DeviceFaults::collective()
   std::thread sender_, receiver_;
 };
 

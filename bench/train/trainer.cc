@@ -294,6 +294,7 @@ bool Trainer::step_once() {
   // share, so the allreduced sum is the exact global gradient.
   const float scale = 1.0f / (static_cast<float>(cfg_.batch_size) * static_cast<float>(data_.output_dim()));
   const double sq = device_->squared_error(pred, y_, out, scale, dout_);
+  const auto forward_end = Clock::now();
   std::vector<float> extras(extras_count(), 0.0f);
   extras[kExtraLoss] = static_cast<float>(sq);
   if (fingerprint_ && allreducer_) put_fingerprint(extras, kExtraFingerprints, idx, *fingerprint_);
@@ -302,7 +303,6 @@ bool Trainer::step_once() {
     joiners_seen_ = elastic_->pending_joiners(membership_);
     extras[kExtraJoiners] = static_cast<float>(joiners_seen_.size());
   }
-  const auto forward_end = Clock::now();
   StepComm comm;
   if (allreducer_) {
     allreducer_->begin_step(extras);

@@ -6,7 +6,9 @@
 // What it sends (docs/metrics-protocol.md lists the fields):
 //   sample compute/gemm_tflops                 once, at a first start (the mfu denominator)
 //   sample compute/peak_tflops                 with it: the hardware's peak (the mfu_hw one)
-//   samples train/loss, train/step_time, train/compute_time, train/comm_time   per step
+//   samples train/loss, train/step_time, train/compute_time, train/comm_time,
+//           train/data_time, train/forward_time, train/backward_time,
+//           train/optimizer_time, train/cpu_time                              per step
 //   event step {step, step_ms, compute_ms, comm_ms, comm_total_ms, samples, loss, flops,
 //               world, generation, attempt}                                    per step
 //   event train_start {step, world, generation, attempt, reason}

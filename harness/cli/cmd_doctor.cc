@@ -139,11 +139,11 @@ int cmd_doctor(const Args& args) {
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
     print_help("chaosbench doctor [--json] [--reprobe-blas]",
-               "Probes this host, read-only, and reports what chaosbench can inject here: kernel\n"
-               "traffic-control and netfilter features, cgroup controllers, tools, privileges and\n"
-               "GPU, then the backend each fault family would use (netem, nfqueue, htb, cgroups, ...)\n"
-               "and the cluster mode (network namespaces or local processes). Missing items say\n"
-               "what they change. Then the BLAS kernel: the library's own choice, the fastest correct\n"
+               "Probes this host, read-only but for the BLAS probe's cache, and reports what\n"
+               "chaosbench can inject here: kernel traffic-control and netfilter features, cgroup\n"
+               "controllers, tools, privileges and GPU, then the backend each fault family would use\n"
+               "(netem, nfqueue, htb, cgroups, ...) and the cluster mode (network namespaces or\n"
+               "local processes). Missing items say what they change. Then the BLAS kernel: the library's own choice, the fastest correct\n"
                "one (the workers get it), each candidate's speed, and the CPU's fp32 peak per core\n"
                "(measured once per host and cached). Exits 0 whenever the probe ran.",
                options);

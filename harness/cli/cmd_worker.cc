@@ -2,6 +2,8 @@
 // per rank. Rank, world size and the metrics address come from the environment the
 // runner sets (CHAOSBENCH_RANK, CHAOSBENCH_WORLD_SIZE, CHAOSBENCH_METRICS), so a worker
 // can also be started by hand for debugging.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <iostream>
 
@@ -88,6 +90,9 @@ int worker_blas_probe(const Args& args) {
                options);
     return kExitPass;
   }
+  // A kernel this CPU cannot run dies of SIGILL: the probe says so; no core file is worth it.
+  const rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
   const int size = cl.vm["size"].as<int>();
   const double seconds = cl.vm["seconds"].as<double>();
   if (size < 64 || size > 8192) throw UsageError("--size: expected 64 to 8192");

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -22,7 +23,7 @@ namespace chaosbench::harness {
 namespace {
 
 // What the helper did, as one 8-byte write on a pipe (atomic): stage 0 is success.
-enum class Stage : int { kOk = 0, kUnshare, kSlave, kHostname, kHosts, kHostnameFile, kNscd };
+enum class Stage : int { kOk = 0, kUnshare, kSlave, kHostname, kHosts, kHostnameFile, kNscd, kNsswitch };
 struct Report {
   int stage;
   int err;
@@ -36,6 +37,7 @@ const char* stage_text(Stage s) {
     case Stage::kHosts: return "bind-mounting the cluster's hosts file over /etc/hosts";
     case Stage::kHostnameFile: return "bind-mounting the node's /etc/hostname";
     case Stage::kNscd: return "hiding nscd's socket";
+    case Stage::kNsswitch: return "bind-mounting an nsswitch.conf that reads the files first";
     case Stage::kOk: break;
   }
   return "";
@@ -48,6 +50,7 @@ struct HelperPlan {
   const char* hosts_path;
   const char* hostname_path;  // nullptr: the host has no /etc/hostname
   const char* nscd_dir;       // nullptr: no nscd socket directory
+  const char* nsswitch_path;  // nullptr: the host's nsswitch.conf reads the files first
   pid_t parent;
   int report_fd;
   int wait_fd;
@@ -79,6 +82,8 @@ bool bind_read_only(const char* source, const char* target) {
   if (::sethostname(p.hostname, p.hostname_len) != 0) fail(p, Stage::kHostname);
   if (!bind_read_only(p.hosts_path, "/etc/hosts")) fail(p, Stage::kHosts);
   if (p.hostname_path != nullptr && !bind_read_only(p.hostname_path, "/etc/hostname")) fail(p, Stage::kHostnameFile);
+  if (p.nsswitch_path != nullptr && !bind_read_only(p.nsswitch_path, "/etc/nsswitch.conf"))
+    fail(p, Stage::kNsswitch);
   if (p.nscd_dir != nullptr &&
       ::mount("tmpfs", p.nscd_dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0755") != 0)
     fail(p, Stage::kNscd);
@@ -139,15 +144,43 @@ std::string NodeIdentity::hosts_file(const std::vector<std::string>& addresses) 
   return text;
 }
 
+std::string NodeIdentity::nsswitch_files_first(const std::string& nsswitch) {
+  std::istringstream in(nsswitch);
+  std::string out, line;
+  bool changed = false;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string key, first;
+    words >> key >> first;
+    if (key == "hosts:" && first != "files") {
+      line = "hosts: files dns";
+      changed = true;
+    }
+    out += line + "\n";
+  }
+  return changed ? out : "";
+}
+
 NodeIdentity::NodeIdentity(const std::vector<std::string>& addresses, const std::string& files_dir) {
   const std::string hosts_path = files_dir + "/hosts";
   write_file(hosts_path, hosts_file(addresses));
+  std::string nsswitch_path;
+  {
+    std::ifstream in("/etc/nsswitch.conf");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string ours = in ? nsswitch_files_first(text.str()) : "";
+    if (!ours.empty()) {
+      nsswitch_path = files_dir + "/nsswitch.conf";
+      write_file(nsswitch_path, ours);
+    }
+  }
   try {
     for (std::size_t n = 0; n < addresses.size(); ++n) {
       const int node = static_cast<int>(n);
       const std::string hostname_path = fmt::format("{}/hostname.node{}", files_dir, node);
       write_file(hostname_path, hostname(node) + "\n");
-      make_node(node, hosts_path, hostname_path);
+      make_node(node, hosts_path, hostname_path, nsswitch_path);
     }
   } catch (...) {
     for (int fd : uts_fds_) ::close(fd);
@@ -161,13 +194,15 @@ NodeIdentity::~NodeIdentity() {
   for (int fd : mnt_fds_) ::close(fd);
 }
 
-void NodeIdentity::make_node(int node, const std::string& hosts_path, const std::string& hostname_path) {
+void NodeIdentity::make_node(int node, const std::string& hosts_path, const std::string& hostname_path,
+                             const std::string& nsswitch_path) {
   const std::string name = hostname(node);
   const char* nscd = exists("/run/nscd") ? "/run/nscd" : exists("/var/run/nscd") ? "/var/run/nscd" : nullptr;
   Pipe reports, wait;
   HelperPlan plan{name.c_str(), name.size(), hosts_path.c_str(),
                   exists("/etc/hostname") ? hostname_path.c_str() : nullptr,
-                  nscd, ::getpid(), reports.w, wait.r, wait.w};
+                  nscd, nsswitch_path.empty() ? nullptr : nsswitch_path.c_str(), ::getpid(), reports.w, wait.r,
+                  wait.w};
   sigset_t all, saved;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, &saved);  // no harness handler may run in the helper

@@ -6,9 +6,10 @@
 //
 // The mount namespace is a copy of the host's, a slave of it (mounts made on the host
 // later still appear inside; nothing made inside leaks out), with read-only bind mounts
-// of the run's hosts file over /etc/hosts and of a per-node file over /etc/hostname, and
-// an empty tmpfs over nscd's socket directory where there is one, so lookups read the
-// files rather than the host's cache.
+// of the run's hosts file over /etc/hosts and of a per-node file over /etc/hostname, an
+// empty tmpfs over nscd's socket directory where there is one, and, where the host's
+// /etc/nsswitch.conf asks another source before the files (systemd-resolved, say), a copy
+// of it whose hosts line reads "files dns": lookups read the run's file.
 //
 // Namespaces are held by file descriptors (O_CLOEXEC), as the network namespaces of
 // NetnsCluster: when this object and every process in them are gone, the kernel frees
@@ -36,12 +37,17 @@ class NodeIdentity {
   static std::string hostname(int node);  // "node<N>"
   // The text of the cluster's /etc/hosts: localhost, then every node's address and name.
   static std::string hosts_file(const std::vector<std::string>& addresses);
+  // `nsswitch` (the host's nsswitch.conf) with its hosts line made "hosts: files dns", or
+  // "" when the files already come first (or there is no hosts line: glibc then reads
+  // the files first anyway).
+  static std::string nsswitch_files_first(const std::string& nsswitch);
 
   int uts_fd(int node) const { return uts_fds_.at(static_cast<std::size_t>(node)); }
   int mnt_fd(int node) const { return mnt_fds_.at(static_cast<std::size_t>(node)); }
 
  private:
-  void make_node(int node, const std::string& hosts_path, const std::string& hostname_path);
+  void make_node(int node, const std::string& hosts_path, const std::string& hostname_path,
+                 const std::string& nsswitch_path);
 
   std::vector<int> uts_fds_;
   std::vector<int> mnt_fds_;

@@ -1,5 +1,6 @@
 #include "harness/doctor/blas_choice.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,12 +9,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/blas/blas_probe.h"
+#include "bench/blas/cpu_peak.h"
 #include "faults/network/netns.h"
 #include "harness/host_error.h"
 #include "harness/runner/run_directory.h"
@@ -84,12 +87,10 @@ std::vector<std::string> probe_environment(const std::string& coretype) {
 }
 
 // One subprocess: the kernel `name` ("" for the library's own choice) measured.
-reports::BlasCandidateRecord probe_one(const std::string& self_exe, const std::string& name, reports::BlasRecord& out,
-                                       bool cpu_peak) {
+reports::BlasCandidateRecord probe_one(const std::string& self_exe, const std::string& name, reports::BlasRecord& out) {
   reports::BlasCandidateRecord c;
   c.name = name;
-  std::vector<std::string> argv{self_exe, "worker", "blas-probe"};
-  if (cpu_peak) argv.push_back("--cpu-peak");
+  const std::vector<std::string> argv{self_exe, "worker", "blas-probe"};
   const auto env = probe_environment(name);
   faults::CommandOutput r;
   try {
@@ -113,13 +114,17 @@ reports::BlasCandidateRecord probe_one(const std::string& self_exe, const std::s
                                 : fmt::format("the probe failed (exit {}){}", r.exit_code, err.empty() ? "" : ": " + err);
     return c;
   }
-  c.corename = j.value("corename", "");
-  c.gflops = j.value("gflops", 0.0);
-  c.max_error = j["max_error"].is_number() ? j["max_error"].get<double>() : 1e300;
-  c.correct = j.value("correct", false);
-  if (out.library.empty()) out.library = j.value("config", "");
-  if (cpu_peak && j.contains("cpu")) out.cpu = reports::cpu_peak_from_json(j["cpu"]);
-  if (!name.empty() && !same_name(c.corename, name))
+  // Only fields of the right type count, whatever the line holds.
+  const auto error = j.find("max_error");
+  const bool has_error = error != j.end() && error->is_number();  // null: not finite
+  c = reports::blas_candidate_from_json(j);
+  c.name = name;
+  c.problem.clear();
+  if (!has_error) c.max_error = std::numeric_limits<double>::infinity();
+  if (const auto config = j.find("config"); out.library.empty() && config != j.end() && config->is_string())
+    out.library = config->get<std::string>();
+  if (c.corename.empty()) c.problem = "the probe printed no kernel name";
+  else if (!name.empty() && !same_name(c.corename, name))
     c.problem = fmt::format("not in this build of the library (it ran {})", c.corename);
   else if (!c.correct)
     c.problem = fmt::format("wrong results (error {:.3g}, at most {:.0e} allowed)", c.max_error, bench::blas::kMaxError);
@@ -129,26 +134,59 @@ reports::BlasCandidateRecord probe_one(const std::string& self_exe, const std::s
 reports::BlasRecord probe_all(const std::string& self_exe, const CpuIdentity& cpu) {
   reports::BlasRecord b;
   b.probed_at = utc_timestamp_iso();
-  b.candidates.push_back(probe_one(self_exe, "", b, true));
+  b.candidates.push_back(probe_one(self_exe, "", b));
   const std::string detected = b.candidates.front().corename;
   for (const auto& name : blas_candidates(cpu.flags, cpu.vendor)) {
     if (same_name(name, detected)) continue;  // measured above
-    b.candidates.push_back(probe_one(self_exe, name, b, false));
+    b.candidates.push_back(probe_one(self_exe, name, b));
   }
+  // Here, not in a probe: no BLAS involved, and a probe that crashes loses nothing of it.
+  const auto peak = bench::blas::measure_cpu_peak();
+  b.cpu = {peak.known, peak.isa, peak.lanes, peak.fma_units, peak.clock_ghz, peak.nominal_ghz, peak.fma_gflops,
+           peak.peak_gflops};
   return b;
 }
 
-std::optional<reports::BlasRecord> read_cache(const std::string& path, const std::string& key) {
+// Only a directory (not a link) of this user's that nobody else may write, and a file of
+// the same kind, are trusted: the cache decides which kernel every worker runs, and
+// whether its results were right.
+bool private_to_us(const std::string& path, bool directory) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  return (directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) && st.st_uid == ::geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+std::optional<reports::BlasRecord> read_cache(const std::string& dir, const std::string& path, const std::string& key) {
+  if (!private_to_us(dir, true) || !private_to_us(path, false)) return std::nullopt;
   std::ifstream in(path);
   if (!in) return std::nullopt;
   std::stringstream text;
   text << in.rdbuf();
+  if (text.str().size() > (1 << 20)) return std::nullopt;
   const auto j = nlohmann::json::parse(text.str(), nullptr, false);
-  if (!j.is_object() || j.value("format", 0) != kCacheFormat || j.value("fingerprint", "") != key)
+  if (!j.is_object()) return std::nullopt;
+  const auto format = j.find("format"), fingerprint = j.find("fingerprint"), blas = j.find("blas");
+  if (format == j.end() || !format->is_number_integer() || format->get<int>() != kCacheFormat ||
+      fingerprint == j.end() || !fingerprint->is_string() || fingerprint->get<std::string>() != key ||
+      blas == j.end() || !blas->is_object())
     return std::nullopt;
-  auto b = reports::blas_from_json(j.value("blas", nlohmann::json::object()));
+  auto b = reports::blas_from_json(*blas);
   if (b.candidates.empty()) return std::nullopt;
   return b;
+}
+
+// Worth keeping for the next run: some kernel was measured, none timed out (a busy
+// machine), and no kernel ran faster than the CPU's measured peak (a disturbed peak).
+bool worth_caching(const reports::BlasRecord& b) {
+  double best = 0;
+  bool measured = false;
+  for (const auto& c : b.candidates) {
+    if (c.problem.find("longer than") != std::string::npos) return false;
+    measured = measured || !c.corename.empty();
+    if (c.problem.empty()) best = std::max(best, c.gflops);
+  }
+  return measured && b.cpu.known && best <= 1.15 * b.cpu.peak_gflops;
 }
 
 // Best effort: a host where the cache cannot be written probes again next time.
@@ -156,6 +194,7 @@ void write_cache(const std::string& dir, const std::string& path, const std::str
                  const reports::BlasRecord& b) {
   try {
     std::filesystem::create_directories(dir);
+    if (!private_to_us(dir, true)) return;
     nlohmann::ordered_json j;
     j["format"] = kCacheFormat;
     j["fingerprint"] = key;
@@ -258,7 +297,7 @@ BlasChoice choose_blas(const BlasChoiceOptions& o) {
   const std::string dir = o.cache_dir.empty() ? default_blas_cache_dir() : o.cache_dir;
   const std::string path = dir.empty() ? "" : dir + "/blas-probe.json";
   std::optional<reports::BlasRecord> cached;
-  if (o.use_cache && !path.empty()) cached = read_cache(path, key);
+  if (o.use_cache && !path.empty()) cached = read_cache(dir, path, key);
   reports::BlasRecord b;
   if (cached) {
     b = *cached;
@@ -271,7 +310,7 @@ BlasChoice choose_blas(const BlasChoiceOptions& o) {
     }
     b = probe_all(exe, cpu);
     b.source = "probe";
-    if (!path.empty() && !b.candidates.front().corename.empty()) write_cache(dir, path, key, b);
+    if (!path.empty() && worth_caching(b)) write_cache(dir, path, key, b);
   }
   decide_blas(b, o);
   return b;

@@ -7,12 +7,15 @@
 // library's own choice and one per candidate kernel the CPU's flags allow, each with
 // OPENBLAS_CORETYPE set before the library loads; each one's results are checked against
 // a reference (some builds compute wrong results with some kernels on some CPUs), and
-// the workers get the fastest correct one. The first probe also measures the CPU's peak
-// (bench/blas/cpu_peak.h) for train/mfu_hw.
+// the workers get the fastest correct one. The CPU's peak (bench/blas/cpu_peak.h) is
+// measured with it, for train/mfu_hw.
 //
-// The probe (2 to 4 s) runs once per host: its result is cached, keyed by the CPU (vendor,
-// family, model, stepping, name, flags), the library file and this chaosbench version, in
-// CHAOSBENCH_CACHE_DIR, else /var/cache/chaosbench as root, else ~/.cache/chaosbench.
+// The probe (a few seconds; at most 30 s a kernel) runs once per host: its result is
+// cached, keyed by the CPU (vendor, family, model, stepping, name, flags), the library
+// file and this chaosbench version, in CHAOSBENCH_CACHE_DIR, else /var/cache/chaosbench as
+// root, else ~/.cache/chaosbench — only in a directory of this user's that nobody else
+// can write, and only a probe that looks undisturbed (no kernel timed out, none beat the
+// CPU's peak). The CPU's peak is measured in this process (no BLAS in it).
 // A user's OPENBLAS_CORETYPE (in the harness's environment or the scenario's `env`) is
 // always respected; the probe then only reports.
 // Blocking; call from one thread.

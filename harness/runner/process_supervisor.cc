@@ -309,11 +309,12 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
   plan.stderr_path = spec.stderr_path.empty() ? "/dev/null" : spec.stderr_path.c_str();
   plan.shared_log = !spec.stdout_path.empty() && spec.stdout_path == spec.stderr_path;
   // In another mount namespace the process starts at its root: it goes to the harness's
-  // directory unless the spec names one (the namespace is a copy of the harness's).
+  // directory, or the spec's resolved against it (the namespace is a copy of the harness's).
   std::string cwd = spec.cwd;
-  if (cwd.empty() && spec.mnt_fd >= 0) {
+  if (spec.mnt_fd >= 0 && (cwd.empty() || cwd.front() != '/')) {
     std::error_code ec;
-    cwd = std::filesystem::current_path(ec).string();
+    const auto here = std::filesystem::current_path(ec);
+    if (!ec) cwd = (cwd.empty() ? here : (here / cwd).lexically_normal()).string();
   }
   plan.cwd = cwd.empty() ? nullptr : cwd.c_str();
   plan.uts_fd = spec.uts_fd;
