@@ -79,37 +79,29 @@ TEST_CASE("gpu run: gpu.xid in elastic mode: the others go on, the reset rank jo
   CHECK(reasons["rejoined"] >= 1);
 }
 
-TEST_CASE("gpu run: gpu.hang is ended by the step watchdog and the rank joins again after the reset", "[gpu-run]") {
-  TempDir dir;
-  // Enough steps that the survivors are still training when the reset rank returns (3.4 s).
-  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 30000, "recovery": {"mode": "elastic", "hang_timeout": "2s"})",
-                                              R"([{"name": "stuck", "type": "gpu.hang", "target": {"ranks": [1]},
-        "at_step": 50, "restart_after": "3s"}])",
-                                              "local", "1s"));
-  bool watchdog = false;
-  for (const auto& e : workload_events(dir, "out", "failure_detected"))
-    watchdog = watchdog || (e["rank"] == 1 && e["reason"] == "hang");
-  CHECK(watchdog);
-  auto detect = overall_value(res, "resilience/time_to_detect");
-  REQUIRE(detect);
-  CHECK(*detect >= 1.0);  // nothing notices a hang before the collective timeout
-  CHECK(start_reasons(dir)["rejoined"] >= 1);
-}
-
-// The hung rank's allreduce never returns (its peers give up on it and carry on), so its
-// own step watchdog ends it: the same story on the default tcp_ring as on gloo.
-TEST_CASE("gpu run: collective.hang is ended by the step watchdog; the others recover", "[gpu-run]") {
-  TempDir dir;
-  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 30000, "recovery": {"mode": "elastic", "hang_timeout": "2s"})",
-                                              R"([{"name": "stuck", "type": "collective.hang", "target": {"ranks": [1]},
-        "at_step": 50, "restart_after": "3s"}])",
-                                              "local", "1s"));
-  bool watchdog = false;
-  for (const auto& e : workload_events(dir, "out", "failure_detected"))
-    watchdog = watchdog || (e["rank"] == 1 && e["reason"] == "hang");
-  CHECK(watchdog);
-  CHECK(start_reasons(dir)["recovered"] >= 1);
-  CHECK(start_reasons(dir)["rejoined"] >= 1);
+// A hang of the device (gpu.hang) or of the allreduce (collective.hang, which never
+// returns while its peers give up and carry on) is ended by the rank's own step watchdog;
+// the others recover, and the rank joins again after the reset.
+TEST_CASE("gpu run: gpu.hang and collective.hang are ended by the step watchdog; the rank joins again after the reset",
+          "[gpu-run]") {
+  for (const char* type : {"gpu.hang", "collective.hang"}) {
+    INFO(type);
+    TempDir dir;
+    // Enough steps that the survivors are still training when the reset rank returns (3.4 s).
+    auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 30000, "recovery": {"mode": "elastic", "hang_timeout": "2s"})",
+                                                std::string(R"([{"name": "stuck", "type": ")") + type +
+                                                    R"(", "target": {"ranks": [1]}, "at_step": 50, "restart_after": "3s"}])",
+                                                "local", "1s"));
+    bool watchdog = false;
+    for (const auto& e : workload_events(dir, "out", "failure_detected"))
+      watchdog = watchdog || (e["rank"] == 1 && e["reason"] == "hang");
+    CHECK(watchdog);
+    auto detect = overall_value(res, "resilience/time_to_detect");
+    REQUIRE(detect);
+    CHECK(*detect >= 1.0);  // nothing notices a hang before the collective timeout
+    CHECK(start_reasons(dir)["recovered"] >= 1);
+    CHECK(start_reasons(dir)["rejoined"] >= 1);
+  }
 }
 
 TEST_CASE("gpu run: a bit flip after the allreduce is caught at the next step and repaired; one before it is not",
