@@ -115,6 +115,64 @@ TEST_CASE("tcp ring: sums gradients and extras across ranks, in place and staged
   }
 }
 
+// finish_each (no assertions on the ranks' threads: Catch2's are not thread-safe):
+// bucket 0's extras first, then every bucket once, in order, already summed
+// when handed over; a step its accept() refuses hands over nothing.
+TEST_CASE("tcp ring: finish_each hands over each bucket summed, in order, once accepted", "[train][tcp-ring]") {
+  TempDir dir;
+  constexpr int kRanks = 3;
+  const auto spans = spans_of({700, 3000, 50, 9});
+  const std::size_t total = 3759;
+  std::vector<std::vector<float>> grads(kRanks, std::vector<float>(total + 2));
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> used(kRanks);
+  std::vector<int> wrong(kRanks, 0), refused_uses(kRanks, 0);
+  std::vector<float> loss_sum(kRanks, 0);
+  std::vector<std::string> errors(kRanks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        Ring ring(dir.path(), "ring");
+        auto& g = grads[static_cast<std::size_t>(r)];
+        TcpRingReducer reducer(ring.store, "grads", r, kRanks, "127.0.0.1", g.data(), spans, 64, 10s, 2, 2);
+        for (int step = 0; step < 2; ++step) {
+          reducer.begin_step({static_cast<float>(r + 1), 0.0f});
+          for (std::size_t i = 0; i < total; ++i) g[i] = static_cast<float>(r + 1);
+          for (int l = 3; l >= 0; --l) reducer.layer_done(l);
+          StepComm out;
+          const bool accept = step == 0;
+          if (!reducer.finish_each(
+              [&](const std::vector<float>& extras) {
+                loss_sum[static_cast<std::size_t>(r)] = extras.at(0);
+                return accept;
+              },
+              [&](std::size_t offset, std::size_t count) {
+                if (!accept) ++refused_uses[static_cast<std::size_t>(r)];
+                used[static_cast<std::size_t>(r)].emplace_back(offset, count);
+                for (std::size_t i = offset; i < offset + count; ++i) wrong[static_cast<std::size_t>(r)] += g[i] != 6.0f;
+              },
+              out))
+            throw std::runtime_error("finish_each is not supported");
+        }
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(r)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const auto buckets = make_buckets(spans, 64);
+  for (int r = 0; r < kRanks; ++r) {
+    INFO("rank " << r);
+    CHECK(errors[static_cast<std::size_t>(r)].empty());
+    CHECK(loss_sum[static_cast<std::size_t>(r)] == 6.0f);
+    CHECK(wrong[static_cast<std::size_t>(r)] == 0);
+    CHECK(refused_uses[static_cast<std::size_t>(r)] == 0);
+    REQUIRE(used[static_cast<std::size_t>(r)].size() == buckets.size());
+    for (std::size_t b = 0; b < buckets.size(); ++b)
+      CHECK(used[static_cast<std::size_t>(r)][b] == std::make_pair(buckets[b].offset, buckets[b].count));
+  }
+}
+
 TEST_CASE("tcp ring: a dead peer makes finish() throw CollectiveError, promptly", "[train][tcp-ring]") {
   TempDir dir;
   const auto spans = spans_of({50000});

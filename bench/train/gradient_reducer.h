@@ -9,6 +9,8 @@
 // Threads: the three calls come from one compute thread.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -31,6 +33,18 @@ class GradientReducer {
   virtual void begin_step(const std::vector<float>& extras) = 0;
   virtual void layer_done(int layer) = 0;
   virtual StepComm finish() = 0;
+
+  // finish() in pieces, for a reducer whose buckets complete one by one: once bucket 0's
+  // sums are in, `accept(extras)` decides whether the step goes on; if it returns true,
+  // `use(offset, count)` gets every bucket's gradients (as LayerSpan offsets, extras
+  // excluded) as soon as they are summed, in bucket order, on this thread, while later
+  // buckets are still on the wire. Fills `out` as finish() would (exposed_ms: only the
+  // waits). Returns false, having done nothing, when the reducer cannot: call finish().
+  virtual bool finish_each(const std::function<bool(const std::vector<float>& extras)>& /*accept*/,
+                           const std::function<void(std::size_t offset, std::size_t count)>& /*use*/,
+                           StepComm& /*out*/) {
+    return false;
+  }
 };
 
 }  // namespace chaosbench::bench::train

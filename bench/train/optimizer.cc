@@ -31,14 +31,19 @@ Optimizer::~Optimizer() {
 }
 
 void Optimizer::step(float* params, const float* grads, float grad_scale) {
-  // AdamW's bias correction needs t >= 1 on the first step.
-  ++steps_;
+  begin_step();  // AdamW's bias correction needs t >= 1 on the first step
+  update(params, grads, grad_scale, 0, n_);
+}
+
+void Optimizer::update(float* params, const float* grads, float grad_scale, std::size_t offset, std::size_t count) {
+  if (offset > n_ || count > n_ - offset) throw std::out_of_range("Optimizer::update: range outside the parameters");
   const OptimizerConfig& c = config_;
   if (state_.size() == 1) {  // sgd: "momentum"
-    device_.sgd_momentum(params, grads, state_[0].data, n_, c.lr, c.momentum, c.weight_decay, grad_scale);
+    device_.sgd_momentum(params + offset, grads + offset, state_[0].data + offset, count, c.lr, c.momentum,
+                         c.weight_decay, grad_scale);
   } else {  // adamw: "exp_avg", "exp_avg_sq"
-    device_.adamw(params, grads, state_[0].data, state_[1].data, n_, c.lr, c.beta1, c.beta2, c.eps, c.weight_decay,
-                  steps_, grad_scale);
+    device_.adamw(params + offset, grads + offset, state_[0].data + offset, state_[1].data + offset, count, c.lr,
+                  c.beta1, c.beta2, c.eps, c.weight_decay, steps_, grad_scale);
   }
 }
 

@@ -37,8 +37,12 @@ class Optimizer {
   Optimizer& operator=(const Optimizer&) = delete;
 
   // One update of params from grads (grads multiplied by grad_scale first); increments
-  // steps().
+  // steps(). The same as begin_step() and then update() over every element.
   void step(float* params, const float* grads, float grad_scale);
+  // A step in pieces: begin_step() once, then update() for ranges that together cover
+  // every element once, in any order (the rules are elementwise: the same bits as step()).
+  void begin_step() { ++steps_; }
+  void update(float* params, const float* grads, float grad_scale, std::size_t offset, std::size_t count);
   std::int64_t steps() const { return steps_; }
   void set_steps(std::int64_t s) { steps_ = s; }  // after a restore
   const std::vector<StateBuffer>& state() const { return state_; }

@@ -247,26 +247,63 @@ void TcpRingReducer::layer_done(int layer) {
   cv_.notify_all();
 }
 
-StepComm TcpRingReducer::finish() {
-  layer_done(-1);  // whatever backward did not announce goes now
+bool TcpRingReducer::bucket_done(std::size_t bucket) const {
+  return size_ == 1 ? bucket < ready_ : gathered_[bucket] == size_ - 1;
+}
+
+double TcpRingReducer::wait_for(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done) {
   const auto start = Clock::now();
-  std::unique_lock lock(mutex_);
-  // Done when every allgather arrived and every message of ours is out: the next step's
-  // backward overwrites the buffers the sender reads.
-  cv_.wait(lock, [&] {
-    return !error_.empty() || (complete_ == buckets_.size() && sends_.empty() && sending_ == 0);
-  });
-  active_ = false;
-  if (error_library_) std::rethrow_exception(error_library_);
-  if (!error_.empty()) throw CollectiveError(error_);
-  StepComm out;
-  out.exposed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  out.comm_total_ms = busy_ms_;
-  lock.unlock();
+  cv_.wait(lock, [&] { return !error_.empty() || done(); });
+  if (!error_.empty()) {
+    active_ = false;
+    if (error_library_) std::rethrow_exception(error_library_);
+    throw CollectiveError(error_);
+  }
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::vector<float> TcpRingReducer::extras_out() {
   if (!staged_.empty())
     std::memcpy(grads_ + buckets_.front().offset, staged_.data(), buckets_.front().count * sizeof(float));
-  out.extras.assign(extras_at_, extras_at_ + extras_);
+  return {extras_at_, extras_at_ + extras_};
+}
+
+StepComm TcpRingReducer::finish() {
+  layer_done(-1);  // whatever backward did not announce goes now
+  std::unique_lock lock(mutex_);
+  StepComm out;
+  // Done when every allgather arrived and every message of ours is out: the next step's
+  // backward overwrites the buffers the sender reads.
+  out.exposed_ms = wait_for(lock, [&] { return complete_ == buckets_.size() && sends_.empty() && sending_ == 0; });
+  active_ = false;
+  out.comm_total_ms = busy_ms_;
+  lock.unlock();
+  out.extras = extras_out();
   return out;
+}
+
+bool TcpRingReducer::finish_each(const std::function<bool(const std::vector<float>&)>& accept,
+                                 const std::function<void(std::size_t, std::size_t)>& use, StepComm& out) {
+  layer_done(-1);
+  std::unique_lock lock(mutex_);
+  out.exposed_ms = wait_for(lock, [&] { return bucket_done(0); });
+  lock.unlock();
+  out.extras = extras_out();
+  const bool accepted = accept(out.extras);
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    if (b > 0) {
+      lock.lock();
+      out.exposed_ms += wait_for(lock, [&] { return bucket_done(b); });
+      lock.unlock();
+    }
+    // The reducer's threads never touch a completed bucket again this step.
+    if (accepted) use(buckets_[b].offset, buckets_[b].count);
+  }
+  lock.lock();
+  out.exposed_ms += wait_for(lock, [&] { return complete_ == buckets_.size() && sends_.empty() && sending_ == 0; });
+  active_ = false;
+  out.comm_total_ms = busy_ms_;
+  return true;
 }
 
 void TcpRingReducer::fail(const std::string& error, std::exception_ptr library) {

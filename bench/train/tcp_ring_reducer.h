@@ -70,6 +70,9 @@ class TcpRingReducer final : public GradientReducer {
   void begin_step(const std::vector<float>& extras) override;
   void layer_done(int layer) override;
   StepComm finish() override;  // throws CollectiveError (or the injected DeviceError)
+  // Buckets are handed over as their allgather completes (gradient_reducer.h).
+  bool finish_each(const std::function<bool(const std::vector<float>&)>& accept,
+                   const std::function<void(std::size_t, std::size_t)>& use, StepComm& out) override;
 
  private:
   struct Segment {
@@ -86,6 +89,10 @@ class TcpRingReducer final : public GradientReducer {
   void receive_loop();
   void receive_one();
   void fail(const std::string& error, std::exception_ptr library = nullptr);  // under no lock
+  bool bucket_done(std::size_t bucket) const;  // under mutex_
+  // Waits (under `lock`) until `done` or an error, which it throws; returns the ms waited.
+  double wait_for(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done);
+  std::vector<float> extras_out();             // the summed extras; bucket 0 copied back first
   void read_exact(void* dst, std::size_t bytes);
   void write_message(const Send& s);
 

@@ -139,7 +139,12 @@ class Trainer {
   std::size_t extras_count() const { return extras_count(cfg_); }
   bool sdc_check_due() const { return cfg_.sdc_check_every > 0 && step_ % cfg_.sdc_check_every == 0; }
   bool check_replicas(const StepComm& comm);
-  void inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_t offset, std::size_t n, std::int64_t step);
+  void inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_t offset, std::size_t n, std::int64_t step) {
+    apply_bitflip(faults_ ? faults_->bitflip(tensor) : std::nullopt, tensor, buffer, offset, n, step);
+  }
+  void apply_bitflip(const std::optional<BitflipShot>& shot, cb_bitflip_tensor tensor, float* buffer,
+                     std::size_t offset, std::size_t n, std::int64_t step);
+  StepComm reduce_and_update(double& updates_ms, std::optional<BitflipShot>& grad_shot, bool& updated);
   int device_failed(const DeviceError& e);
   bool collective_failed(const std::string& error, const char* reason, int code);
   static std::shared_ptr<DeviceFaults> open_faults(int rank);
@@ -304,6 +309,9 @@ bool Trainer::step_once() {
     extras[kExtraJoiners] = static_cast<float>(joiners_seen_.size());
   }
   StepComm comm;
+  double updates_ms = 0;                  // the optimizer's share inside the allreduce's wait
+  std::optional<BitflipShot> grad_shot;   // gpu.bitflip in the summed gradients, taken once
+  bool updated = false;                   // the optimizer ran bucket by bucket already
   if (allreducer_) {
     allreducer_->begin_step(extras);
     model_.backward(x_, dout_, count, [&](int layer) {
@@ -311,7 +319,7 @@ bool Trainer::step_once() {
       allreducer_->layer_done(layer);
     });
     const auto backward_end = Clock::now();
-    comm = allreducer_->finish();
+    comm = reduce_and_update(updates_ms, grad_shot, updated);
     compute_ms_ = ms_between(t0, backward_end);
     parts_.backward_ms = ms_between(forward_end, backward_end);
     if (!check_replicas(comm)) return false;
@@ -324,8 +332,11 @@ bool Trainer::step_once() {
   parts_.data_ms = ms_between(t0, data_end);
   parts_.forward_ms = ms_between(data_end, forward_end);
   const auto opt_start = Clock::now();
-  inject_bitflip(CB_TENSOR_GRADIENTS, model_.grads(), 0, model_.param_count(), step_ + 1);
-  optimizer_.step(model_.params(), model_.grads(), 1.0f);
+  if (!updated) {
+    if (!allreducer_) grad_shot = faults_ ? faults_->bitflip(CB_TENSOR_GRADIENTS) : std::nullopt;
+    apply_bitflip(grad_shot, CB_TENSOR_GRADIENTS, model_.grads(), 0, model_.param_count(), step_ + 1);
+    optimizer_.step(model_.params(), model_.grads(), 1.0f);
+  }
   device_->synchronize();
   ++step_;
   // The weights between steps: after this step's update, before its fingerprint, so the
@@ -335,13 +346,44 @@ bool Trainer::step_once() {
   if (allreducer_ && sdc_check_due())
     fingerprint_ = replica_fingerprint(*device_, model_.params(), model_.grads(), model_.param_count(), scratch_);
   const auto t1 = Clock::now();
-  compute_ms_ += ms_between(opt_start, t1);
-  parts_.optimizer_ms = ms_between(opt_start, t1);
+  compute_ms_ += ms_between(opt_start, t1) + updates_ms;
+  parts_.optimizer_ms = ms_between(opt_start, t1) + updates_ms;
   parts_.cpu_ms = process_cpu_ms() - cpu0;
   step_ms_ = ms_between(t0, t1);
   samples_ = count;
   after_step(comm);
   return true;
+}
+
+// The step's allreduce, with the optimizer overlapping it where the reducer hands buckets
+// over one by one (tcp_ring): each bucket is updated as soon as its sums are in, while
+// later ones are still on the wire, once bucket 0's extras show the replicas agree (when
+// they do not, nothing is updated: the caller repairs). A bit flip armed for the summed
+// gradients needs them whole, so then the update waits for all (`updated` false, the
+// shot taken here is in `grad_shot`). `updates_ms`: the optimizer's time inside the wait.
+StepComm Trainer::reduce_and_update(double& updates_ms, std::optional<BitflipShot>& grad_shot, bool& updated) {
+  grad_shot = faults_ ? faults_->bitflip(CB_TENSOR_GRADIENTS) : std::nullopt;
+  StepComm comm;
+  if (!grad_shot) {
+    const int n = static_cast<int>(membership_.members.size());
+    bool agreed = false;
+    const bool streamed = allreducer_->finish_each(
+        [&](const std::vector<float>& extras) {
+          const auto v = compare_fingerprints(extras, kExtraFingerprints, n);
+          agreed = !v.complete || v.agree;
+          if (agreed) optimizer_.begin_step();
+          return agreed;
+        },
+        [&](std::size_t offset, std::size_t count) {
+          const auto start = Clock::now();
+          optimizer_.update(model_.params(), model_.grads(), 1.0f, offset, count);
+          updates_ms += ms_between(start, Clock::now());
+        },
+        comm);
+    updated = streamed && agreed;  // disagreeing replicas were not updated: the caller repairs
+    if (streamed) return comm;
+  }
+  return allreducer_->finish();
 }
 
 // Backward finished `layer`: its gradients are this rank's own until the allreduce takes
@@ -355,9 +397,8 @@ void Trainer::local_gradients_done(int layer) {
 // gpu.bitflip, when armed for `tensor`: flips bits of buffer[offset, offset + n) in
 // device memory and says where (the emulation's own report; a real flip is silent).
 // `step`: the step whose state it corrupts (its gradients, or the weights it produced).
-void Trainer::inject_bitflip(cb_bitflip_tensor tensor, float* buffer, std::size_t offset, std::size_t n,
-                             std::int64_t step) {
-  const auto shot = faults_ ? faults_->bitflip(tensor) : std::nullopt;
+void Trainer::apply_bitflip(const std::optional<BitflipShot>& shot, cb_bitflip_tensor tensor, float* buffer,
+                            std::size_t offset, std::size_t n, std::int64_t step) {
   if (!shot) return;
   scratch_.resize(n);
   device_->to_host(scratch_.data(), buffer + offset, n);
