@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <system_error>
@@ -120,8 +121,9 @@ CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, s
   const auto deadline = std::chrono::steady_clock::now() + limit;
   pid_t pid = ::fork();
   if (pid == 0) {
-    // Child: only async-signal-safe calls from here on.
+    // Child: only async-signal-safe calls from here on. Nothing outlives the harness.
     ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) ::_exit(126);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);

@@ -152,6 +152,7 @@ int cmd_doctor(const Args& args) {
   const auto report = probe_host();
   BlasChoiceOptions blas_options;
   blas_options.use_cache = cl.vm.count("reprobe-blas") == 0;
+  blas_options.probe_anyway = true;  // doctor reports every kernel, whatever the user chose
   if (const char* user = std::getenv("OPENBLAS_CORETYPE"); user && *user) blas_options.user_coretype = user;
   const auto blas = choose_blas(blas_options);
   if (cl.vm.count("json")) {

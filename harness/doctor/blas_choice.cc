@@ -302,6 +302,19 @@ BlasChoice choose_blas(const BlasChoiceOptions& o) {
   if (cached) {
     b = *cached;
     b.source = "cache";
+  } else if (!o.user_coretype.empty() && !o.probe_anyway) {
+    // The user chose: nothing to decide, so no probe (seconds on a host's first run); the
+    // CPU's peak is still measured, here.
+    const auto peak = bench::blas::measure_cpu_peak();
+    b.cpu = {peak.known, peak.isa, peak.lanes, peak.fma_units, peak.clock_ghz, peak.nominal_ghz, peak.fma_gflops,
+             peak.peak_gflops};
+    b.probed_at = utc_timestamp_iso();
+    b.chosen = o.user_coretype;
+    b.source = o.user_source;
+    b.reason = fmt::format("OPENBLAS_CORETYPE={} is set ({}), and is kept; no probe ran (chaosbench doctor "
+                           "--reprobe-blas measures every kernel)",
+                           o.user_coretype, o.user_source);
+    return b;
   } else {
     std::string exe = o.self_exe;
     if (exe.empty()) {
@@ -317,6 +330,7 @@ BlasChoice choose_blas(const BlasChoiceOptions& o) {
 }
 
 std::string describe(const BlasChoice& b) {
+  if (b.candidates.empty()) return "BLAS: " + b.reason;  // the user's kernel, not probed
   std::string out = fmt::format("BLAS: detected {} ({:.1f} GFLOP/s)", b.detected.empty() ? "?" : b.detected,
                                 b.detected_gflops);
   if (!b.chosen.empty()) out += fmt::format("; workers get {} ({:.1f} GFLOP/s, {})", b.chosen, b.chosen_gflops, b.source);

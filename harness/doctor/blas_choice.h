@@ -17,7 +17,7 @@
 // can write, and only a probe that looks undisturbed (no kernel timed out, none beat the
 // CPU's peak). The CPU's peak is measured in this process (no BLAS in it).
 // A user's OPENBLAS_CORETYPE (in the harness's environment or the scenario's `env`) is
-// always respected; the probe then only reports.
+// always respected; a run then probes nothing (a cached probe still reports the others).
 // Blocking; call from one thread.
 #pragma once
 
@@ -40,6 +40,7 @@ struct BlasChoiceOptions {
   bool use_cache = true;      // false: probe again (and refresh the cache)
   std::string user_coretype;  // the user's OPENBLAS_CORETYPE, "" when unset
   std::string user_source = "environment";  // where user_coretype came from
+  bool probe_anyway = false;  // with user_coretype and no cache: probe all the same (doctor)
 };
 
 // Never throws for a failed probe: the choice then says "unavailable" and why.

@@ -198,10 +198,13 @@ std::string environment_html(const RunResult& run) {
   row("backends", backends);
   if (env.blas) {
     const auto& b = *env.blas;
-    row("BLAS kernel", fmt::format("{} ({:.1f} GFLOP/s single-thread SGEMM; {}): {}; the library's own choice: {} ({:.1f} "
-                                   "GFLOP/s); {}",
-                                   b.chosen.empty() ? "the library's own" : b.chosen, b.chosen_gflops, b.source, b.reason,
-                                   b.detected.empty() ? "?" : b.detected, b.detected_gflops, b.library));
+    if (b.candidates.empty())  // the user's kernel, not probed
+      row("BLAS kernel", fmt::format("{} ({}): {}", b.chosen, b.source, b.reason));
+    else
+      row("BLAS kernel", fmt::format("{} ({:.1f} GFLOP/s single-thread SGEMM; {}): {}; the library's own choice: {} "
+                                     "({:.1f} GFLOP/s); {}",
+                                     b.chosen.empty() ? "the library's own" : b.chosen, b.chosen_gflops, b.source,
+                                     b.reason, b.detected.empty() ? "?" : b.detected, b.detected_gflops, b.library));
     if (b.cpu.known)
       row("CPU peak (train/mfu_hw)",
           fmt::format("{} lanes x 2 x {} FMA unit{} x {:.2f} GHz (measured) = {:.1f} GFLOP/s per core (fp32, {})", b.cpu.lanes,
