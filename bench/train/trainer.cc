@@ -144,7 +144,12 @@ class Trainer {
   }
   void apply_bitflip(const std::optional<BitflipShot>& shot, cb_bitflip_tensor tensor, float* buffer,
                      std::size_t offset, std::size_t n, std::int64_t step);
-  StepComm reduce_and_update(double& updates_ms, std::optional<BitflipShot>& grad_shot, bool& updated);
+  struct Reduced {
+    StepComm comm;
+    bool updated = false;    // the optimizer ran bucket by bucket already
+    double updates_ms = 0;   // its time inside the allreduce's wait
+  };
+  Reduced reduce_and_update(bool overlap);
   int device_failed(const DeviceError& e);
   bool collective_failed(const std::string& error, const char* reason, int code);
   static std::shared_ptr<DeviceFaults> open_faults(int rank);
@@ -308,32 +313,29 @@ bool Trainer::step_once() {
     joiners_seen_ = elastic_->pending_joiners(membership_);
     extras[kExtraJoiners] = static_cast<float>(joiners_seen_.size());
   }
-  StepComm comm;
-  double updates_ms = 0;                  // the optimizer's share inside the allreduce's wait
-  std::optional<BitflipShot> grad_shot;   // gpu.bitflip in the summed gradients, taken once
-  bool updated = false;                   // the optimizer ran bucket by bucket already
-  if (allreducer_) {
-    allreducer_->begin_step(extras);
-    model_.backward(x_, dout_, count, [&](int layer) {
-      local_gradients_done(layer);
-      allreducer_->layer_done(layer);
-    });
-    const auto backward_end = Clock::now();
-    comm = reduce_and_update(updates_ms, grad_shot, updated);
-    compute_ms_ = ms_between(t0, backward_end);
-    parts_.backward_ms = ms_between(forward_end, backward_end);
-    if (!check_replicas(comm)) return false;
-  } else {
-    model_.backward(x_, dout_, count, [&](int layer) { local_gradients_done(layer); });
-    comm.extras = extras;
-    compute_ms_ = ms_between(t0, Clock::now());
-    parts_.backward_ms = ms_between(forward_end, Clock::now());
-  }
+  if (allreducer_) allreducer_->begin_step(extras);
+  model_.backward(x_, dout_, count, [&](int layer) {
+    local_gradients_done(layer);
+    if (allreducer_) allreducer_->layer_done(layer);
+  });
+  const auto backward_end = Clock::now();
+  compute_ms_ = ms_between(t0, backward_end);
   parts_.data_ms = ms_between(t0, data_end);
   parts_.forward_ms = ms_between(data_end, forward_end);
+  parts_.backward_ms = ms_between(forward_end, backward_end);
+  // gpu.bitflip in the summed gradients needs them whole: the update then waits for all.
+  const auto grad_shot = faults_ ? faults_->bitflip(CB_TENSOR_GRADIENTS) : std::nullopt;
+  Reduced reduced;
+  if (allreducer_) {
+    reduced = reduce_and_update(!grad_shot);
+    if (!check_replicas(reduced.comm)) return false;
+  } else {
+    reduced.comm.extras = extras;
+  }
+  const StepComm& comm = reduced.comm;
+  const double updates_ms = reduced.updates_ms;
   const auto opt_start = Clock::now();
-  if (!updated) {
-    if (!allreducer_) grad_shot = faults_ ? faults_->bitflip(CB_TENSOR_GRADIENTS) : std::nullopt;
+  if (!reduced.updated) {
     apply_bitflip(grad_shot, CB_TENSOR_GRADIENTS, model_.grads(), 0, model_.param_count(), step_ + 1);
     optimizer_.step(model_.params(), model_.grads(), 1.0f);
   }
@@ -358,13 +360,12 @@ bool Trainer::step_once() {
 // The step's allreduce, with the optimizer overlapping it where the reducer hands buckets
 // over one by one (tcp_ring): each bucket is updated as soon as its sums are in, while
 // later ones are still on the wire, once bucket 0's extras show the replicas agree (when
-// they do not, nothing is updated: the caller repairs). A bit flip armed for the summed
-// gradients needs them whole, so then the update waits for all (`updated` false, the
-// shot taken here is in `grad_shot`). `updates_ms`: the optimizer's time inside the wait.
-StepComm Trainer::reduce_and_update(double& updates_ms, std::optional<BitflipShot>& grad_shot, bool& updated) {
-  grad_shot = faults_ ? faults_->bitflip(CB_TENSOR_GRADIENTS) : std::nullopt;
-  StepComm comm;
-  if (!grad_shot) {
+// they do not, nothing is updated: the caller repairs). Without `overlap` (a bit flip in
+// the summed gradients needs them whole) the caller updates after it, as it does for a
+// reducer that cannot hand buckets over.
+Trainer::Reduced Trainer::reduce_and_update(bool overlap) {
+  Reduced out;
+  if (overlap) {
     const int n = static_cast<int>(membership_.members.size());
     bool agreed = false;
     const bool streamed = allreducer_->finish_each(
@@ -377,13 +378,14 @@ StepComm Trainer::reduce_and_update(double& updates_ms, std::optional<BitflipSho
         [&](std::size_t offset, std::size_t count) {
           const auto start = Clock::now();
           optimizer_.update(model_.params(), model_.grads(), 1.0f, offset, count);
-          updates_ms += ms_between(start, Clock::now());
+          out.updates_ms += ms_between(start, Clock::now());
         },
-        comm);
-    updated = streamed && agreed;  // disagreeing replicas were not updated: the caller repairs
-    if (streamed) return comm;
+        out.comm);
+    out.updated = streamed && agreed;  // disagreeing replicas were not updated: the caller repairs
+    if (streamed) return out;
   }
-  return allreducer_->finish();
+  out.comm = allreducer_->finish();
+  return out;
 }
 
 // Backward finished `layer`: its gradients are this rank's own until the allreduce takes

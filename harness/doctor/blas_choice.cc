@@ -131,6 +131,13 @@ reports::BlasCandidateRecord probe_one(const std::string& self_exe, const std::s
   return c;
 }
 
+// Measured in this process, not in a probe: no BLAS is involved, and a probe that crashes
+// loses nothing of it.
+reports::CpuPeakRecord cpu_peak_here() {
+  const auto p = bench::blas::measure_cpu_peak();
+  return {p.known, p.isa, p.lanes, p.fma_units, p.clock_ghz, p.nominal_ghz, p.fma_gflops, p.peak_gflops};
+}
+
 reports::BlasRecord probe_all(const std::string& self_exe, const CpuIdentity& cpu) {
   reports::BlasRecord b;
   b.probed_at = utc_timestamp_iso();
@@ -140,10 +147,7 @@ reports::BlasRecord probe_all(const std::string& self_exe, const CpuIdentity& cp
     if (same_name(name, detected)) continue;  // measured above
     b.candidates.push_back(probe_one(self_exe, name, b));
   }
-  // Here, not in a probe: no BLAS involved, and a probe that crashes loses nothing of it.
-  const auto peak = bench::blas::measure_cpu_peak();
-  b.cpu = {peak.known, peak.isa, peak.lanes, peak.fma_units, peak.clock_ghz, peak.nominal_ghz, peak.fma_gflops,
-           peak.peak_gflops};
+  b.cpu = cpu_peak_here();
   return b;
 }
 
@@ -303,11 +307,8 @@ BlasChoice choose_blas(const BlasChoiceOptions& o) {
     b = *cached;
     b.source = "cache";
   } else if (!o.user_coretype.empty() && !o.probe_anyway) {
-    // The user chose: nothing to decide, so no probe (seconds on a host's first run); the
-    // CPU's peak is still measured, here.
-    const auto peak = bench::blas::measure_cpu_peak();
-    b.cpu = {peak.known, peak.isa, peak.lanes, peak.fma_units, peak.clock_ghz, peak.nominal_ghz, peak.fma_gflops,
-             peak.peak_gflops};
+    // The user chose: nothing to decide, so no probe (seconds on a host's first run).
+    b.cpu = cpu_peak_here();
     b.probed_at = utc_timestamp_iso();
     b.chosen = o.user_coretype;
     b.source = o.user_source;
