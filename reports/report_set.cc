@@ -1,5 +1,7 @@
 #include "reports/report_set.h"
 
+#include "common/safe_files.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -39,16 +41,8 @@ const FormatInfo& info(ReportFormat f) {
 }
 
 void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot write {}: {}", path, ec.message()));
+  if (std::string error = common::write_file_atomically(path, text, 0644); !error.empty())
+    throw std::runtime_error(error);
 }
 
 }  // namespace

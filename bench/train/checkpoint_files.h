@@ -8,13 +8,13 @@
 
 namespace chaosbench::bench::train {
 
-// Reads the whole file into `out`. Returns 0 or the errno (ENOENT: missing).
+// Reads the whole regular file into `out`. Returns 0 or the errno (ENOENT: missing;
+// EINVAL: not a regular file, such as a FIFO, which is never opened for reading).
 int read_whole_file(const std::string& path, std::string* out);
 
-// Writes dir/name so that a crash leaves the old file or the new one, never a mix:
-//   open(dir/name.tmp, O_TRUNC) ; write ; fsync ; close ; rename(name.tmp, name) ; fsync(dir)
-// Returns "" or what failed, e.g. "write /ckpt/ckpt-000000100.full.tmp: No space left on
-// device"; the temporary file is removed on failure.
+// common::write_file_atomically(dir/name): a crash leaves the old file or the new one,
+// never a mix. Returns "" or what failed, e.g. "cannot write
+// /ckpt/.ckpt-000000100.full.3f9a…tmp: No space left on device".
 std::string write_file_atomically(const std::string& dir, const std::string& name, std::string_view bytes);
 
 }  // namespace chaosbench::bench::train

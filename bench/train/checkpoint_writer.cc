@@ -7,6 +7,8 @@
 // hand-over (job, busy, stop) and the finished results.
 #include "bench/train/checkpoint_writer.h"
 
+#include "common/trusted_directory.h"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -180,10 +182,9 @@ void CheckpointWriter::Impl::run() {
 }
 
 CheckpointWriter::CheckpointWriter(CheckpointConfig config) : impl_(std::make_unique<Impl>()) {
-  std::error_code ec;
-  std::filesystem::create_directories(config.dir, ec);
-  if (ec || !std::filesystem::is_directory(config.dir))
-    throw std::runtime_error(fmt::format("cannot create checkpoint directory {}: {}", config.dir, ec.message()));
+  // Checkpoints are read back as the next run's state: nobody else may write here.
+  if (std::string why = common::make_trusted_directory(config.dir, 0750); !why.empty())
+    throw std::runtime_error(fmt::format("checkpoint directory: {}", why));
   impl_->dir = std::filesystem::absolute(config.dir).lexically_normal().string();
   if (impl_->dir.size() > 1 && impl_->dir.back() == '/') impl_->dir.pop_back();
   impl_->config = std::move(config);

@@ -1,5 +1,7 @@
 #include "bench/train/membership.h"
 
+#include "common/safe_files.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -22,20 +24,8 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(10);
 
-// Writes `text` to a unique temporary file beside `path` and returns its name.
-std::string write_temp(const std::string& path, const std::string& text, int rank) {
-  const std::string tmp = fmt::format("{}.tmp{}.{}", path, rank, ::getpid());
-  std::ofstream out(tmp, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-  return tmp;
-}
-
-void write_atomically(const std::string& path, const std::string& text, int rank) {
-  const std::string tmp = write_temp(path, text, rank);
-  if (::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error(fmt::format("cannot rename {}: {}", tmp, std::strerror(errno)));
+void write_atomically(const std::string& path, const std::string& text) {
+  if (std::string error = common::write_file_atomically(path, text); !error.empty()) throw std::runtime_error(error);
 }
 
 std::string encode(const Membership& m) {
@@ -101,11 +91,9 @@ int MembershipStore::newest_generation() const {
 
 Membership MembershipStore::propose(const Membership& proposal) {
   const std::string path = fmt::format("{}/gen-{}", dir_, proposal.generation);
-  const std::string tmp = write_temp(path, encode(proposal), rank_);
-  const bool won = ::link(tmp.c_str(), path.c_str()) == 0;
-  const int err = errno;
-  ::unlink(tmp.c_str());
-  if (!won && err != EEXIST) throw std::runtime_error(fmt::format("cannot create {}: {}", path, std::strerror(err)));
+  // The first proposal to land is the generation; later ones read it.
+  if (std::string error = common::write_file_once(path, encode(proposal)); !error.empty() && error != "EEXIST")
+    throw std::runtime_error(error);
   auto agreed = read_generation(proposal.generation);
   if (!agreed) throw std::runtime_error(fmt::format("{} is unreadable", path));
   return *agreed;
@@ -116,7 +104,7 @@ Membership MembershipStore::agree_after_failure(const Membership& current, std::
   const int next = current.generation + 1;
   const std::string alive = fmt::format("{}/gen-{}.alive", dir_, next);
   fs::create_directories(alive);
-  write_atomically(fmt::format("{}/{}", alive, rank_), std::to_string(step), rank_);
+  write_atomically(fmt::format("{}/{}", alive, rank_), std::to_string(step));
   const auto deadline = Clock::now() + settle_ + timeout;
   auto last_change = Clock::now();
   std::size_t seen = 0;
@@ -150,7 +138,7 @@ std::optional<Membership> MembershipStore::wait_for_admission(int after, std::ch
   const auto deadline = Clock::now() + timeout;
   int g = after + 1;
   while (Clock::now() < deadline && !finished()) {
-    if (!fs::exists(request)) write_atomically(request, "-1", rank_);
+    if (!fs::exists(request)) write_atomically(request, "-1");
     while (auto m = read_generation(g)) {
       if (m->index_of(rank_) >= 0) {
         fs::remove(fmt::format("{}/join/{}", dir_, rank_));
@@ -199,7 +187,7 @@ std::optional<Membership> MembershipStore::await_generation(int generation, std:
   return std::nullopt;
 }
 
-void MembershipStore::mark_finished() { write_atomically(dir_ + "/done", "", rank_); }
+void MembershipStore::mark_finished() { write_atomically(dir_ + "/done", ""); }
 
 bool MembershipStore::finished() const { return fs::exists(dir_ + "/done"); }
 

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "common/safe_files.h"
 #include "harness/host_error.h"
 
 namespace chaosbench::harness {
@@ -95,12 +96,9 @@ bool bind_read_only(const char* source, const char* target) {
   ::_exit(0);
 }
 
+// Mode 0644: every workload reads these, whoever it runs as.
 void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw HostError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-  ::chmod(path.c_str(), 0644);
+  if (std::string error = common::write_file_atomically(path, text, 0644); !error.empty()) throw HostError(error);
 }
 
 bool exists(const char* path) {

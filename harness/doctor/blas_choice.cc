@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/blas/blas_probe.h"
+#include "common/safe_files.h"
 #include "bench/blas/cpu_peak.h"
 #include "faults/network/netns.h"
 #include "harness/host_error.h"
@@ -203,10 +204,7 @@ void write_cache(const std::string& dir, const std::string& path, const std::str
     j["format"] = kCacheFormat;
     j["fingerprint"] = key;
     j["blas"] = reports::blas_json(b);
-    // A name of this process's own, so two runs probing at once never share a temporary.
-    const std::string mine = fmt::format("{}.{}", path, ::getpid());
-    write_file_atomically(mine, j.dump(2) + "\n");
-    std::filesystem::rename(mine, path);
+    common::write_file_atomically(path, j.dump(2) + "\n", 0600);
   } catch (const std::exception&) {
   }
 }

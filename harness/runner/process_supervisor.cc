@@ -1,5 +1,7 @@
 #include "harness/runner/process_supervisor.h"
 
+#include "common/safe_files.h"
+
 #include <cerrno>
 #include <sched.h>
 #include <sys/resource.h>
@@ -56,7 +58,7 @@ struct ChildPlan {
   const char* path;
   char* const* argv;
   char* const* envp;
-  const char* stdout_path;
+  const char* stdout_path;  // null: /dev/null
   const char* stderr_path;
   bool shared_log;
   const char* cwd;  // nullptr: stay
@@ -81,10 +83,12 @@ struct ChildPlan {
   ::_exit(127);
 }
 
-// Opens `path` onto `target`; returns 0 or the errno.
-int redirect(const char* path, int flags, int target) {
-  int fd = ::open(path, flags | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
+// Opens the log `path` onto `target`, or /dev/null when `path` is null; returns 0 or the
+// errno. A log is created fresh (common::create_file_fresh), so a link planted under its
+// name is never followed.
+int redirect(const char* path, int target) {
+  int fd = path != nullptr ? common::create_file_fresh(path) : ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return path != nullptr ? -fd : errno;
   if (fd == target) return ::fcntl(fd, F_SETFD, 0) == 0 ? 0 : errno;  // keep it across exec
   int rc = ::dup2(fd, target);  // the duplicate does not inherit O_CLOEXEC
   int err = errno;
@@ -104,16 +108,15 @@ int redirect(const char* path, int flags, int target) {
   }
   ::sigprocmask(SIG_SETMASK, &p.empty_mask, nullptr);
   ::setpriority(PRIO_PROCESS, 0, p.nice);  // best effort: never inherit the harness's boost
-  if (int err = redirect("/dev/null", O_RDONLY, STDIN_FILENO)) {
+  if (int err = redirect(nullptr, STDIN_FILENO)) {
     child_fail(p.error_fd, Stage::kStdin, err);
   }
-  constexpr int kLogFlags = O_WRONLY | O_CREAT | O_TRUNC;
-  if (int err = redirect(p.stdout_path, kLogFlags, STDOUT_FILENO)) {
+  if (int err = redirect(p.stdout_path, STDOUT_FILENO)) {
     child_fail(p.error_fd, Stage::kStdout, err);
   }
   if (p.shared_log) {
     if (::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) child_fail(p.error_fd, Stage::kStderr, errno);
-  } else if (int err = redirect(p.stderr_path, kLogFlags, STDERR_FILENO)) {
+  } else if (int err = redirect(p.stderr_path, STDERR_FILENO)) {
     child_fail(p.error_fd, Stage::kStderr, err);
   }
 #if defined(SYS_close_range) && defined(CLOSE_RANGE_CLOEXEC)
@@ -305,8 +308,8 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
   plan.path = path.c_str();
   plan.argv = argv.data();
   plan.envp = envp.data();
-  plan.stdout_path = spec.stdout_path.empty() ? "/dev/null" : spec.stdout_path.c_str();
-  plan.stderr_path = spec.stderr_path.empty() ? "/dev/null" : spec.stderr_path.c_str();
+  plan.stdout_path = spec.stdout_path.empty() ? nullptr : spec.stdout_path.c_str();
+  plan.stderr_path = spec.stderr_path.empty() ? nullptr : spec.stderr_path.c_str();
   plan.shared_log = !spec.stdout_path.empty() && spec.stdout_path == spec.stderr_path;
   // In another mount namespace the process starts at its root: it goes to the harness's
   // directory, or the spec's resolved against it (the namespace is a copy of the harness's).

@@ -26,8 +26,8 @@ struct ProcessSpec {
   std::vector<std::string> argv;    // argv[0] is looked up in PATH when it has no '/'
   std::map<std::string, std::string> env;  // added to (and overriding) the harness's environment
   std::string cwd;                  // empty: the harness's working directory
-  std::string stdout_path;          // file the process's stdout goes to (created/truncated);
-                                    // empty: /dev/null
+  std::string stdout_path;          // file the process's stdout goes to, created fresh (an
+                                    // entry there is replaced, mode 0640); empty: /dev/null
   std::string stderr_path;          // file the process's stderr goes to; the same path as
                                     // stdout_path shares one file (and one offset)
   int netns_fd = -1;                // network namespace to run in (setns before exec); -1: the harness's

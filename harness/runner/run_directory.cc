@@ -1,5 +1,7 @@
 #include "harness/runner/run_directory.h"
 
+#include "common/safe_files.h"
+#include "common/trusted_directory.h"
 #include "harness/host_error.h"
 #include "harness/journal/journal.h"
 
@@ -48,9 +50,12 @@ std::string RunDirectory::resolve_out(const std::string& out, const std::string&
 
 RunDirectory::RunDirectory(const std::string& out, const std::string& run_id, Journal& journal)
     : out_(out), journal_(journal) {
-  std::error_code ec;
-  fs::create_directories(fs::path(out_) / "logs", ec);
-  if (ec) throw HostError(fmt::format("cannot create the output directory {}: {}", out_, ec.message()));
+  // Root writes here: a directory someone else owns or may write could redirect those
+  // writes through links (see common/trusted_directory.h).
+  for (const std::string& dir : {out_, out_ + "/logs"}) {
+    if (std::string why = common::make_trusted_directory(dir, 0750); !why.empty())
+      throw HostError(fmt::format("output directory: {}", why));
+  }
   // Short, so the socket path fits sockaddr_un (108 bytes); journaled before it exists.
   runtime_ = "/tmp/chaosbench-" + run_id;
   runtime_entry_ = journal_.record_path(runtime_);
@@ -67,24 +72,7 @@ RunDirectory::~RunDirectory() {
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw HostError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      throw HostError(fmt::format("cannot write {}: {}", tmp, std::strerror(err)));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::fsync(fd);
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0)
-    throw HostError(fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(errno)));
+  if (std::string error = common::write_file_atomically(path, content); !error.empty()) throw HostError(error);
 }
 
 }  // namespace chaosbench::harness

@@ -15,8 +15,9 @@ class RunDirectory {
   // `out`, made absolute, or runs/<name>-<UTC timestamp> when empty. Creates nothing.
   static std::string resolve_out(const std::string& out, const std::string& scenario_name);
 
-  // Creates `out` (and parents) with logs/ in it, then journals and creates the runtime
-  // directory. Throws HostError (exit 3) naming the path on failure.
+  // Creates `out` (mode 0750; missing parents 0755) with logs/ in it, or accepts an
+  // existing one only if it is trusted (common/trusted_directory.h); then journals and
+  // creates the runtime directory. Throws HostError (exit 3) naming the path on failure.
   RunDirectory(const std::string& out, const std::string& run_id, Journal& journal);
   ~RunDirectory();  // removes the runtime directory through the journal
   RunDirectory(const RunDirectory&) = delete;
@@ -32,7 +33,7 @@ class RunDirectory {
   std::uint64_t runtime_entry_ = 0;
 };
 
-// Writes `content` to `path` atomically (temp file, fsync, rename); HostError on failure.
+// common::write_file_atomically (mode 0640), throwing HostError on failure.
 void write_file_atomically(const std::string& path, const std::string& content);
 
 // "2026-11-29T21:00:00Z"

@@ -1,6 +1,9 @@
 #include "harness/runner/timeline_log.h"
 
+#include "common/safe_files.h"
+
 #include <cerrno>
+#include <unistd.h>
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
@@ -8,8 +11,15 @@
 
 namespace chaosbench::harness {
 
-TimelineLog::TimelineLog(const std::string& path) : file_(std::fopen(path.c_str(), "we")) {
-  if (!file_) throw std::runtime_error(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+TimelineLog::TimelineLog(const std::string& path) {
+  // A fresh file, never one reached through a link planted in the output directory.
+  const int fd = common::create_file_fresh(path.c_str());
+  if (fd >= 0) file_ = ::fdopen(fd, "w");
+  if (!file_) {
+    const int err = fd < 0 ? -fd : errno;
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error(fmt::format("cannot create {}: {}", path, std::strerror(err)));
+  }
 }
 
 TimelineLog::~TimelineLog() {
