@@ -36,17 +36,4 @@ nlohmann::json parse_json_bounded(std::string_view text, std::string* error, std
   return j;
 }
 
-TextPosition position_of(std::string_view text, std::size_t offset) {
-  TextPosition p;
-  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++p.line;
-      p.column = 1;
-    } else {
-      ++p.column;
-    }
-  }
-  return p;
-}
-
 }  // namespace chaosbench::common

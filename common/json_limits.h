@@ -29,11 +29,4 @@ JsonDepth check_json_depth(std::string_view text, std::size_t max_depth = kMaxJs
 nlohmann::json parse_json_bounded(std::string_view text, std::string* error = nullptr,
                                   std::size_t max_depth = kMaxJsonDepth);
 
-// 1-based line and column of byte `offset` in `text`, for messages about files.
-struct TextPosition {
-  std::size_t line = 1;
-  std::size_t column = 1;
-};
-TextPosition position_of(std::string_view text, std::size_t offset);
-
 }  // namespace chaosbench::common

@@ -2,6 +2,9 @@
 
 #include "reports/blas_json.h"
 
+#include "common/json_limits.h"
+#include "common/safe_files.h"
+
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -216,9 +219,18 @@ std::string to_json(const RunResult& run, int indent) {
   return text.replace(at, marker.size(), series_text(run.series, indent));
 }
 
+RunResult read_results_file(const std::string& path) {
+  std::string text;
+  if (std::string error = common::read_regular_file(path, text, kMaxResultsBytes); !error.empty())
+    throw std::runtime_error(error);
+  return from_json(text);
+}
+
 RunResult from_json(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw std::runtime_error("not a JSON object");
+  std::string error;
+  json j = common::parse_json_bounded(text, &error);
+  if (j.is_discarded()) throw std::runtime_error(error);
+  if (!j.is_object()) throw std::runtime_error("not a JSON object");
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
     throw std::runtime_error("no schema_version: not a chaosbench results file");
   RunResult r;

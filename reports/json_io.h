@@ -2,6 +2,7 @@
 // so `chaosbench report` can regenerate every report from the file alone.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "reports/run_model.h"
@@ -12,5 +13,11 @@ std::string to_json(const RunResult& run, int indent = 2);
 
 // Throws std::runtime_error naming what is wrong when the text is not a results file.
 RunResult from_json(const std::string& text);
+
+// Reads and parses a results file: a regular file (a FIFO or device is refused, never
+// read) of at most kMaxResultsBytes. Throws std::runtime_error saying why, without the
+// file's name (the caller adds it) and never quoting its content.
+inline constexpr std::size_t kMaxResultsBytes = std::size_t{1} << 30;
+RunResult read_results_file(const std::string& path);
 
 }  // namespace chaosbench::reports

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "bench/common/device_error.h"
+#include "common/unique_fd.h"
 #include "bench/common/device_faults.h"
 #include "bench/train/replica_check.h"
 #include "faults/gpu/gpu_fault.h"
@@ -26,9 +27,10 @@ namespace {
 struct Block {
   test::TempDir dir;
   std::string path = dir.file("rank0.ctl");
+  common::UniqueFd memfd{FaultControl::create(path, 0)};
   std::unique_ptr<FaultControl> harness;
   Block() {
-    REQUIRE(FaultControl::create(path, 0));
+    REQUIRE(memfd);
     harness = FaultControl::open(path);
     REQUIRE(harness);
   }
@@ -227,7 +229,7 @@ TEST_CASE("gpu faults: replica fingerprints agree, name a strict majority, or ca
 TEST_CASE("gpu faults: a gpu fault arms its slot in each target rank's block, journaled, and disarms on revert",
           "[gpu-faults]") {
   test::TempDir dir;
-  for (int r = 0; r < 3; ++r) REQUIRE(FaultControl::create(faults::control_path(dir.path(), r), r));
+  for (int r = 0; r < 3; ++r) REQUIRE(FaultControl::create(faults::control_path(dir.path(), r), r) >= 0);
   faults::Params p;
   p.set("error", std::string("illegal_address"));
   p.set("code", std::int64_t{0});

@@ -71,7 +71,7 @@ ModelWeights load_weights(const std::vector<int>& layers, const std::optional<st
     std::vector<train::RejectedCheckpoint> rejected;
     for (const char* optimizer : {"sgd", "adamw"}) {
       const auto key = fmt::format("mlp {} {}", fmt::join(layers, "-"), optimizer);
-      auto loaded = train::load_latest_checkpoint(*checkpoint_dir, key, &rejected);
+      auto loaded = train::load_latest_checkpoint(*checkpoint_dir, key, &rejected, param_count(layers));
       if (!loaded) continue;
       for (auto& [name, buffer] : loaded->state.buffers) {
         if (name != "params") continue;

@@ -174,6 +174,9 @@ std::string encode_checkpoint(const CheckpointState& state, const CheckpointStat
   return file;
 }
 
+// 128 KiB out of every 4 bytes in: the most any zstd frame can expand.
+constexpr std::uint64_t kMaxZstdRatio = (128 * 1024) / 4;
+
 std::string parse_checkpoint_header(std::string_view file, CheckpointHeader* out) {
   if (file.size() < kFixedBytes) return fmt::format("truncated ({} bytes, shorter than a header)", file.size());
   const char* h = file.data();
@@ -232,6 +235,10 @@ std::string decode_checkpoint(std::string_view file, const CheckpointHeader& hea
   if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN) return "payload is not a zstd frame";
   if (content != header.raw_bytes)
     return fmt::format("payload decompresses to {} bytes, expected {}", content, header.raw_bytes);
+  // Nothing is allocated for a size the payload cannot produce: the densest zstd block
+  // (RFC 8878 3.1.1.2: an RLE block, a 3-byte header and 1 byte) yields at most 128 KiB.
+  if (header.raw_bytes / kMaxZstdRatio > header.payload_bytes)
+    return fmt::format("payload of {} bytes cannot decompress to {} bytes", header.payload_bytes, header.raw_bytes);
 
   if (header.kind == CheckpointKind::kDelta) {
     if (!base) return "delta without its base";

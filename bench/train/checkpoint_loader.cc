@@ -49,8 +49,9 @@ std::vector<Candidate> scan_directory(const std::string& dir) {
 
 class Verifier {
  public:
-  Verifier(std::string dir, std::string model_key, const std::optional<CheckpointManifest>& manifest)
-      : dir_(std::move(dir)), model_key_(std::move(model_key)), manifest_(manifest) {}
+  Verifier(std::string dir, std::string model_key, std::uint64_t buffer_elements,
+           const std::optional<CheckpointManifest>& manifest)
+      : dir_(std::move(dir)), model_key_(std::move(model_key)), buffer_elements_(buffer_elements), manifest_(manifest) {}
 
   // Verifies and decodes one candidate (and, for a delta, its base). "" or the reason.
   std::string load(const Candidate& c, CheckpointState* out) {
@@ -75,7 +76,7 @@ class Verifier {
   // the model key; the payload is checked by decode_checkpoint.
   std::string read_and_check(const Candidate& c, std::string* bytes, CheckpointHeader* header) const {
     if (int err = read_whole_file(dir_ + "/" + c.file, bytes); err != 0)
-      return err == ENOENT ? "missing" : std::strerror(err);
+      return err == ENOENT ? "missing" : err == EINVAL ? "not a regular file" : std::strerror(err);
     if (c.entry) {
       if (bytes->size() < c.entry->bytes) return fmt::format("truncated ({} of {} bytes)", bytes->size(), c.entry->bytes);
       if (bytes->size() != c.entry->bytes)
@@ -87,6 +88,12 @@ class Verifier {
         (c.entry && header->base_step != c.entry->base_step))
       return c.entry ? "header disagrees with the manifest" : "header disagrees with the file name";
     if (header->model_key != model_key_) return fmt::format("model key differs (\"{}\")", header->model_key);
+    if (header->buffers.size() > kMaxCheckpointBuffers)
+      return fmt::format("{} buffers, more than any model has", header->buffers.size());
+    for (const auto& [name, size] : header->buffers) {
+      if (buffer_elements_ != 0 && size != buffer_elements_)
+        return fmt::format("buffer of {} elements, the model has {}", size, buffer_elements_);
+    }
     return "";
   }
 
@@ -113,6 +120,7 @@ class Verifier {
 
   std::string dir_;
   std::string model_key_;
+  std::uint64_t buffer_elements_;
   const std::optional<CheckpointManifest>& manifest_;
   std::map<std::int64_t, std::pair<std::optional<CheckpointState>, std::string>> fulls_;
 };
@@ -120,7 +128,7 @@ class Verifier {
 }  // namespace
 
 std::optional<LoadResult> load_latest_checkpoint(const std::string& dir, const std::string& model_key,
-                                                 std::vector<RejectedCheckpoint>* rejected) {
+                                                 std::vector<RejectedCheckpoint>* rejected, std::uint64_t buffer_elements) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<RejectedCheckpoint> tried;
   std::optional<LoadResult> result;
@@ -138,7 +146,7 @@ std::optional<LoadResult> load_latest_checkpoint(const std::string& dir, const s
       std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
         return a.step != b.step ? a.step > b.step : a.kind < b.kind;
       });
-      Verifier verifier(dir, model_key, manifest);
+      Verifier verifier(dir, model_key, buffer_elements, manifest);
       for (const Candidate& c : candidates) {
         CheckpointState state;
         std::string why;

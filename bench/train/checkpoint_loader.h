@@ -31,7 +31,12 @@ struct LoadResult {
 
 // nullopt when the directory holds no good checkpoint for model_key (also when it does
 // not exist); `rejected` then lists what was tried (out-parameter, may be null).
+// `buffer_elements`, when not 0, is the element count of every buffer the caller's model
+// has (its parameter count): a header whose table says otherwise, or lists more than
+// kMaxCheckpointBuffers, is rejected before anything is allocated for its payload.
+inline constexpr std::size_t kMaxCheckpointBuffers = 8;
 std::optional<LoadResult> load_latest_checkpoint(const std::string& dir, const std::string& model_key,
-                                                 std::vector<RejectedCheckpoint>* rejected = nullptr);
+                                                 std::vector<RejectedCheckpoint>* rejected = nullptr,
+                                                 std::uint64_t buffer_elements = 0);
 
 }  // namespace chaosbench::bench::train

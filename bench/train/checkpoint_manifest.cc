@@ -8,8 +8,15 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/train/checkpoint_files.h"
+#include "common/json_limits.h"
 
 namespace chaosbench::bench::train {
+namespace {
+
+// Far above what retention keeps (a few hundred bytes per entry).
+constexpr std::size_t kMaxManifestBytes = 16 << 20;
+
+}  // namespace
 
 std::string manifest_to_json(const CheckpointManifest& manifest) {
   nlohmann::json entries = nlohmann::json::array();
@@ -34,7 +41,10 @@ std::optional<CheckpointManifest> read_manifest(const std::string& dir, std::str
   if (int err = read_whole_file(dir + "/" + kManifestFile, &text); err != 0)
     return fail(err == ENOENT ? "missing" : std::strerror(err));
   try {
-    nlohmann::json j = nlohmann::json::parse(text);
+    if (text.size() > kMaxManifestBytes) return fail("larger than a manifest can be");
+    std::string bad;
+    nlohmann::json j = common::parse_json_bounded(text, &bad);
+    if (j.is_discarded()) return fail(bad);
     if (j.at("version").get<int>() != 1) return fail("unknown version");
     CheckpointManifest m;
     m.model_key = j.at("model_key").get<std::string>();

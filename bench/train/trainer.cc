@@ -260,7 +260,7 @@ void Trainer::start(const char* reason) {
 void Trainer::restore_checkpoint() {
   if (cfg_.checkpoint_dir.empty()) return;
   std::vector<RejectedCheckpoint> rejected;
-  auto loaded = load_latest_checkpoint(cfg_.checkpoint_dir, state_.model_key(), &rejected);
+  auto loaded = load_latest_checkpoint(cfg_.checkpoint_dir, state_.model_key(), &rejected, model_.param_count());
   for (const auto& r : rejected) {
     metrics_.event("checkpoint_rejected", {{"step", r.step}, {"file", r.file}, {"reason", r.reason}});
     log(fmt::format("checkpoint {} rejected: {}", r.file, r.reason));

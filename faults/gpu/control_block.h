@@ -3,10 +3,14 @@
  * trainer's and server's device layer, bench/common/device_faults.h; the CUDA/NCCL
  * interposer libchaosbench_cuda.so; any program in any language that maps it).
  *
- * One file per rank, CB_CONTROL_SIZE bytes, created zero-filled with magic, version and
- * rank by the harness before the rank starts, at <run dir>/control/rank<R>.ctl; the rank
- * finds its path in the environment variable CHAOSBENCH_FAULT_CONTROL. Both sides
- * mmap it MAP_SHARED, so a change is seen by the next call that reads it (no syscall).
+ * One block per rank, CB_CONTROL_SIZE bytes, created zero-filled with magic, version and
+ * rank by the harness before the rank starts. It is a sealed memfd of the harness's
+ * (its size can never change, so no rank can make the harness's mapping fault), reached
+ * through the link <run dir>/control/rank<R>.ctl -> /proc/<harness pid>/fd/<fd>; the
+ * rank finds that path in the environment variable CHAOSBENCH_FAULT_CONTROL and opens it
+ * like a file (which needs the rights to read the harness's /proc entries: root, as
+ * ranks run today). Both sides mmap it MAP_SHARED, so a change is seen by the next call
+ * that reads it (no syscall).
  *
  * One slot per fault kind, so kinds combine (a slowdown and a bit flip at once).
  * Access protocol (every field is a naturally aligned 64-bit word; use atomic loads and

@@ -19,6 +19,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/types.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,22 +76,29 @@ class FaultControl {
     return open(path, why);
   }
 
-  // Creates (or resets) a zero-filled control file for `rank`. Harness side. Throws
-  // nothing; returns false with errno set when it cannot.
-  static bool create(const std::string& path, std::uint64_t rank) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return false;
+  // Creates a zero-filled control block for `rank`: a memfd sealed against any change of
+  // size (a rank that truncates it cannot make a mapping of it fault), and at `path` (which
+  // must not exist) a link to it that any process of this host can open. Harness side.
+  // Returns the memfd, which the caller keeps open for as long as the block is used (the
+  // link dangles once it is closed), or -1 with errno set. Throws nothing.
+  static int create(const std::string& path, std::uint64_t rank) {
+    const int fd = ::memfd_create("chaosbench-fault-control", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
     cb_control_block block{};
     block.magic = CB_CONTROL_MAGIC;
     block.version = CB_CONTROL_VERSION;
     block.rank = rank;
     char page[CB_CONTROL_SIZE] = {};
     std::memcpy(page, &block, sizeof block);
-    const bool ok = ::write(fd, page, sizeof page) == static_cast<ssize_t>(sizeof page);
+    const std::string target = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fd);
+    const bool ok = ::write(fd, page, sizeof page) == static_cast<ssize_t>(sizeof page) &&
+                    ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0 &&
+                    ::symlink(target.c_str(), path.c_str()) == 0;
+    if (ok) return fd;
     const int saved = errno;
     ::close(fd);
     errno = saved;
-    return ok;
+    return -1;
   }
 
   ~FaultControl() { munmap(block_, CB_CONTROL_SIZE); }

@@ -23,15 +23,8 @@ namespace {
 // nullopt (and the reason on stderr, naming the file) when the file cannot be read or is
 // not a results file.
 std::optional<reports::RunResult> load_results(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    std::cerr << fmt::format("chaosbench compare: {}: cannot open\n", file);
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
   try {
-    return reports::from_json(text.str());
+    return reports::read_results_file(file);
   } catch (const std::exception& e) {
     std::cerr << fmt::format("chaosbench compare: {}: {}\n", file, e.what());
     return std::nullopt;

@@ -31,13 +31,9 @@ int cmd_report(const Args& args) {
   }
   if (!cl.vm.count("results")) throw UsageError("no results file given");
   const auto path = cl.vm["results"].as<std::string>();
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("{}: cannot read the file", path));
-  std::stringstream text;
-  text << in.rdbuf();
   reports::RunResult result;
   try {
-    result = reports::from_json(text.str());
+    result = reports::read_results_file(path);
   } catch (const std::exception& e) {
     throw UsageError(fmt::format("{}: not a chaosbench results file: {}", path, e.what()));
   }

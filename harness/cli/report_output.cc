@@ -35,12 +35,8 @@ ReportOptions read_report_options(const po::variables_map& vm) {
   }
   if (vm.count("baseline")) {
     const auto path = vm["baseline"].as<std::string>();
-    std::ifstream in(path);
-    if (!in) throw UsageError(fmt::format("--baseline {}: cannot read the file", path));
-    std::stringstream text;
-    text << in.rdbuf();
     try {
-      out.baseline = reports::from_json(text.str());
+      out.baseline = reports::read_results_file(path);
     } catch (const std::exception& e) {
       throw UsageError(fmt::format("--baseline {}: not a chaosbench results file: {}", path, e.what()));
     }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/unique_fd.h"
 #include "faults/fault.h"
 #include "harness/cli/exit_code.h"
 #include "faults/network/network_plane.h"
@@ -133,7 +134,8 @@ class Run {
   std::set<int> nodes_down_;                // killed without restart_after: never back
   double attempt_started_s_ = 0;
   bool unwinding_ = false;
-  std::string control_dir_;  // the ranks' GPU fault control blocks
+  std::string control_dir_;  // the ranks' GPU fault control blocks (links to control_fds_)
+  std::vector<common::UniqueFd> control_fds_;  // their sealed memfds, open for the whole run
   std::string interposer_;   // libchaosbench_cuda.so to preload, or ""
   std::unique_ptr<ProgressLine> progress_;  // the loop ended: exits from here on are the harness's doing
   std::vector<std::unique_ptr<faults::Fault>> faults_;  // by occurrence

@@ -72,7 +72,7 @@ RunDirectory::~RunDirectory() {
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
-  if (std::string error = common::write_file_atomically(path, content); !error.empty()) throw HostError(error);
+  if (std::string error = common::write_file_atomically(path, content, 0644); !error.empty()) throw HostError(error);
 }
 
 }  // namespace chaosbench::harness

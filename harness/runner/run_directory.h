@@ -33,7 +33,7 @@ class RunDirectory {
   std::uint64_t runtime_entry_ = 0;
 };
 
-// common::write_file_atomically (mode 0640), throwing HostError on failure.
+// common::write_file_atomically (mode 0644, as reports), throwing HostError on failure.
 void write_file_atomically(const std::string& path, const std::string& content);
 
 // "2026-11-29T21:00:00Z"

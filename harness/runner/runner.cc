@@ -275,8 +275,10 @@ void Run::create_control_blocks() {
   fs::create_directories(control_dir_);
   for (const auto& l : launches_) {
     const std::string path = faults::control_path(control_dir_, l.rank);
-    if (!faults::gpu::FaultControl::create(path, static_cast<std::uint64_t>(l.rank)))
+    const int fd = faults::gpu::FaultControl::create(path, static_cast<std::uint64_t>(l.rank));
+    if (fd < 0)
       throw HostError(fmt::format("cannot create the fault control block {}: {}", path, std::strerror(errno)));
+    control_fds_.emplace_back(fd);
   }
   interposer_ = gpu_interposer_for(scenario_, self_exe());
 }

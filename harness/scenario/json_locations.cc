@@ -1,5 +1,7 @@
 #include "harness/scenario/json_locations.h"
 
+#include "common/json_limits.h"
+
 #include <set>
 
 namespace chaosbench::harness {
@@ -21,25 +23,8 @@ TextPosition position_of(std::string_view text, std::size_t offset) {
 }
 
 std::optional<std::size_t> find_nesting_over(std::string_view text, std::size_t limit) {
-  std::size_t depth = 0;
-  bool in_string = false, escaped = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return i;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return std::nullopt;
+  const auto depth = common::check_json_depth(text, limit);
+  return depth.ok ? std::nullopt : std::optional<std::size_t>(depth.offset);
 }
 
 std::string join_path(std::string_view parent, std::string_view key) {
