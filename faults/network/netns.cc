@@ -11,6 +11,8 @@
 #include <system_error>
 #include <unistd.h>
 
+#include "common/program_path.h"
+
 namespace chaosbench::faults {
 namespace {
 
@@ -44,6 +46,53 @@ bool drain(int out_fd, int err_fd, std::string& out, std::string& err, std::chro
     }
   }
   return true;
+}
+
+// What the child of run_in_netns execs, all made before fork.
+struct ChildArgs {
+  std::string program;  // resolved in PATH; "" when not found
+  std::vector<std::string> env_strings;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+};
+
+ChildArgs prepare_child(const std::vector<std::string>& argv, const std::vector<std::string>* environment) {
+  ChildArgs c;
+  if (environment) {
+    c.env_strings = *environment;
+  } else {
+    for (char** e = environ; *e != nullptr; ++e) c.env_strings.emplace_back(*e);
+  }
+  std::string path_var = "/bin:/usr/bin";
+  for (const auto& e : c.env_strings)
+    if (e.rfind("PATH=", 0) == 0) path_var = e.substr(5);
+  int err = 0;
+  c.program = common::resolve_program(argv[0], path_var, "", err);
+  for (const auto& a : argv) c.argv.push_back(const_cast<char*>(a.c_str()));
+  c.argv.push_back(nullptr);
+  for (const auto& e : c.env_strings) c.envp.push_back(const_cast<char*>(e.c_str()));
+  c.envp.push_back(nullptr);
+  return c;
+}
+
+// The child: async-signal-safe calls only. Nothing outlives the harness.
+[[noreturn]] void child_exec(const ChildArgs& c, int netns_fd, int out_fd, int err_fd) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) ::_exit(126);
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, 0);
+  ::dup2(out_fd, 1);
+  ::dup2(err_fd, 2);
+  if (!c.program.empty()) ::execve(c.program.c_str(), c.argv.data(), c.envp.data());
+  ::_exit(127);
 }
 
 }  // namespace
@@ -110,32 +159,18 @@ CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, s
     ::close(out_pipe[1]);
     throw std::system_error(errno, std::generic_category(), "pipe");
   }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  if (environment) {
-    for (const auto& e : *environment) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
-  }
+  // Everything the child needs is made here: between fork and exec it may only make
+  // async-signal-safe calls (execvp searches PATH with allocations; execve does not).
+  const ChildArgs child = prepare_child(argv, environment);
   const auto deadline = std::chrono::steady_clock::now() + limit;
+  // Signals stay blocked across fork, so no handler of this process ever runs in the
+  // child (it could write to the harness's own pipes); the child resets them, then unblocks.
+  sigset_t all, saved;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, &saved);
   pid_t pid = ::fork();
-  if (pid == 0) {
-    // Child: only async-signal-safe calls from here on. Nothing outlives the harness.
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) ::_exit(126);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (environment) ::execvpe(args[0], args.data(), envp.data());
-    else ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
+  if (pid == 0) child_exec(child, netns_fd, out_pipe[1], err_pipe[1]);
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   if (pid < 0) {

@@ -1,3 +1,4 @@
+#include "common/trusted_directory.h"
 #include "harness/cli/cmd_bench_micro.h"
 
 #include <filesystem>
@@ -37,9 +38,8 @@ int bench_micro(const Args& args) {
   run.min_time = cl.vm["min-time"].as<double>();
   if (!(run.min_time > 0) || run.min_time > 60) throw UsageError("--min-time must be in (0, 60] seconds");
   const std::string out = RunDirectory::resolve_out(cl.vm.count("out") ? cl.vm["out"].as<std::string>() : "", "micro");
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) throw HostError(fmt::format("cannot create the output directory {}: {}", out, ec.message()));
+  if (std::string why = common::make_trusted_directory(out, 0750); !why.empty())
+    throw HostError(fmt::format("output directory: {}", why));
 
   auto suite = micro_suite({.run_dir = out, .scenario_file = cl.vm["scenario"].as<std::string>()});
   auto outcome = run_micro_suite(suite, run, std::cout);

@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "common/trusted_directory.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
+#include "harness/host_error.h"
 #include "harness/cli/report_output.h"
 #include "reports/json_io.h"
 
@@ -41,9 +43,8 @@ int cmd_report(const Args& args) {
   namespace fs = std::filesystem;
   const fs::path source_dir = fs::absolute(path).parent_path();
   const std::string dir = cl.vm.count("out") ? cl.vm["out"].as<std::string>() : source_dir.string();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir)) throw UsageError(fmt::format("--out {}: cannot create the directory", dir));
+  if (std::string why = common::make_trusted_directory(dir, 0750); !why.empty())
+    throw HostError(fmt::format("output directory: {}", why));
   if (options_read.requests.empty()) {
     // The input stays as it is unless the reports go elsewhere or a comparison changes it.
     for (auto& r : reports::default_reports())

@@ -85,7 +85,8 @@ int cmd_run(const Args& args) {
   if (!report_options.requests.empty() && !json_asked)
     report_options.requests.push_back({reports::ReportFormat::kJson, ""});
   report_options.scenario_file = cl.vm["scenario"].as<std::string>();
-  auto loaded = load_scenario(cl.vm["scenario"].as<std::string>(), load);
+  const std::string text = read_scenario_file(report_options.scenario_file);
+  auto loaded = parse_scenario(text, report_options.scenario_file, load);
   for (const auto& w : loaded.warnings) std::cerr << format_diagnostic(w) << "\n";
   if (cl.vm.count("dry-run")) {
     print_plan(loaded.scenario);
@@ -95,7 +96,7 @@ int cmd_run(const Args& args) {
   if (cl.vm.count("out")) run.out_dir = cl.vm["out"].as<std::string>();
   run.quiet = cl.vm.count("quiet") > 0;
   if (!loaded.scenario.sweep.empty())
-    return run_sweep(report_options.scenario_file, load, loaded.scenario, run, report_options);
+    return run_sweep(text, report_options.scenario_file, load, loaded.scenario, run, report_options);
   auto outcome = run_scenario(loaded.scenario, run);
   return finish_reports(outcome.result, outcome.run_dir, report_options, outcome.exit_code);
 }

@@ -6,25 +6,26 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/trusted_directory.h"
 #include "harness/cli/exit_code.h"
+#include "harness/host_error.h"
 #include "harness/runner/run_directory.h"
 #include "reports/sweep_report.h"
 
 namespace chaosbench::harness {
 
-int run_sweep(const std::string& scenario_file, const LoadOptions& load, const Scenario& scenario,
+int run_sweep(const std::string& scenario_text, const std::string& scenario_file, const LoadOptions& load, const Scenario& scenario,
               const RunOptions& run, const ReportOptions& reports) {
   const auto points = sweep_points(scenario.sweep);
   const std::string base = RunDirectory::resolve_out(run.out_dir, scenario.name);
-  std::error_code ec;
-  std::filesystem::create_directories(base, ec);
-  if (!std::filesystem::is_directory(base)) throw UsageError(fmt::format("--out {}: cannot create the directory", base));
+  if (std::string why = common::make_trusted_directory(base, 0750); !why.empty())
+    throw HostError(fmt::format("output directory: {}", why));
   std::vector<reports::SweepPointResult> results;
   for (std::size_t i = 0; i < points.size(); ++i) {
     LoadOptions point_load = load;
     point_load.no_sweep = true;
     point_load.overrides.insert(point_load.overrides.end(), points[i].overrides.begin(), points[i].overrides.end());
-    auto loaded = load_scenario(scenario_file, point_load);
+    auto loaded = parse_scenario(scenario_text, scenario_file, point_load);
     RunOptions point_run = run;
     point_run.out_dir = fmt::format("{}/point-{:02d}", base, i + 1);
     spdlog::info("sweep point {}/{}: {}", i + 1, points.size(), points[i].label);

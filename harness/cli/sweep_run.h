@@ -14,7 +14,8 @@ namespace chaosbench::harness {
 
 // Returns the exit code: 0 when a point passed (and was recommended), 1 when none did,
 // 130 when interrupted; a host or scenario problem of a point ends the sweep with its code.
-int run_sweep(const std::string& scenario_file, const LoadOptions& load, const Scenario& scenario,
+// `scenario_text` is the file's content as read once (a file edited mid-sweep changes no point).
+int run_sweep(const std::string& scenario_text, const std::string& scenario_file, const LoadOptions& load, const Scenario& scenario,
               const RunOptions& run, const ReportOptions& reports);
 
 }  // namespace chaosbench::harness

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/blas/blas_probe.h"
+#include "common/json_limits.h"
 #include "common/safe_files.h"
 #include "bench/blas/cpu_peak.h"
 #include "faults/network/netns.h"
@@ -108,7 +109,7 @@ reports::BlasCandidateRecord probe_one(const std::string& self_exe, const std::s
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);)
     if (!line.empty()) last = line;
-  const auto j = nlohmann::json::parse(last, nullptr, false);
+  const auto j = common::parse_json_bounded(last);
   if (r.exit_code != 0 || !j.is_object()) {
     std::string err = r.err.substr(0, r.err.find('\n'));
     c.problem = r.exit_code < 0 ? "the probe crashed (killed by a signal: an instruction this CPU lacks?)"
@@ -169,7 +170,7 @@ std::optional<reports::BlasRecord> read_cache(const std::string& dir, const std:
   std::stringstream text;
   text << in.rdbuf();
   if (text.str().size() > (1 << 20)) return std::nullopt;
-  const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  const auto j = common::parse_json_bounded(text.str());
   if (!j.is_object()) return std::nullopt;
   const auto format = j.find("format"), fingerprint = j.find("fingerprint"), blas = j.find("blas");
   if (format == j.end() || !format->is_number_integer() || format->get<int>() != kCacheFormat ||

@@ -1,5 +1,6 @@
 #include "harness/runner/process_supervisor.h"
 
+#include "common/program_path.h"
 #include "common/safe_files.h"
 
 #include <cerrno>
@@ -156,30 +157,6 @@ std::map<std::string, std::string> merged_environment(const ProcessSpec& spec) {
   return env;
 }
 
-// execvp's PATH search, done in the parent where stat() and allocation are allowed, against
-// the PATH the child will have. Relative entries resolve against the child's directory,
-// because that is where execve will look. Returns the path or sets `err`.
-std::string resolve_program(const std::string& name, const std::string& path_var,
-                            const std::string& cwd, int& err) {
-  if (name.find('/') != std::string::npos) return name;  // execve reports what is wrong
-  err = ENOENT;
-  if (name.empty()) return {};
-  std::size_t begin = 0;
-  while (begin <= path_var.size()) {
-    std::size_t end = path_var.find(':', begin);
-    if (end == std::string::npos) end = path_var.size();
-    std::string dir = path_var.substr(begin, end - begin);
-    begin = end + 1;
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    std::string probe = candidate[0] != '/' && !cwd.empty() ? cwd + "/" + candidate : candidate;
-    struct stat st {};
-    if (::stat(probe.c_str(), &st) != 0) continue;
-    if (S_ISREG(st.st_mode) && ::access(probe.c_str(), X_OK) == 0) return candidate;
-    err = EACCES;  // as execvp: report "permission denied" if only that was found
-  }
-  return {};
-}
-
 std::string stage_message(Stage stage, const ProcessSpec& spec, int err) {
   switch (stage) {
     case Stage::kDeathSignal:
@@ -261,7 +238,7 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
   }
   auto path_it = env.find("PATH");
   int resolve_err = 0;
-  std::string path = resolve_program(program, path_it != env.end() ? path_it->second : "/bin:/usr/bin",
+  std::string path = common::resolve_program(program, path_it != env.end() ? path_it->second : "/bin:/usr/bin",
                                      spec.cwd, resolve_err);
   if (path.empty()) throw failure(errno_text(resolve_err));
 

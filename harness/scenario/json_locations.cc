@@ -2,6 +2,7 @@
 
 #include "common/json_limits.h"
 
+#include <fmt/format.h>
 #include <set>
 
 namespace chaosbench::harness {
@@ -28,10 +29,13 @@ std::optional<std::size_t> find_nesting_over(std::string_view text, std::size_t 
 }
 
 std::string join_path(std::string_view parent, std::string_view key) {
-  if (parent.empty()) return std::string(key);
   std::string out(parent);
-  out += '.';
-  out += key;
+  if (!parent.empty()) out += '.';
+  // A control character (a NUL above all) would cut or garble the message it ends up in.
+  for (char c : key) {
+    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+    else out += c;
+  }
   return out;
 }
 

@@ -25,7 +25,8 @@ TextPosition position_of(std::string_view text, std::size_t offset);
 // (nullopt when it never does). Works on any bytes, valid JSON or not.
 std::optional<std::size_t> find_nesting_over(std::string_view text, std::size_t limit);
 
-// Joins a path and a key or index the way diagnostics print them: "faults[0].at".
+// Joins a path and a key or index the way diagnostics print them: "faults[0].at"; control
+// characters in a key are written as \u0000.
 std::string join_path(std::string_view parent, std::string_view key);
 std::string join_path(std::string_view parent, std::size_t index);
 

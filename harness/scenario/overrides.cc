@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_limits.h"
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/json_locations.h"
 
@@ -47,7 +48,8 @@ std::vector<AppliedOverride> apply_overrides(nlohmann::json& doc, const std::vec
     std::string text = set.substr(eq + 1);
     auto parts = split_key(key);
     if (parts.empty()) fail("", "the key is empty");
-    nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    // Nesting bounded like a scenario's: the value becomes part of one.
+    nlohmann::json value = common::parse_json_bounded(text);
     if (value.is_discarded()) value = text;  // "20ms" and other bare words are strings
     nlohmann::json* node = &doc;
     std::string path;

@@ -34,14 +34,31 @@ bool walk(std::string_view s, Text on_text, Name on_name) {
   return true;
 }
 
+constexpr std::string_view kShellSuffix = ":sh";
+
+// "out:sh" -> "out"; other names unchanged.
+std::string_view base_name(std::string_view name) {
+  return name.ends_with(kShellSuffix) ? name.substr(0, name.size() - kShellSuffix.size()) : name;
+}
+
 }  // namespace
 
+std::string shell_quote(std::string_view value) {
+  std::string out = "'";
+  for (char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::optional<std::string> check_placeholders(std::string_view text, int nodes) {
+  // execve and getenv end strings at the first NUL: what ran would not be what was written.
+  if (text.find('\0') != std::string_view::npos)
+    return std::string("contains a NUL character (\\u0000), which no argument, variable or path can hold");
   std::optional<std::string> error;
   bool closed = walk(
       text, [](std::string_view) {},
-      [&](std::string_view name) {
+      [&](std::string_view full) {
         if (error) return;
+        const std::string_view name = base_name(full);
         for (auto n : kNames)
           if (n == name) return;
         if (name.starts_with("node.") && name.ends_with(".addr")) {
@@ -54,8 +71,9 @@ std::optional<std::string> check_placeholders(std::string_view text, int nodes) 
         }
         error = fmt::format("unknown placeholder \"{{{}}}\" (known: {{rank}} {{local_rank}} {{world_size}} {{node}} "
                             "{{node.N.addr}} {{master_addr}} {{master_port}} {{out}} {{scenario_dir}}; "
+                            "add :sh for a shell-quoted value, as in {{out:sh}}; "
                             "write {{{{ and }}}} for literal braces)",
-                            name);
+                            full);
       });
   if (!closed) return std::string("a \"{\" is never closed (write {{ for a literal brace)");
   return error;
@@ -63,7 +81,9 @@ std::optional<std::string> check_placeholders(std::string_view text, int nodes) 
 
 std::string expand_placeholders(std::string_view text, const std::function<std::string(std::string_view)>& lookup) {
   std::string out;
-  walk(text, [&](std::string_view t) { out += t; }, [&](std::string_view name) { out += lookup(name); });
+  walk(text, [&](std::string_view t) { out += t; }, [&](std::string_view name) {
+    out += name.ends_with(kShellSuffix) ? shell_quote(lookup(base_name(name))) : lookup(name);
+  });
   return out;
 }
 

@@ -10,11 +10,15 @@
 
 namespace chaosbench::harness {
 
-// Why `text` has a bad placeholder (unknown name, node index >= nodes, unclosed brace),
-// or nullopt when every placeholder is known.
+// Why `text` has a bad placeholder (unknown name, node index >= nodes, unclosed brace) or
+// a NUL character, or nullopt when every placeholder is known.
 std::optional<std::string> check_placeholders(std::string_view text, int nodes);
 
-// Replaces each placeholder by lookup(name); names were checked before.
+// Replaces each placeholder by lookup(name), verbatim; "{name:sh}" by shell_quote of it,
+// for strings handed to `sh -c`. Names were checked before.
+// `value` in single quotes, each ' written '\'': one word to any POSIX shell.
+std::string shell_quote(std::string_view value);
+
 std::string expand_placeholders(std::string_view text, const std::function<std::string(std::string_view)>& lookup);
 
 }  // namespace chaosbench::harness

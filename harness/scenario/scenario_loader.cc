@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sys/stat.h>
 
+#include "common/safe_files.h"
 #include "faults/registry.h"
 #include "harness/scenario/scenario_parts.h"
 
@@ -218,20 +219,22 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   return result;
 }
 
-LoadResult load_scenario(const std::string& file, const LoadOptions& options) {
+std::string read_scenario_file(const std::string& file) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) fail(file, 0, 0, "cannot read the file: it does not exist");
   if (S_ISDIR(st.st_mode)) fail(file, 0, 0, "is a directory, not a scenario file");
+  if (!S_ISREG(st.st_mode)) fail(file, 0, 0, "is not a regular file (a FIFO or a device is never read)");
   if (static_cast<std::size_t>(st.st_size) > kMaxScenarioBytes)
     fail(file, 0, 0, fmt::format("the file is {} bytes; scenario files are at most {} bytes",
                                  static_cast<long long>(st.st_size), kMaxScenarioBytes));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, 0, 0, "cannot open the file for reading");
   std::string text;
-  text.resize(kMaxScenarioBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return parse_scenario(text, file, options);
+  if (std::string error = common::read_regular_file(file, text, kMaxScenarioBytes); !error.empty())
+    fail(file, 0, 0, error);
+  return text;
+}
+
+LoadResult load_scenario(const std::string& file, const LoadOptions& options) {
+  return parse_scenario(read_scenario_file(file), file, options);
 }
 
 }  // namespace chaosbench::harness

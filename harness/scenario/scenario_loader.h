@@ -31,6 +31,9 @@ struct LoadResult {
 
 // Throws ScenarioError. `file` is how messages name the file.
 LoadResult load_scenario(const std::string& file, const LoadOptions& options = {});
+// The file's text, for parse_scenario (a sweep parses it once per point without reading
+// it again). Throws ScenarioError: missing, not a regular file, over kMaxScenarioBytes.
+std::string read_scenario_file(const std::string& file);
 LoadResult parse_scenario(std::string_view text, const std::string& file, const LoadOptions& options = {});
 
 }  // namespace chaosbench::harness

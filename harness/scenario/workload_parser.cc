@@ -94,7 +94,8 @@ CommandWorkload parse_command(ParseContext& ctx, const json& value, const Cluste
     } else {
       for (const auto& [k, v] : env->items()) {
         std::string p = join_path(r.path_of("env"), k);
-        if (k.empty() || k.find('=') != std::string::npos) ctx.error(p, "expected a variable name without '='", true);
+        if (k.empty() || k.find_first_of(std::string_view("=\0", 2)) != std::string::npos)
+          ctx.error(p, "expected a variable name without '=' or NUL", true);
         else if (!v.is_string()) ctx.error(p, fmt::format("expected a string, got {}", describe(v)));
         else if (auto bad = check_placeholders(v.get_ref<const std::string&>(), cluster.nodes)) ctx.error(p, *bad);
         else w.env[k] = v.get<std::string>();
