@@ -54,6 +54,9 @@ std::optional<std::vector<double>> samples_of(const RunResult& run, const Metric
     if (s.name != record.name || without_rank_and_phase(s.labels) != key) continue;
     if (!timed) timed.emplace();
     for (std::size_t i = 0; i < s.v.size() && i < s.t.size(); ++i) {
+      // A sample results.json holds as null (NaN) has no rank: the tests and percentiles
+      // below need finite values (a NaN among them broke the sort and hung the tie loop).
+      if (!std::isfinite(s.t[i]) || !std::isfinite(s.v[i])) continue;
       bool inside = phase == "overall";
       for (const auto& [start, end] : windows) inside = inside || (s.t[i] >= start && s.t[i] < end);
       if (inside) timed->emplace_back(s.t[i], s.v[i]);

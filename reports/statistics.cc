@@ -141,7 +141,7 @@ MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector
   const std::size_t n = pooled.size();
   double rank_sum_a = 0, tie_term = 0;
   for (std::size_t i = 0; i < n;) {
-    std::size_t j = i;
+    std::size_t j = i + 1;  // at least one step, whatever a stray NaN compares as
     while (j < n && pooled[j].first == pooled[i].first) ++j;
     const double t = static_cast<double>(j - i);
     const double mid_rank = static_cast<double>(i + 1 + j) / 2.0;  // ranks i+1 .. j

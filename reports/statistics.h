@@ -41,6 +41,7 @@ struct MannWhitneyResult {
 //   correction of 1/2: z = (|U - n1 n2 / 2| - 1/2) / sigma, p = erfc(z / sqrt 2).
 // p is 1 when a sample is empty or every value is the same.
 inline constexpr std::size_t kMannWhitneyExactMax = 50;
+// Values must be finite (callers drop NaN samples first).
 MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
 
 // How much the p-th percentile wanders within one run: the sample (in time order) cut into
