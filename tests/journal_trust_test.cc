@@ -229,7 +229,10 @@ TEST_CASE("cleanup: a leaderless process group is killed only where its members 
   const pid_t ours = leaderless_sleeper(&ours_group, "0123456789abcdef");
   write_mode(journals + "/pids.journal",
              owner_line("pids") + group_record(1, stranger_group, "1", "fedcba9876543210") +
-                 group_record(2, stranger_group, "0", "") + group_record(3, ours_group, "1", "0123456789abcdef"),
+                 group_record(2, stranger_group, "0", "") + group_record(3, ours_group, "1", "0123456789abcdef") +
+                 // A cgroup that is not the run's vouches for nobody (the host's root holds everyone).
+                 "{\"id\":4,\"op\":\"record\",\"kind\":\"process_group\",\"pgid\":\"" + std::to_string(stranger_group) +
+                 "\",\"start_time\":\"1\",\"cgroup\":\"/sys/fs/cgroup/pids\"}\n",
              0600);
   auto c = cleanup(journals);
   INFO(c.out << c.err);
@@ -238,6 +241,7 @@ TEST_CASE("cleanup: a leaderless process group is killed only where its members 
   CHECK(c.exit_code == 1);     // and what was left alone is reported
   CHECK_THAT(c.out, Catch::Contains("left alone process " + std::to_string(stranger)));
   CHECK_THAT(c.out, Catch::Contains("cannot be verified"));
+  CHECK_THAT(c.out, Catch::Contains("/sys/fs/cgroup/pids is not run pids's cgroup"));
   ::kill(stranger, SIGKILL);
   ::kill(ours, SIGKILL);
 }

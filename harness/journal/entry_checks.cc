@@ -93,7 +93,7 @@ std::string check_cgroup_move(const JournalFile& j, const JournalEntry& e) {
   return "";
 }
 
-std::string check_group(const JournalEntry& e) {
+std::string check_group(const JournalFile& j, const JournalEntry& e) {
   std::uint64_t pgid = 0, start = 0;
   if (!decimal(field(e, "pgid"), INT_MAX, &pgid) || pgid <= 1)
     return fmt::format("process group \"{}\" is not a process group id above 1", field(e, "pgid").substr(0, 20));
@@ -102,6 +102,8 @@ std::string check_group(const JournalEntry& e) {
                        pgid);
   if (e.kind == "signal_group" && field(e, "signal") != std::to_string(SIGCONT))
     return fmt::format("signal \"{}\" is not SIGCONT, the only one a pause sends back", field(e, "signal").substr(0, 20));
+  // Membership of the recorded cgroup vouches for a process: it must be the run's own.
+  if (e.fields.count("cgroup") != 0) return check_cgroup_dir(j, field(e, "cgroup"));
   return "";
 }
 
@@ -134,7 +136,7 @@ std::string check_entry(const JournalFile& j, const JournalEntry& e) {
   if (e.kind == "cgroup") return check_cgroup_dir(j, field(e, "path"));
   if (e.kind == "write") return check_write(j, e);
   if (e.kind == "cgroup_move") return check_cgroup_move(j, e);
-  if (e.kind == "process_group" || e.kind == "signal_group") return check_group(e);
+  if (e.kind == "process_group" || e.kind == "signal_group") return check_group(j, e);
   if (e.kind == "tc_root" || e.kind == "iptables_chain") return check_netns(e);
   return fmt::format("unknown kind \"{}\" (written by a newer chaosbench?)", e.kind.substr(0, 64));
 }

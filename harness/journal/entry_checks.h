@@ -13,7 +13,8 @@
 //                  id>/harness back to the cgroup above chaosbench-<run id>
 //   process_group, signal_group
 //                  a positive pgid and a non-zero start time (0 cannot be verified);
-//                  signal_group only SIGCONT
+//                  signal_group only SIGCONT; a recorded cgroup must be the run's (as
+//                  for "cgroup"), since membership of it vouches for a process
 //   tc_root, iptables_chain
 //                  a namespace "net:[N]" with its cookie, an interface, handle or chain name
 #pragma once
