@@ -8,6 +8,8 @@
 // {"id":N,"op":"record","kind":K,...undo fields} and {"id":N,"op":"done"}.
 // A torn last line is ignored: a record is written before acting, so a torn one means
 // nothing was done; a torn "done" only makes cleanup undo again, which is idempotent.
+// A torn line is only ever the last one: a failed append cuts the file back (append).
+// Who may read and act on a journal: journal_reader.h, entry_checks.h.
 //
 // Threads: one thread writes (the runner's). Every write is durable when it returns.
 #pragma once
