@@ -152,13 +152,13 @@ TEST_CASE("cleanup: a live run's journal is left alone, and nothing outside jour
 
 TEST_CASE("cleanup: a torn last line and a finished entry are read as the harness meant", "[cleanup]") {
   TempDir dir;
-  dir.write("j.journal",
+  dir.write("r.journal",
             "{\"journal\":1,\"run_id\":\"r\",\"pid\":999999999,\"start_time\":1,\"out\":\"o\"}\n"
             "{\"id\":1,\"op\":\"record\",\"kind\":\"path\",\"path\":\"/nonexistent/a\"}\n"
             "{\"id\":2,\"op\":\"record\",\"kind\":\"path\",\"path\":\"/nonexistent/b\"}\n"
             "{\"id\":1,\"op\":\"done\"}\n"
             "{\"id\":3,\"op\":\"rec");
-  auto j = read_journal(dir.file("j.journal"));
+  auto j = read_journal(dir.file("r.journal"));
   CHECK_FALSE(j.owner_alive);
   REQUIRE(j.pending.size() == 1);
   CHECK(j.pending[0].id == 2);

@@ -17,7 +17,10 @@
 
 #include "faults/gpu/fault_control.h"
 #include "harness/host_error.h"
+#include "common/safe_files.h"
+#include "harness/journal/journal_directory.h"
 #include "harness/journal/netns_undo.h"
+#include "harness/journal/process_group_undo.h"
 #include "harness/journal/process_identity.h"
 #include "harness/runner/run_directory.h"
 
@@ -25,19 +28,14 @@ namespace chaosbench::harness {
 namespace fs = std::filesystem;
 
 std::string Journal::default_directory() {
-  if (const char* dir = std::getenv("CHAOSBENCH_JOURNAL_DIR"); dir && *dir) return dir;
-  if (::geteuid() == 0) return "/run/chaosbench";
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) return std::string(xdg) + "/chaosbench";
-  return fmt::format("/tmp/chaosbench-journal-{}", ::geteuid());
+  return choose_journal_directory(::geteuid(), std::getenv("CHAOSBENCH_JOURNAL_DIR"), std::getenv("XDG_RUNTIME_DIR"));
 }
 
-Journal::Journal(const std::string& directory, const std::string& run_id, const std::string& out_dir) {
-  std::error_code ec;
-  fs::create_directories(directory, ec);
-  if (ec) throw HostError(fmt::format("cannot create the journal directory {}: {}", directory, ec.message()));
-  ::chmod(directory.c_str(), 0700);
+Journal::Journal(const std::string& directory, const std::string& run_id, const std::string& out_dir)
+    : marker_(common::random_hex(32)) {
+  if (std::string why = prepare_journal_directory(directory); !why.empty()) throw HostError(why);
   path_ = fmt::format("{}/{}.journal", directory, run_id);
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd_ < 0) throw HostError(fmt::format("cannot create the journal {}: {}", path_, std::strerror(errno)));
   auto self = read_proc_stat(::getpid());
   nlohmann::ordered_json owner{{"journal", 1},
@@ -46,7 +44,13 @@ Journal::Journal(const std::string& directory, const std::string& run_id, const 
                                {"start_time", self ? self->start_time : 0},
                                {"out", out_dir},
                                {"created", utc_timestamp_iso()}};
-  append(owner.dump());
+  try {
+    append(owner.dump());
+  } catch (...) {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+    throw;
+  }
   // The directory entry of the new file must be durable too.
   int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
@@ -62,16 +66,33 @@ Journal::~Journal() {
   if (pending_.empty()) ::unlink(path_.c_str());
 }
 
+// On failure the file is cut back to where this line began, so it ends with a complete
+// line again, and the caller gets an exception instead of a record (it must not act).
+// Cutting back rather than having the reader resynchronise at the next newline: a
+// glued-on next record would still be lost to a reader that skips the torn bytes, and a
+// reader that guesses where a record starts inside garbage trusts garbage. If even the
+// cut fails, the journal takes no further line (broken_): a torn line stays the last one,
+// which the reader ignores as an unfinished write.
 void Journal::append(const std::string& line) {
-  std::string data = line + "\n";
+  if (broken_) throw HostError(fmt::format("the journal {} could not be repaired after a failed write; nothing "
+                                           "more is journaled, so nothing more is done", path_));
+  const std::string data = line + "\n";
+  const off_t before = ::lseek(fd_, 0, SEEK_END);
   std::size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw HostError(fmt::format("cannot write the journal {}: {}", path_, std::strerror(errno)));
+    if (n < 0) fail_append(before, "write", errno);
+    if (n == 0) fail_append(before, "write", ENOSPC);
     done += static_cast<std::size_t>(n);
   }
-  if (::fdatasync(fd_) != 0) throw HostError(fmt::format("cannot sync the journal {}: {}", path_, std::strerror(errno)));
+  if (::fdatasync(fd_) != 0) fail_append(before, "sync", errno);
+}
+
+void Journal::fail_append(off_t before, const char* what, int err) {
+  if (before < 0 || ::ftruncate(fd_, before) != 0 || ::fdatasync(fd_) != 0) broken_ = true;
+  throw HostError(fmt::format("cannot {} the journal {}: {}{}", what, path_, std::strerror(err),
+                              broken_ ? " (and cannot cut off the partial line: the journal takes nothing more)" : ""));
 }
 
 std::uint64_t Journal::record(const std::string& kind, std::map<std::string, std::string> fields) {
@@ -85,10 +106,13 @@ std::uint64_t Journal::record(const std::string& kind, std::map<std::string, std
 
 std::uint64_t Journal::record_path(const std::string& path) { return record("path", {{"path", path}}); }
 
-std::uint64_t Journal::record_process_group(pid_t pgid) {
+std::uint64_t Journal::record_process_group(pid_t pgid, const std::string& cgroup) {
   auto st = read_proc_stat(pgid);
-  return record("process_group", {{"pgid", std::to_string(pgid)},
-                                  {"start_time", std::to_string(st ? st->start_time : 0)}});
+  std::map<std::string, std::string> fields{{"pgid", std::to_string(pgid)},
+                                            {"start_time", std::to_string(st ? st->start_time : 0)},
+                                            {"marker", marker_}};
+  if (!cgroup.empty()) fields["cgroup"] = cgroup;
+  return record("process_group", std::move(fields));
 }
 
 void Journal::done(std::uint64_t id) {
@@ -123,35 +147,6 @@ std::vector<std::string> Journal::finish() {
 }
 
 namespace {
-
-std::string undo_process_group(const JournalEntry& e, bool dry_run);
-
-// Members of the process group `pgid` whose leader started at `start`. The kernel never
-// hands out a pid while a process group of that number exists, so while any member of
-// ours lives, group `pgid` is ours; members must also have started no earlier than the
-// leader. (A new group of the same number needs our group to have emptied first, and a
-// stranger's leader then shows a different start time: `leader_reused`.)
-std::vector<pid_t> group_members(pid_t pgid, std::uint64_t start, bool* leader_reused) {
-  std::vector<pid_t> out;
-  *leader_reused = false;
-  for (const auto& p : list_processes()) {
-    if (p.pid == pgid && p.start_time != start) *leader_reused = true;
-    if (p.pgrp == pgid && p.start_time >= start && p.state != 'Z') out.push_back(p.pid);
-  }
-  return out;
-}
-
-std::string undo_signal_group(const JournalEntry& e, bool dry_run) {
-  const auto pgid = static_cast<pid_t>(std::stol(e.fields.at("pgid")));
-  const auto start = std::stoull(e.fields.at("start_time"));
-  const int sig = std::stoi(e.fields.at("signal"));
-  bool reused = false;
-  auto members = group_members(pgid, start, &reused);
-  if (reused || members.empty()) return fmt::format("process group {}: gone; no signal needed", pgid);
-  if (dry_run) return fmt::format("would send signal {} to process group {}", sig, pgid);
-  for (pid_t pid : members) ::kill(pid, sig);
-  return fmt::format("sent signal {} to process group {}", sig, pgid);
-}
 
 std::string undo_write(const JournalEntry& e, bool dry_run) {
   const auto& path = e.fields.at("path");
@@ -195,14 +190,6 @@ bool write_file(const std::string& path, const std::string& value) {
   return ok;
 }
 
-std::vector<pid_t> cgroup_procs(const std::string& dir) {
-  std::ifstream procs(dir + "/cgroup.procs");
-  std::vector<pid_t> pids;
-  pid_t pid;
-  while (procs >> pid) pids.push_back(pid);
-  return pids;
-}
-
 std::string undo_cgroup(const JournalEntry& e, bool dry_run) {
   const auto& path = e.fields.at("path");
   std::error_code ec;
@@ -216,7 +203,7 @@ std::string undo_cgroup(const JournalEntry& e, bool dry_run) {
   // Whatever is still in it is ours: the journal says this cgroup is. Never this process
   // itself (a harness that could not leave its v2 leaf): that is an error, not a kill.
   for (int i = 0; i < 300; ++i) {
-    auto pids = cgroup_procs(path);
+    auto pids = cgroup_members(path);
     if (pids.empty()) break;
     if (std::find(pids.begin(), pids.end(), ::getpid()) != pids.end())
       throw std::runtime_error(fmt::format("cannot remove cgroup {}: this process is still in it", path));
@@ -239,39 +226,13 @@ std::string undo_cgroup_move(const JournalEntry& e, bool dry_run) {
   const auto& from = e.fields.at("from");
   const auto& to = e.fields.at("to");
   auto st = read_proc_stat(pid);
-  auto in_from = cgroup_procs(from);
+  auto in_from = cgroup_members(from);
   if (!st || st->start_time != start || std::find(in_from.begin(), in_from.end(), pid) == in_from.end())
     return fmt::format("process {}: no longer in {}; nothing to move", pid, from);
   if (dry_run) return fmt::format("would move process {} from {} back to {}", pid, from, to);
   if (!write_file(to + "/cgroup.procs", std::to_string(pid)))
     throw std::runtime_error(fmt::format("cannot move process {} back to {}: {}", pid, to, std::strerror(errno)));
   return fmt::format("moved process {} from {} back to {}", pid, from, to);
-}
-
-std::string undo_process_group(const JournalEntry& e, bool dry_run) {
-  const auto pgid = static_cast<pid_t>(std::stol(e.fields.at("pgid")));
-  const auto start = std::stoull(e.fields.at("start_time"));
-  bool reused = false;
-  auto victims = group_members(pgid, start, &reused);
-  if (reused) return fmt::format("process group {}: its pid now belongs to another process; left alone", pgid);
-  if (victims.empty()) return fmt::format("process group {}: already gone", pgid);
-  const char* plural = victims.size() == 1 ? "" : "es";
-  if (dry_run) return fmt::format("would kill process group {} ({} process{})", pgid, victims.size(), plural);
-  // A stopped process dies on SIGKILL too; a frozen one only once its cgroup is thawed:
-  // the pause's "write THAWED" entry is newer than the processes it froze, so it is
-  // undone first, and the node's cgroup entry (older) kills whatever is left after.
-  for (pid_t pid : victims) ::kill(pid, SIGKILL);
-  // Not our children (the harness that started them is gone): wait until they vanish.
-  for (int i = 0; i < 200; ++i) {
-    bool alive = false;
-    for (pid_t pid : victims) {
-      auto st = read_proc_stat(pid);
-      alive = alive || (st && st->state != 'Z' && st->pgrp == pgid);
-    }
-    if (!alive) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return fmt::format("killed process group {} ({} process{})", pgid, victims.size(), plural);
 }
 
 std::string undo_path(const JournalEntry& e, bool dry_run) {

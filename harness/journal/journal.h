@@ -8,6 +8,8 @@
 // {"id":N,"op":"record","kind":K,...undo fields} and {"id":N,"op":"done"}.
 // A torn last line is ignored: a record is written before acting, so a torn one means
 // nothing was done; a torn "done" only makes cleanup undo again, which is idempotent.
+// A torn line is only ever the last one: a failed append cuts the file back (append).
+// Who may read and act on a journal: journal_reader.h, entry_checks.h.
 //
 // Threads: one thread writes (the runner's). Every write is durable when it returns.
 #pragma once
@@ -24,7 +26,10 @@ namespace chaosbench::harness {
 
 // Undo information: a kind and string fields. Kinds so far:
 //   "path"          {path}: remove the file or directory tree
-//   "process_group" {pgid, start_time}: SIGKILL the process group a started process leads
+//   "process_group" {pgid, start_time, marker[, cgroup]}: SIGKILL the process group a
+//                   started process leads, only its members whose identity is verified
+//                   (process_group_undo.h); marker is the run's kProcessMarkerEnv value,
+//                   cgroup the node's cgroup the process was put in
 //   "cgroup"        {path}: thaw, SIGKILL what is left in it (v2: cgroup.kill), rmdir
 //                   (a node's cgroup); never this process itself
 //   "cgroup_move"   {pid, start_time, from, to}: move that process, while it is still the
@@ -42,21 +47,29 @@ struct JournalEntry {
 
 class Journal final : public faults::UndoLog {
  public:
-  // CHAOSBENCH_JOURNAL_DIR, else /run/chaosbench (root), else $XDG_RUNTIME_DIR/chaosbench,
-  // else /tmp/chaosbench-journal-<uid>.
+  // See choose_journal_directory (journal_directory.h).
   static std::string default_directory();
 
   // Creates the directory (0700) and the journal file with its owner line. Throws
-  // HostError when it cannot.
+  // HostError when it cannot, or when the directory is not this user's alone
+  // (prepare_journal_directory).
   Journal(const std::string& directory, const std::string& run_id, const std::string& out_dir);
   ~Journal() override;  // closes; removes the file when nothing is pending
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
   // Appends (durably) what undoing an action takes; call before acting. Returns its id.
+  // Throws HostError when the line is not durably in the file (short write, ENOSPC, EIO,
+  // failed sync): the action must then not be taken. The file still ends with a complete
+  // line (see append).
   std::uint64_t record(const std::string& kind, std::map<std::string, std::string> fields) override;
   std::uint64_t record_path(const std::string& path);
-  std::uint64_t record_process_group(pid_t pgid);  // reads its start time from /proc
+  // Reads its start time from /proc; `cgroup` is the node cgroup it is put in, if any.
+  std::uint64_t record_process_group(pid_t pgid, const std::string& cgroup = "");
+
+  // A secret of this run: every process it starts gets it in its environment
+  // (kProcessMarkerEnv), so cleanup can tell the run's orphans from a stranger's.
+  const std::string& process_marker() const { return marker_; }
 
   // Undoes entry `id` now (the same action cleanup would take) and appends "done".
   // Throws std::runtime_error when the undo fails; the entry then stays pending.
@@ -73,8 +86,11 @@ class Journal final : public faults::UndoLog {
 
  private:
   void append(const std::string& line);
+  [[noreturn]] void fail_append(off_t before, const char* what, int err);
 
+  std::string marker_;
   std::string path_;
+  bool broken_ = false;  // a failed write could not be cut off: refuse every later line
   int fd_ = -1;
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, JournalEntry> pending_;

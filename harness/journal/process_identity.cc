@@ -43,4 +43,23 @@ bool same_process(pid_t pid, std::uint64_t start_time) {
   return st && st->start_time == start_time;
 }
 
+bool environ_has(pid_t pid, const std::string& entry) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string var;
+  std::size_t total = 0;
+  while (total < (1u << 20) && std::getline(in, var, '\0')) {
+    if (var == entry) return true;
+    total += var.size() + 1;
+  }
+  return false;
+}
+
+std::vector<pid_t> cgroup_members(const std::string& dir) {
+  std::ifstream procs(dir + "/cgroup.procs");
+  std::vector<pid_t> pids;
+  pid_t pid;
+  while (procs >> pid) pids.push_back(pid);
+  return pids;
+}
+
 }  // namespace chaosbench::harness

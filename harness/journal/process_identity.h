@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <sys/types.h>
 #include <vector>
 
@@ -26,5 +27,12 @@ std::vector<ProcStat> list_processes();
 
 // True when `pid` runs and started at `start_time`.
 bool same_process(pid_t pid, std::uint64_t start_time);
+
+// True when the environment `pid` was started with holds exactly `entry` ("NAME=value").
+// Reads at most 1 MiB of /proc/PID/environ (root or the process's owner may read it).
+bool environ_has(pid_t pid, const std::string& entry);
+
+// The pids in cgroup `dir` (its cgroup.procs); empty when it is gone.
+std::vector<pid_t> cgroup_members(const std::string& dir);
 
 }  // namespace chaosbench::harness

@@ -46,7 +46,10 @@ class Run {
     // Journal each rank's process group and put it in its node's cgroups before it may
     // exec (see ProcessSupervisor::set_on_forked): nothing of it runs unrecorded or outside.
     supervisor_.set_on_forked([this](pid_t pid) {
-      process_entries_.push_back(journal_->record_process_group(pid));
+      std::string cgroup;  // the node's cgroup it joins: cleanup's proof of the run's orphans
+      for (const char* c : {"freezer", "pids", "cpu", "memory"})
+        if (cgroup.empty() && cgroups_ && cgroups_->available()) cgroup = cgroups_->dir(starting_node_, c);
+      process_entries_.push_back(journal_->record_process_group(pid, cgroup));
       if (cgroups_ && cgroups_->available()) cgroups_->join(starting_node_, pid);
     });
   }

@@ -33,6 +33,7 @@
 #include "harness/cluster/netns_cluster.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
+#include "harness/journal/process_group_undo.h"
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/metrics_server.h"
 #include "harness/runner/process_supervisor.h"
@@ -301,6 +302,7 @@ void Run::start_rank(std::size_t idx) {
   spec.env["CHAOSBENCH_RESTART"] = std::to_string(restart);
   spec.env["CHAOSBENCH_ATTEMPT"] = std::to_string(attempt_);
   spec.env[CB_CONTROL_ENV] = faults::control_path(control_dir_, l.rank);
+  spec.env[kProcessMarkerEnv] = journal_->process_marker();  // see process_group_undo.h
   if (!interposer_.empty()) {  // a command workload under GPU faults: the CUDA interposer
     auto& preload = spec.env["LD_PRELOAD"];
     const char* inherited = std::getenv("LD_PRELOAD");
