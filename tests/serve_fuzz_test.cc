@@ -48,7 +48,7 @@ std::string random_bytes(std::mt19937_64& rng, std::size_t n) {
 // One request that is wrong at the HTTP or the JSON level, never a valid one.
 Malformed make_malformed(std::mt19937_64& rng) {
   const std::string infer = "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: f\r\n";
-  switch (rng() % 14) {
+  switch (rng() % 16) {
     case 0: return {"G\x01T /v2/health/live HTTP/1.1\r\n\r\n"};
     case 1: return {"BREW /v2/health/live HTTP/1.1\r\nHost: f\r\n\r\n", true};
     case 2: return {infer + "Content-Length: " + std::to_string(rng()) + "99999999999\r\n\r\n"};
@@ -75,6 +75,13 @@ Malformed make_malformed(std::mt19937_64& rng) {
       body.replace(body.find("[1,8]"), 5, rng() % 2 ? "[1,9]" : "[-3,8]");
       return {request_text("POST", "/v2/models/mlp/infer", body), true};
     }
+    case 13: {  // a control byte anywhere in the head: method, target, version, names, values
+      std::string whole = request_text("POST", "/v2/models/mlp/infer", kValidBody);
+      const char ctl = static_cast<char>(rng() % 2 ? rng() % 9 : 0x0e + rng() % 18);
+      whole.insert(rng() % whole.find("\r\n\r\n"), 1, ctl);
+      return {whole};
+    }
+    case 14: return {request_text("POST", "/v2/models/mlp/infer", std::string(65537 + rng() % 100'000, ' '))};
     default: return {"GET /v2/health/live HTTP/1.1\r\nNoColonHere\r\n\r\n"};
   }
 }
