@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "bench/load/http_response_parser.h"
+#include "http_test_client.h"
 #include "serve_process.h"
 
 using namespace chaosbench::test;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bench/protocol/record.h"
+#include "http_test_client.h"
 #include "serve_process.h"
 
 using namespace chaosbench::test;
