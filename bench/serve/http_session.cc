@@ -78,7 +78,7 @@ void HttpSession::read_header() {
 }
 
 void HttpSession::on_header(beast::error_code ec) {
-  if (ec) return on_error(ec);
+  if (ec || timed_out_) return on_error(ec);  // timed_out_: the deadline fired as the header completed
   // Reserve the body before reading it; a chunked body may grow to the limit.
   const auto declared = parser_->content_length();
   const std::uint64_t want = declared ? *declared : (parser_->chunked() ? cfg_.body_limit : 0);
