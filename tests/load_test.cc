@@ -190,3 +190,19 @@ TEST_CASE("load: a timeout fails over to the next endpoint", "[load]") {
   CHECK(r.failovers == r.timeouts);
   CHECK(r.completed == r.issued);
 }
+
+TEST_CASE("load: absurd Content-Length values are malformed, never an overflow", "[load]") {
+  using Outcome = load::HttpResponseParser::Outcome;
+  for (const char* length : {"18446744073709551615", "18446744073709551616", "99999999999999999999999", "1073741825",
+                             "-1", "+5", "", "12abc"}) {
+    load::HttpResponseParser parser;
+    const std::string response = std::string("HTTP/1.1 200 OK\r\nContent-Length: ") + length + "\r\n\r\nabc";
+    INFO(length);
+    CHECK(parser.parse(response) == Outcome::kMalformed);
+  }
+  load::HttpResponseParser parser;
+  CHECK(parser.parse("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd") == Outcome::kMalformed);
+  CHECK(parser.parse("HTTP/1.1 -12 OK\r\n\r\n") == Outcome::kMalformed);
+  REQUIRE(parser.parse("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc") == Outcome::kComplete);
+  CHECK(parser.consumed() == 60);
+}

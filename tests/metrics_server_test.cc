@@ -312,3 +312,37 @@ TEST_CASE("metrics-server: binding fails clearly when the path exists or is too 
   std::string long_path = (dir.path / std::string(200, 'a')).string();
   CHECK_THROWS_WITH(MetricsServer(long_path, nullptr), Catch::Contains("must be 1 to 107 bytes"));
 }
+
+TEST_CASE("metrics-server: a rank's records past the per-connection cap are dropped as malformed",
+          "[metrics-server]") {
+  TempDir dir;
+  MetricsServer server(dir.socket(), nullptr, 100);
+  RawClient c(dir.socket());
+  std::string lines;
+  for (int i = 0; i < 150; ++i) lines += sample_line(1, i);
+  c.write(lines);
+  c.close();
+  REQUIRE(wait_until([&] { return server.records() + server.malformed() == 150; }));
+  server.stop();
+  CHECK(server.records() == 100);
+  CHECK(server.malformed() == 50);
+  REQUIRE_FALSE(server.malformed_examples().empty());
+  CHECK_THAT(server.malformed_examples()[0], Catch::Contains("over 100 records on one connection"));
+}
+
+TEST_CASE("metrics-server: uint64 labels are never wrapped and ranks are bounded", "[metrics-server]") {
+  auto decode = [](const std::string& line) { return bench::decode_record(line); };
+  const auto big = decode(R"({"type":"sample","rank":0,"name":"x","value":1,"labels":{"bytes":18446744073709551615}})");
+  CHECK_FALSE(big.ok);
+  CHECK_THAT(big.error, Catch::Contains("labels.bytes"));
+  const auto max = decode(R"({"type":"sample","rank":0,"name":"x","value":1,"labels":{"bytes":9223372036854775807}})");
+  REQUIRE(max.ok);
+  CHECK(std::get<std::int64_t>(std::get<bench::Sample>(max.record).labels.at("bytes")) == INT64_MAX);
+  for (const char* rank : {"1048576", "2147483647", "18446744073709551615", "-1"}) {
+    const auto r = decode(std::string(R"({"type":"event","name":"step","rank":)") + rank + "}");
+    INFO(rank);
+    CHECK_FALSE(r.ok);
+    CHECK_THAT(r.error, Catch::Contains("\"rank\""));
+  }
+  CHECK(decode(R"({"type":"event","name":"step","rank":1048575})").ok);
+}

@@ -1,6 +1,7 @@
 #include "bench/load/http_response_parser.h"
 
 #include <charconv>
+#include <cstdint>
 #include <strings.h>
 
 namespace chaosbench::bench::load {
@@ -30,18 +31,26 @@ bool HttpResponseParser::parse_head(std::string_view head) {
   const auto space = head.find(' ');
   if (space == std::string_view::npos || space + 4 > head.size()) return false;
   auto [end, ec] = std::from_chars(head.data() + space + 1, head.data() + space + 4, status_);
-  if (ec != std::errc() || end != head.data() + space + 4) return false;
+  if (ec != std::errc() || end != head.data() + space + 4 || status_ < 100) return false;
   keep_alive_ = head.substr(0, 8) != "HTTP/1.0";
   content_length_ = 0;
   chunked_ = false;
+  bool seen_length = false;
   std::size_t pos = head.find("\r\n");
   while (pos != std::string_view::npos && pos + 2 < head.size()) {
     const auto next = head.find("\r\n", pos + 2);
     const auto line = head.substr(pos + 2, (next == std::string_view::npos ? head.size() : next) - pos - 2);
     if (header_is(line, "content-length")) {
+      // Digits only (from_chars would take a sign), at most kMaxBody: the total
+      // header + body must not overflow. A second, different value is malformed.
       const auto v = header_value(line, 14);
-      auto [e, err] = std::from_chars(v.data(), v.data() + v.size(), content_length_);
-      if (err != std::errc() || e != v.data() + v.size()) return false;
+      std::uint64_t length = 0;
+      auto [e, err] = std::from_chars(v.data(), v.data() + v.size(), length);
+      if (v.empty() || v.front() == '-' || err != std::errc() || e != v.data() + v.size() || length > kMaxBody)
+        return false;
+      if (seen_length && length != content_length_) return false;
+      seen_length = true;
+      content_length_ = static_cast<std::size_t>(length);
     } else if (header_is(line, "connection")) {
       const auto v = header_value(line, 10);
       if (equals_nocase(v, "close")) keep_alive_ = false;

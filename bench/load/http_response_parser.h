@@ -1,9 +1,12 @@
 // A minimal incremental HTTP/1.1 response parser for the load generator: status line,
 // Content-Length, Connection: close. Chunked bodies are refused (KServe v2 servers send
 // Content-Length); a response without Content-Length is taken to have an empty body.
+// Bad input is kMalformed, never UB: a head over 64 KiB, a status outside 100..999, a
+// Content-Length that is not plain digits, over kMaxBody, or given twice differently.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace chaosbench::bench::load {
@@ -11,6 +14,8 @@ namespace chaosbench::bench::load {
 class HttpResponseParser {
  public:
   enum class Outcome { kNeedMore, kComplete, kMalformed };
+  // No inference answer is near this; a larger Content-Length is a broken server.
+  static constexpr std::uint64_t kMaxBody = 1ull << 30;
 
   // Looks at the bytes received so far for the current response (always from its first
   // byte). kComplete sets status(), consumed() and keep_alive().

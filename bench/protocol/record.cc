@@ -3,8 +3,11 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "common/json_limits.h"
 
 namespace chaosbench::bench {
 namespace {
@@ -14,6 +17,10 @@ using nlohmann::json;
 bool to_label(const json& j, LabelValue& out) {
   if (j.is_string()) {
     out = j.get<std::string>();
+  } else if (j.is_number_unsigned()) {
+    // Above INT64_MAX an unsigned would wrap negative: refused rather than changed.
+    if (j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return false;
+    out = static_cast<std::int64_t>(j.get<std::uint64_t>());
   } else if (j.is_number_integer()) {
     out = j.get<std::int64_t>();
   } else if (j.is_number()) {
@@ -38,11 +45,9 @@ json label_json(const Labels& labels) {
 
 DecodeResult decode_record(std::string_view line) {
   DecodeResult r;
-  json j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    r.error = "not valid JSON";
-    return r;
-  }
+  // Nesting is bounded first: a rank's line is untrusted, and nlohmann/json recurses.
+  json j = common::parse_json_bounded(line, &r.error);
+  if (j.is_discarded()) return r;
   if (!j.is_object()) {
     r.error = "not a JSON object";
     return r;
@@ -55,8 +60,8 @@ DecodeResult decode_record(std::string_view line) {
   auto get_common = [&](int& rank, double& time, std::string& name) -> bool {
     auto rk = j.find("rank");
     if (rk == j.end() || !rk->is_number_integer() || rk->get<std::int64_t>() < 0 ||
-        rk->get<std::int64_t>() > INT32_MAX) {
-      r.error = "\"rank\" must be a non-negative integer";
+        rk->get<std::int64_t>() >= kMaxRank || (rk->is_number_unsigned() && rk->get<std::uint64_t>() >= static_cast<std::uint64_t>(kMaxRank))) {
+      r.error = fmt::format("\"rank\" must be an integer from 0 to {}", kMaxRank - 1);
       return false;
     }
     rank = rk->get<int>();
@@ -91,7 +96,7 @@ DecodeResult decode_record(std::string_view line) {
       }
       LabelValue lv;
       if (!to_label(v, lv)) {
-        r.error = fmt::format("\"{}.{}\" must be a string, number or boolean", key, k);
+        r.error = fmt::format("\"{}.{}\" must be a string, number (integers up to 2^63-1) or boolean", key, k);
         return false;
       }
       out.emplace(k, std::move(lv));

@@ -38,6 +38,10 @@ struct Event {
 
 using Record = std::variant<Sample, Event>;
 
+// Ranks are below this (a cluster of a million ranks is far beyond any run here); a record
+// with a larger one is malformed, so a rank cannot make the harness size tables by it.
+inline constexpr std::int64_t kMaxRank = 1 << 20;
+
 struct DecodeResult {
   bool ok = false;
   Record record;
@@ -45,7 +49,8 @@ struct DecodeResult {
 };
 
 // Decodes one line (without its newline). Never throws: malformed input is an error
-// result that the harness counts.
+// result that the harness counts. Refuses JSON nested deeper than common::kMaxJsonDepth,
+// integer labels above INT64_MAX (never wrapped) and ranks outside 0..kMaxRank-1.
 DecodeResult decode_record(std::string_view line);
 
 // Encodes one record as a single line, newline included.

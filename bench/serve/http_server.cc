@@ -1,133 +1,91 @@
-// The Beast side of the server: an acceptor, and per connection a Session that reads one
-// request (with the body limit), hands it to the service, writes the reply and reads
-// again while the client keeps the connection alive.
+// The Beast side of the server: an acceptor that admits connections under the budget
+// (bench/serve/connection_budget.h) and hands each to an HttpSession (http_session.h).
 #include "bench/serve/http_server.h"
 
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <array>
-#include <optional>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include "bench/serve/http_session.h"
 
 namespace chaosbench::bench::serve {
 namespace {
 
 namespace beast = boost::beast;
-namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-class Session : public std::enable_shared_from_this<Session> {
- public:
-  Session(tcp::socket&& socket, InferenceService& service, const HttpServerConfig& cfg)
-      : stream_(std::move(socket)), service_(service), cfg_(cfg) {}
+// After EMFILE and friends the listening socket stays readable: accepting again at once
+// would spin. Pause this long between tries.
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
 
-  void start() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
-  }
-
- private:
-  void read() {
-    parser_.emplace();
-    parser_->body_limit(cfg_.body_limit);
-    stream_.expires_after(cfg_.idle_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
-  }
-
-  void on_read(beast::error_code ec) {
-    if (ec == http::error::body_limit)
-      return send(service_.transport_error(413, "request body over the limit of " +
-                                                    std::to_string(cfg_.body_limit) + " bytes"),
-                  false);
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted)
-      return close();
-    if (ec && ec.category() == http::make_error_code(http::error::bad_target).category())  // any HTTP parse error
-      return send(service_.transport_error(400, "bad HTTP request: " + ec.message()), false);
-    if (ec) return close();
-    auto req = parser_->release();
-    keep_alive_ = req.keep_alive();
-    version_ = req.version();
-    stream_.expires_never();
-    HttpRequest request{std::string(req.method_string()), std::string(req.target()), std::move(req.body())};
-    service_.handle(std::move(request), [self = shared_from_this()](HttpResponse response) {
-      // The reply may come from the batching thread: back onto this connection's strand.
-      net::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
-        self->send(std::move(response), self->keep_alive_);
-      });
-    });
-  }
-
-  void send(HttpResponse response, bool keep_alive) {
-    response_ = {};
-    response_.version(version_);
-    response_.result(static_cast<http::status>(response.status));
-    response_.set(http::field::server, "chaosbench");
-    response_.set(http::field::content_type, response.content_type);
-    response_.keep_alive(keep_alive);
-    response_.body() = std::move(response.body);
-    response_.prepare_payload();
-    http::async_write(stream_, response_, [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
-      if (ec) return self->close();
-      if (!keep_alive) return self->linger();
-      self->read();
-    });
-  }
-
-  void close() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  }
-
-  // After an early answer (413, 400) the client may still be sending: closing with unread
-  // bytes would reset the connection and could destroy the answer in flight, so half-close
-  // and discard what arrives for a while (nginx's lingering close).
-  void linger() {
-    close();
-    stream_.expires_after(std::chrono::seconds(2));
-    discard();
-  }
-  void discard() {
-    stream_.async_read_some(net::buffer(sink_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      if (!ec) self->discard();
-    });
-  }
-
-  beast::tcp_stream stream_;
-  InferenceService& service_;
-  const HttpServerConfig& cfg_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> response_;
-  std::array<char, 16384> sink_{};
-  bool keep_alive_ = false;
-  unsigned version_ = 11;
-};
+bool out_of_resources(const beast::error_code& ec) {
+  return ec == net::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system ||
+         ec == net::error::no_buffer_space || ec == net::error::no_memory;
+}
 
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(HttpServerConfig c, InferenceService& s) : cfg(std::move(c)), service(s), acceptor(ioc) {}
+  Impl(HttpServerConfig c, InferenceService& s)
+      : cfg(std::move(c)),
+        service(s),
+        budget(cfg.max_connections, cfg.max_buffered),
+        accept_strand(net::make_strand(ioc)),
+        acceptor(accept_strand),
+        pause(accept_strand) {}
+  ~Impl() {
+    if (reserve_fd >= 0) ::close(reserve_fd);
+  }
 
   void accept() {
     acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), service, cfg)->start();
+      if (ec) return on_accept_error(ec);
+      if (budget.try_open()) {
+        std::make_shared<HttpSession>(std::move(socket), service, cfg, budget, true)->start();
+      } else if (budget.try_refuse()) {
+        std::make_shared<HttpSession>(std::move(socket), service, cfg, budget, false)->refuse();
+      }  // else: dropped at once (the socket closes here)
       accept();
     });
   }
 
+  // Out of descriptors: give the spare one back to accept and drop one waiting client (it
+  // hears a close instead of hanging in the backlog), then pause before accepting again.
+  void on_accept_error(const beast::error_code& ec) {
+    if (!out_of_resources(ec)) return accept();  // ECONNABORTED and other one-offs
+    if (reserve_fd >= 0) {
+      ::close(reserve_fd);
+      const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0) ::close(fd);
+      reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    pause.expires_after(kAcceptPause);
+    pause.async_wait([this](beast::error_code e) {
+      if (!e && acceptor.is_open()) accept();
+    });
+  }
+
+  // Destroyed in reverse: the io_context (and the sessions its handlers hold) before the
+  // budget and the config they refer to.
   HttpServerConfig cfg;
   InferenceService& service;
+  ConnectionBudget budget;
   net::io_context ioc;
+  // The acceptor, its back-off timer and stop()'s close run here, never concurrently.
+  net::strand<net::io_context::executor_type> accept_strand;
   tcp::acceptor acceptor;
+  net::steady_timer pause;  // accept() back-off
+  int reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   std::vector<std::thread> threads;
   unsigned short port = 0;
   bool stopped = false;
@@ -144,6 +102,7 @@ HttpServer::HttpServer(HttpServerConfig cfg, InferenceService& service)
   if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (!ec) acceptor.native_non_blocking(true, ec);  // the reserve-descriptor accept must never block
   if (ec)
     throw std::runtime_error("serve: cannot listen on " + impl_->cfg.host + ":" + std::to_string(impl_->cfg.port) +
                              ": " + ec.message());
@@ -159,9 +118,10 @@ unsigned short HttpServer::port() const { return impl_->port; }
 void HttpServer::stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
-  net::post(impl_->ioc, [this] {
+  net::post(impl_->accept_strand, [this] {
     beast::error_code ignored;
     impl_->acceptor.close(ignored);
+    impl_->pause.cancel();
   });
   impl_->service.stop();  // queued requests are answered while the io threads still run
   impl_->ioc.stop();

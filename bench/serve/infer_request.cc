@@ -1,5 +1,7 @@
-// parse_infer_request: nlohmann/json without exceptions (a discarded value on a syntax
-// error), then every field checked by hand so each rejection names what was wrong.
+// parse_infer_request: common::parse_json_bounded (nesting bounded before nlohmann/json
+// sees the text, no exceptions), then every field checked by hand so each rejection
+// names what was wrong. Messages never quote the request: a hostile value could be huge
+// or so deep that printing it recurses off the stack.
 #include "bench/serve/infer_request.h"
 
 #include <fmt/format.h>
@@ -7,6 +9,8 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+
+#include "common/json_limits.h"
 
 namespace chaosbench::bench::serve {
 namespace {
@@ -66,13 +70,12 @@ bool read_data(const json& data, int rows, int dim, std::vector<float>& out, std
   return true;
 }
 
-std::string shape_text(const json& shape) { return shape.dump(-1, ' ', true, json::error_handler_t::replace); }
-
 }  // namespace
 
 ParsedInfer parse_infer_request(std::string_view body, int input_dim, int max_rows) {
-  const json doc = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return failure("malformed JSON");
+  std::string why;
+  const json doc = common::parse_json_bounded(body, &why);
+  if (doc.is_discarded()) return failure("malformed JSON: " + why);
   if (!doc.is_object()) return failure("expected a JSON object");
   ParsedInfer p;
   if (auto id = doc.find("id"); id != doc.end()) {
@@ -89,13 +92,16 @@ ParsedInfer parse_infer_request(std::string_view body, int input_dim, int max_ro
   const auto datatype = in.find("datatype");
   if (datatype == in.end() || !datatype->is_string()) return failure("inputs[0].datatype: expected a string");
   if (datatype->get<std::string>() != "FP32")
-    return failure(fmt::format("inputs[0].datatype: expected FP32, got {}", datatype->get<std::string>()));
+    return failure("inputs[0].datatype: expected FP32 (the only type served)");
   const auto shape = in.find("shape");
-  if (shape == in.end() || !shape->is_array()) return failure("inputs[0].shape: expected an array");
-  const bool shape_ok = shape->size() == 2 && (*shape)[0].is_number_integer() && (*shape)[1].is_number_integer() &&
-                        (*shape)[1].get<std::int64_t>() == input_dim;
-  if (!shape_ok)
-    return failure(fmt::format("inputs[0].shape: expected [n, {}], got {}", input_dim, shape_text(*shape)));
+  const bool shape_ok = shape != in.end() && shape->is_array() && shape->size() == 2 &&
+                        (*shape)[0].is_number_integer() && (*shape)[1].is_number_integer();
+  if (!shape_ok) return failure(fmt::format("inputs[0].shape: expected an array of 2 integers [n, {}]", input_dim));
+  if ((*shape)[1].is_number_unsigned() ? (*shape)[1].get<std::uint64_t>() != static_cast<std::uint64_t>(input_dim)
+                                       : (*shape)[1].get<std::int64_t>() != input_dim)
+    return failure(fmt::format("inputs[0].shape: expected [n, {}]: the model takes {} values a row", input_dim, input_dim));
+  if ((*shape)[0].is_number_unsigned() && (*shape)[0].get<std::uint64_t>() > static_cast<std::uint64_t>(max_rows))
+    return failure(fmt::format("inputs[0].shape: n exceeds max_batch_size {}", max_rows));
   const auto rows = (*shape)[0].get<std::int64_t>();
   if (rows < 1) return failure(fmt::format("inputs[0].shape: n must be at least 1, got {}", rows));
   if (rows > max_rows) return failure(fmt::format("inputs[0].shape: n = {} exceeds max_batch_size {}", rows, max_rows));

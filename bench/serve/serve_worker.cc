@@ -33,7 +33,8 @@ std::optional<std::string> serve_config_error(const ServeConfig& cfg) {
   for (int w : cfg.layers)
     if (w < 1) return "--layers: widths must be >= 1";
   if (cfg.dtype != "fp32" && cfg.dtype != "int8") return "--dtype: expected fp32 or int8";
-  if (cfg.batching.max_batch_size < 1) return "--max-batch-size: must be >= 1";
+  if (cfg.batching.max_batch_size < 1 || cfg.batching.max_batch_size > kMaxBatchSizeLimit)
+    return fmt::format("--max-batch-size: from 1 to {}", kMaxBatchSizeLimit);
   if (cfg.batching.max_queue_delay.count() < 0) return "--max-queue-delay-us: must be >= 0";
   for (int p : cfg.batching.preferred_batch_sizes)
     if (p < 1 || p > cfg.batching.max_batch_size) return "--preferred-batch-sizes: each in 1..max-batch-size";
@@ -41,6 +42,8 @@ std::optional<std::string> serve_config_error(const ServeConfig& cfg) {
   if (cfg.http.threads < 1) return "--threads: must be >= 1";
   if (cfg.blas_threads < 1) return "--blas-threads: must be >= 1";
   if (cfg.http.body_limit < 1024) return "--body-limit: at least 1KiB";
+  if (cfg.http.max_buffered < cfg.http.body_limit) return "--max-buffered: at least --body-limit";
+  if (cfg.http.request_timeout < std::chrono::milliseconds(100)) return "--request-timeout: at least 100ms";
   if (cfg.model_name.empty() || cfg.model_name.find('/') != std::string::npos)
     return "--model: a non-empty name without '/'";
   return std::nullopt;

@@ -25,6 +25,11 @@ struct ServeConfig {
   HttpServerConfig http;
 };
 
+// Upper bounds of the options (each allocates by it: the model's batch buffers, a
+// descriptor per connection).
+inline constexpr int kMaxBatchSizeLimit = 4096;
+inline constexpr long kMaxConnectionsLimit = 65536;
+
 // nullopt when cfg is usable, else why not (for a usage error).
 std::optional<std::string> serve_config_error(const ServeConfig& cfg);
 

@@ -4,6 +4,8 @@
 #include "harness/cli/cmd_worker_serve.h"
 
 
+#include <fmt/format.h>
+
 #include "bench/serve/serve_worker.h"
 #include "faults/units.h"
 #include "harness/cli/cli_options.h"
@@ -27,7 +29,10 @@ int worker_serve(const Args& args) {
       ("max-queue-delay-us", po::value<long>()->default_value(2000), "how long a request waits for a batch")
       ("preferred-batch-sizes", po::value<std::string>()->default_value(""), "comma-separated; dispatch at once at the largest")
       ("queue-limit", po::value<int>()->default_value(1024), "waiting requests before 503")
-      ("body-limit", po::value<std::string>()->default_value("4MiB"), "largest request body (413 above)");
+      ("body-limit", po::value<std::string>()->default_value("4MiB"), "largest request body (413 above)")
+      ("max-connections", po::value<long>()->default_value(512), "open connections at most (503 and close above)")
+      ("max-buffered", po::value<std::string>()->default_value("64MiB"), "request-body bytes buffered over all connections (503 above)")
+      ("request-timeout", po::value<std::string>()->default_value("30s"), "from a request's first byte to its last (408 above)");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
     print_help("chaosbench worker serve [options]",
@@ -55,6 +60,16 @@ int worker_serve(const Args& args) {
   auto body_limit = faults::parse_size(vm["body-limit"].as<std::string>());
   if (!body_limit) throw UsageError("--body-limit: " + body_limit.error);
   cfg.http.body_limit = body_limit->bytes;
+  const long max_connections = vm["max-connections"].as<long>();
+  if (max_connections < 1 || max_connections > bench::serve::kMaxConnectionsLimit)
+    throw UsageError(fmt::format("--max-connections: from 1 to {}", bench::serve::kMaxConnectionsLimit));
+  cfg.http.max_connections = static_cast<std::size_t>(max_connections);
+  auto max_buffered = faults::parse_size(vm["max-buffered"].as<std::string>());
+  if (!max_buffered) throw UsageError("--max-buffered: " + max_buffered.error);
+  cfg.http.max_buffered = max_buffered->bytes;
+  auto timeout = faults::parse_duration(vm["request-timeout"].as<std::string>());
+  if (!timeout) throw UsageError("--request-timeout: " + timeout.error);
+  cfg.http.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout->value);
   if (auto why = bench::serve::serve_config_error(cfg)) throw UsageError(*why);
   auto metrics = bench::MetricsClient::from_environment();
   return bench::serve::run_server(cfg, metrics);
