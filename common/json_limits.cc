@@ -26,14 +26,8 @@ JsonDepth check_json_depth(std::string_view text, std::size_t max_depth) {
   return {};
 }
 
-nlohmann::json parse_json_bounded(std::string_view text, std::string* error, std::size_t max_depth) {
-  if (const JsonDepth d = check_json_depth(text, max_depth); !d.ok) {
-    if (error) *error = fmt::format("JSON nests deeper than {} levels (at byte {})", max_depth, d.offset);
-    return nlohmann::json(nlohmann::json::value_t::discarded);
-  }
-  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() && error) *error = "not valid JSON";
-  return j;
+std::string json_depth_error(const JsonDepth& depth, std::size_t max_depth) {
+  return fmt::format("JSON nests deeper than {} levels (at byte {})", max_depth, depth.offset);
 }
 
 }  // namespace chaosbench::common

@@ -24,9 +24,19 @@ struct JsonDepth {
 // the text's validity (the parser does that).
 JsonDepth check_json_depth(std::string_view text, std::size_t max_depth = kMaxJsonDepth);
 
-// Parses without exceptions. On a syntax error or too deep nesting returns a discarded
-// value and, when `error` is given, a message that never quotes the input.
-nlohmann::json parse_json_bounded(std::string_view text, std::string* error = nullptr,
-                                  std::size_t max_depth = kMaxJsonDepth);
+// Parses without exceptions into `Json` (nlohmann::json, or ordered_json to keep the key
+// order). On a syntax error or too deep nesting returns a discarded value and, when
+// `error` is given, a message that never quotes the input.
+std::string json_depth_error(const JsonDepth& depth, std::size_t max_depth);
+template <class Json = nlohmann::json>
+Json parse_json_bounded(std::string_view text, std::string* error = nullptr, std::size_t max_depth = kMaxJsonDepth) {
+  if (const JsonDepth d = check_json_depth(text, max_depth); !d.ok) {
+    if (error) *error = json_depth_error(d, max_depth);
+    return Json(Json::value_t::discarded);
+  }
+  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() && error) *error = "not valid JSON";
+  return j;
+}
 
 }  // namespace chaosbench::common

@@ -228,7 +228,7 @@ RunResult read_results_file(const std::string& path) {
 
 RunResult from_json(const std::string& text) {
   std::string error;
-  json j = common::parse_json_bounded(text, &error);
+  json j = common::parse_json_bounded<json>(text, &error);
   if (j.is_discarded()) throw std::runtime_error(error);
   if (!j.is_object()) throw std::runtime_error("not a JSON object");
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())

@@ -86,7 +86,7 @@ TEST_CASE("comm: algbw is bytes over mean time, busbw applies the nccl-tests fac
   CHECK(g[1].value == Approx(g[0].value * 0.75));
 }
 
-TEST_CASE("checks: worst matching record decides; no record fails", "[aggregate]") {
+TEST_CASE("checks: worst matching record decides, no record fails", "[aggregate]") {
   std::vector<reports::MetricRecord> rs{
       {"comm/busbw", "GB/s", "higher", {{"phase", std::string("overall")}, {"bytes", std::int64_t{1024}}}, 0.5, {}},
       {"comm/busbw", "GB/s", "higher", {{"phase", std::string("overall")}, {"bytes", std::int64_t{2048}}}, 0.2, {}}};

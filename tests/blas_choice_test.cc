@@ -46,7 +46,7 @@ TEST_CASE("blas: the candidates follow the CPU's flags and vendor", "[blas]") {
 }
 
 // The case of the issue: a VM whose generic CPU name makes OpenBLAS fall back to SSE3.
-TEST_CASE("blas: the fastest correct kernel wins; wrong results never; the user's choice is kept", "[blas]") {
+TEST_CASE("blas: the fastest correct kernel wins, wrong results never, the user's choice is kept", "[blas]") {
   BlasChoice b;
   b.source = "probe";
   b.candidates = {candidate("", "Prescott", 19.8), candidate("Cooperlake", "Cooperlake", 140.0, "wrong results"),
@@ -126,7 +126,7 @@ TEST_CASE("blas: the CPU peak is measured, and no kernel runs faster than it", "
   CHECK_THAT(peak.formula(), Catch::Contains("GFLOP/s"));
 }
 
-TEST_CASE("blas: the probe runs once per host, then the cache answers; a bad cache is probed again", "[blas]") {
+TEST_CASE("blas: the probe runs once per host, then the cache answers, a bad cache is probed again", "[blas]") {
   TempDir dir;
   BlasChoiceOptions options;
   options.self_exe = binary();

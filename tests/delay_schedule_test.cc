@@ -64,7 +64,7 @@ TEST_CASE("delay schedule: releases never go backwards even when jitter exceeds 
   }
 }
 
-TEST_CASE("delay schedule: loss 10% drops 10% of packets; reorder takes its share of the rest", "[network]") {
+TEST_CASE("delay schedule: loss 10% drops 10% of packets, reorder takes its share of the rest", "[network]") {
   DelayLineSettings s;
   s.delay = 1ms;
   s.loss = 0.1;

@@ -335,7 +335,7 @@ TEST_CASE("a per-metric tolerance from the scenario's checks applies", "[gate]")
   CHECK(row(compare(base, cur), "p50").status == "fail");
 }
 
-TEST_CASE("single values are compared without a test; fault and one-sided records are skipped", "[gate]") {
+TEST_CASE("single values are compared without a test, fault and one-sided records are skipped", "[gate]") {
   RunSpec spec;
   spec.ranks = draws(71, 2, 100);
   auto base = make_run(spec);

@@ -82,7 +82,7 @@ TEST_CASE("gpu run: gpu.xid in elastic mode: the others go on, the reset rank jo
 // A hang of the device (gpu.hang) or of the allreduce (collective.hang, which never
 // returns while its peers give up and carry on) is ended by the rank's own step watchdog;
 // the others recover, and the rank joins again after the reset.
-TEST_CASE("gpu run: gpu.hang and collective.hang are ended by the step watchdog; the rank joins again after the reset",
+TEST_CASE("gpu run: gpu.hang and collective.hang are ended by the step watchdog, the rank joins again after the reset",
           "[gpu-run]") {
   for (const char* type : {"gpu.hang", "collective.hang"}) {
     INFO(type);
@@ -104,7 +104,7 @@ TEST_CASE("gpu run: gpu.hang and collective.hang are ended by the step watchdog;
   }
 }
 
-TEST_CASE("gpu run: a bit flip after the allreduce is caught at the next step and repaired; one before it is not",
+TEST_CASE("gpu run: a bit flip after the allreduce is caught at the next step and repaired, one before it is not",
           "[gpu-run]") {
   TempDir dir;
   auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 90)",
@@ -126,7 +126,7 @@ TEST_CASE("gpu run: a bit flip after the allreduce is caught at the next step an
   CHECK(start_reasons(dir)["repaired"] == 3);
 }
 
-TEST_CASE("gpu run: collective.error fails one allreduce; elastic recovery keeps every rank", "[gpu-run]") {
+TEST_CASE("gpu run: collective.error fails one allreduce, elastic recovery keeps every rank", "[gpu-run]") {
   TempDir dir;
   auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 200, "recovery": {"mode": "elastic"})",
                                               R"([{"name": "nccl", "type": "collective.error", "target": {"ranks": [0]},

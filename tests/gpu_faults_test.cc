@@ -297,7 +297,7 @@ TEST_CASE("gpu faults: scenarios name a workload that acts the fault out, and kn
   CHECK(r.err.find("unknown GPU error \"ecc2\"") != std::string::npos);
 }
 
-TEST_CASE("gpu faults: cleanup disarms a journaled control-block slot; a missing block is already gone",
+TEST_CASE("gpu faults: cleanup disarms a journaled control-block slot, a missing block is already gone",
           "[gpu-faults]") {
   Block b;
   ArmedFault f;

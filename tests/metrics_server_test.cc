@@ -208,7 +208,7 @@ TEST_CASE("metrics-server: over-long lines are malformed and skipped up to their
   CHECK_THAT(examples[2], Catch::StartsWith("rank 2 line 2: line longer than 1 MiB: xxxx"));
 }
 
-TEST_CASE("metrics-server: a last line without newline counts; a cut-off line is malformed",
+TEST_CASE("metrics-server: a last line without newline counts, a cut-off line is malformed",
           "[metrics-server]") {
   TempDir dir;
   std::vector<double> values;

@@ -61,7 +61,7 @@ bool netns_exists(const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("netns cluster: 4 nodes reach each other across the bridge; nothing remains after", "[netns]") {
+TEST_CASE("netns cluster: 4 nodes reach each other across the bridge, nothing remains after", "[netns]") {
   if (skip_without_root("network namespaces need root (CAP_SYS_ADMIN, CAP_NET_ADMIN)")) return;
   std::vector<std::string> ids;
   {

@@ -358,7 +358,7 @@ TEST_CASE("node cgroups v2: removal thaws a frozen node and ends what is left in
   CHECK(journal.finish().empty());
 }
 
-TEST_CASE("node cgroups v2: controllers reach the nodes; the harness moves into a leaf and back", "[node-faults]") {
+TEST_CASE("node cgroups v2: controllers reach the nodes, the harness moves into a leaf and back", "[node-faults]") {
   if (skip_without_root("mounting cgroup2 needs root")) return;
   TempDir dir;
   Cgroup2Mount mount(dir);

@@ -149,7 +149,7 @@ TEST_CASE("node faults: process.signal reaches the chosen rank only", "[node-fau
   CHECK_THAT(read_file(dir.file("out/logs/rank1.out")), Catch::Contains("no-signal"));
 }
 
-TEST_CASE("node faults: signal names parse; unknown ones are scenario errors", "[node-faults]") {
+TEST_CASE("node faults: signal names parse, unknown ones are scenario errors", "[node-faults]") {
   using chaosbench::faults::parse_signal;
   CHECK(parse_signal("SIGTERM") == 15);
   CHECK(parse_signal("usr1") == 10);

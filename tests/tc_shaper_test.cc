@@ -77,7 +77,7 @@ void check_default_root(int netns_fd, const std::string& dev) {
 
 }  // namespace
 
-TEST_CASE("tc shaper: a 100 Mbit/s rule holds TCP to it; after remove the link is fast again", "[network]") {
+TEST_CASE("tc shaper: a 100 Mbit/s rule holds TCP to it, after remove the link is fast again", "[network]") {
   if (skip_without_root("tc and network namespaces need root")) return;
   NetnsCluster c(2, "tcstest-rate");
   TcShaper shaper(c.node_netns_fd(0), NetnsCluster::kNodeInterface);
@@ -201,7 +201,7 @@ TEST_CASE("tc shaper: tc shows exactly the shaper's objects, and none after the 
   check_default_root(ns, "eth0");
 }
 
-TEST_CASE("tc shaper: netem is probed once; without sch_netem a netem rule fails cleanly", "[network]") {
+TEST_CASE("tc shaper: netem is probed once, without sch_netem a netem rule fails cleanly", "[network]") {
   if (skip_without_root("tc and network namespaces need root")) return;
   std::string why;
   const bool available = TcShaper::netem_available(&why);

@@ -132,7 +132,7 @@ TEST_CASE("a dead peer makes finish() throw CollectiveError, promptly", "[train]
   CHECK(seconds < 5.0);  // a closed connection, not the 20 s timeout
 }
 
-TEST_CASE("survivors of a failure agree on one membership; the newest step is the source", "[train]") {
+TEST_CASE("survivors of a failure agree on one membership, the newest step is the source", "[train]") {
   TempDir dir;
   Membership gen0;
   gen0.members = {0, 1, 2, 3};

@@ -102,7 +102,10 @@ class NodeCgroups {
   // Journals moving this process back to `base`, then moves it into the new leaf `leaf`.
   void move_into_leaf(const std::string& leaf, const std::string& base);
   // Journals turning `controllers` off again, then turns them on in dir's subtree_control.
-  void enable_controllers(const std::string& dir, const std::vector<std::string>& controllers);
+  // `own_child`: set when `dir` is shared (the cgroup chaosbench-<run id> lives in); its
+  // undo then leaves the controllers on while any other cgroup is below `dir`.
+  void enable_controllers(const std::string& dir, const std::vector<std::string>& controllers,
+                          const std::string& own_child = "");
 
   Journal& journal_;
   int version_ = 1;

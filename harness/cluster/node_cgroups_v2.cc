@@ -118,7 +118,7 @@ void NodeCgroups::make_v2(int nodes, const std::string& run_id, const std::vecto
     make_dir(parent);
     if (plan.move_harness) move_into_leaf(parent + "/harness", base);
     try {
-      if (!plan.enable_in_base.empty()) enable_controllers(base, plan.enable_in_base);
+      if (!plan.enable_in_base.empty()) enable_controllers(base, plan.enable_in_base, "chaosbench-" + run_id);
       if (!plan.enable.empty()) enable_controllers(parent, plan.enable);
     } catch (const std::runtime_error& e) {
       // Journaled: whatever did change is undone with the rest. The nodes go on without.
@@ -156,7 +156,8 @@ void NodeCgroups::move_into_leaf(const std::string& leaf, const std::string& bas
   faults::write_setting(leaf + "/cgroup.procs", std::to_string(self));
 }
 
-void NodeCgroups::enable_controllers(const std::string& dir, const std::vector<std::string>& controllers) {
+void NodeCgroups::enable_controllers(const std::string& dir, const std::vector<std::string>& controllers,
+                                     const std::string& own_child) {
   // echo "+cpu +memory" > DIR/cgroup.subtree_control; undo: echo "-cpu -memory" > ...
   std::vector<std::string> on, off;
   for (const auto& c : controllers) {
@@ -164,7 +165,9 @@ void NodeCgroups::enable_controllers(const std::string& dir, const std::vector<s
     off.push_back("-" + c);
   }
   const std::string file = dir + "/cgroup.subtree_control";
-  entries_.push_back(journal_.record("write", {{"path", file}, {"value", fmt::format("{}", fmt::join(off, " "))}}));
+  std::map<std::string, std::string> undo{{"path", file}, {"value", fmt::format("{}", fmt::join(off, " "))}};
+  if (!own_child.empty()) undo["own_child"] = own_child;  // shared: undone only while ours is its only child
+  entries_.push_back(journal_.record("write", std::move(undo)));
   faults::write_setting(file, fmt::format("{}", fmt::join(on, " ")));
 }
 

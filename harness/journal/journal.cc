@@ -153,6 +153,16 @@ std::string undo_write(const JournalEntry& e, bool dry_run) {
   const auto& value = e.fields.at("value");
   std::error_code ec;
   if (!fs::exists(path, ec)) return fmt::format("{}: gone; nothing to restore", path);
+  if (auto own = e.fields.find("own_child"); own != e.fields.end()) {
+    // Controllers enabled in a cgroup the run shares: other cgroups below it may have
+    // come to use them since, and disabling them would strip their limits.
+    std::vector<std::string> others;
+    for (const auto& d : fs::directory_iterator(fs::path(path).parent_path(), ec))
+      if (d.is_directory(ec) && d.path().filename() != own->second) others.push_back(d.path().filename().string());
+    if (!others.empty())
+      return fmt::format("left {} as it is: other cgroups below it ({}{}) may use what the run enabled", path,
+                         others.front(), others.size() > 1 ? fmt::format(" and {} more", others.size() - 1) : "");
+  }
   if (dry_run) return fmt::format("would write \"{}\" to {}", value, path);
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));

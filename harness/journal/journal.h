@@ -35,8 +35,9 @@ namespace chaosbench::harness {
 //   "cgroup_move"   {pid, start_time, from, to}: move that process, while it is still the
 //                   same one and in cgroup `from`, back to cgroup `to` (the harness in its
 //                   v2 leaf)
-//   "write"         {path, value}: write value back (a cgroup setting a fault changed, a
-//                   v2 cgroup.subtree_control)
+//   "write"         {path, value[, own_child]}: write value back (a cgroup setting a fault
+//                   changed, a v2 cgroup.subtree_control); with own_child, only while
+//                   that is the only directory beside `path` (a shared parent cgroup)
 //   "signal_group"  {pgid, start_time, signal}: signal a process group that is still ours
 //   "fault_control" {path, slot}: disarm that slot of a GPU fault control block
 struct JournalEntry {

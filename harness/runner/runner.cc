@@ -249,7 +249,16 @@ void Run::start_workload() {
     ctx.node_interface = NetnsCluster::kNodeInterface;
   }
   const auto* command = std::get_if<CommandWorkload>(&scenario_.workload);
-  ctx.master_port = command && command->master_port ? *command->master_port : free_port();
+  if (command && command->master_port) {
+    ctx.master_port = *command->master_port;
+  } else if (netns_) {
+    // Probed where the master listens: in its node's namespace nobody but the run can
+    // take the port between this probe and the workload's bind.
+    const int master = command && !command->nodes.empty() ? command->nodes.front() : 0;
+    NetnsCluster::in_netns(netns_->node_netns_fd(master), [&] { ctx.master_port = free_port(); });
+  } else {
+    ctx.master_port = free_port();  // on a shared host any user can bind it first: see docs
+  }
   ctx.seed = scenario_.seed;
   recovery_ = workload_recovery(scenario_.workload);
   blas_ = choose_workload_blas(scenario_, ctx.self_exe, ctx.env);
