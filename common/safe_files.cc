@@ -156,4 +156,28 @@ std::string read_regular_file(const std::string& path, std::string& out, std::si
   return "";
 }
 
+std::string read_named_file(const std::string& path, std::string& out, std::size_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return failure("open", path, errno);
+  if (!S_ISFIFO(st.st_mode)) return read_regular_file(path, out, max_bytes);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return failure("open", path, errno);
+  out.clear();
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      return n < 0 ? failure("read", path, err) : "";
+    }
+    if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
+      ::close(fd);
+      return fmt::format("{} is larger than {} bytes", path, max_bytes);
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
 }  // namespace chaosbench::common

@@ -35,6 +35,11 @@ int open_regular_file(const std::string& path, bool no_follow = false);
 // device, a larger file); never blocks on anything but the disk.
 std::string read_regular_file(const std::string& path, std::string& out, std::size_t max_bytes);
 
+// The same for a file a user named on the command line, which may also be a pipe
+// (`<(...)`, /dev/stdin): that one is read until its writer closes it, and refused past
+// `max_bytes`. A device or socket is still refused.
+std::string read_named_file(const std::string& path, std::string& out, std::size_t max_bytes);
+
 // A random hex string of `chars` digits from getrandom(2), for names others must not guess.
 std::string random_hex(std::size_t chars);
 

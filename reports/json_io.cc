@@ -221,7 +221,7 @@ std::string to_json(const RunResult& run, int indent) {
 
 RunResult read_results_file(const std::string& path) {
   std::string text;
-  if (std::string error = common::read_regular_file(path, text, kMaxResultsBytes); !error.empty())
+  if (std::string error = common::read_named_file(path, text, kMaxResultsBytes); !error.empty())
     throw std::runtime_error(error);
   return from_json(text);
 }

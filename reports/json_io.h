@@ -14,10 +14,10 @@ std::string to_json(const RunResult& run, int indent = 2);
 // Throws std::runtime_error naming what is wrong when the text is not a results file.
 RunResult from_json(const std::string& text);
 
-// Reads and parses a results file: a regular file (a FIFO or device is refused, never
-// read) of at most kMaxResultsBytes. Throws std::runtime_error saying why, without the
+// Reads and parses a results file named by a user: a regular file or a pipe (a device is
+// refused, never read) of at most kMaxResultsBytes. Throws std::runtime_error saying why, without the
 // file's name (the caller adds it) and never quoting its content.
-inline constexpr std::size_t kMaxResultsBytes = std::size_t{1} << 30;
+inline constexpr std::size_t kMaxResultsBytes = std::size_t{256} << 20;
 RunResult read_results_file(const std::string& path);
 
 }  // namespace chaosbench::reports

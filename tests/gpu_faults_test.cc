@@ -313,6 +313,10 @@ TEST_CASE("gpu faults: cleanup disarms a journaled control-block slot, a missing
   CHECK_FALSE(b.harness->armed(CB_XID));
   e.fields["path"] = b.dir.file("gone.ctl");
   CHECK(harness::undo_entry(e, false).find("gone") != std::string::npos);
+  // A dead harness's link now names another process's descriptor: never opened.
+  REQUIRE(::symlink("/proc/1/fd/0", b.dir.file("other.ctl").c_str()) == 0);
+  e.fields["path"] = b.dir.file("other.ctl");
+  CHECK_THAT(harness::undo_entry(e, false), Catch::Contains("gone with its harness"));
   e.fields["slot"] = "99";
   CHECK_THROWS(harness::undo_entry(e, false));
 }

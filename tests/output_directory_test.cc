@@ -158,3 +158,40 @@ TEST_CASE("trusted directory: existing directories are judged, missing ones made
   dir.write("file", "");
   CHECK_THAT(common::make_trusted_directory(dir.file("file")), Catch::Contains("not a directory"));
 }
+
+TEST_CASE("trusted directory: a link on the way is judged where it stands as well as where it leads",
+          "[hardening]") {
+  if (test::skip_without_root("chown needs root")) return;
+  TempDir dir;
+  const std::string others = dir.file("others");
+  REQUIRE(::mkdir(others.c_str(), 0755) == 0);
+  REQUIRE(::symlink(dir.path().c_str(), (others + "/latest").c_str()) == 0);  // to a root-owned tree
+  REQUIRE(::chown(others.c_str(), kNobody, kNobody) == 0);
+  // uid 65534 could point `latest` at /etc mid-run: refused, with the way out named.
+  CHECK_THAT(common::make_trusted_directory(others + "/latest/out"),
+             Catch::Contains("owned by uid 65534") && Catch::Contains("CHAOSBENCH_TRUSTED_UIDS=65534"));
+  ::setenv(common::kTrustedUidsEnv, "1000,65534", 1);
+  const std::string vouched = common::make_trusted_directory(others + "/latest/out");
+  ::unsetenv(common::kTrustedUidsEnv);
+  CHECK(vouched.empty());
+  // A trailing slash does not carry a link past the "not a link" rule.
+  CHECK_THAT(common::check_trusted_directory(others + "/latest/"), Catch::Contains("symbolic link"));
+}
+
+TEST_CASE("trusted directory: under sudo a new directory is the sudo user's group to read, and parents are 0755",
+          "[hardening]") {
+  if (test::skip_without_root("chown needs root")) return;
+  TempDir dir;
+  ::setenv("SUDO_GID", "65534", 1);
+  const mode_t saved = ::umask(002);
+  const std::string why = common::make_trusted_directory(dir.file("p/q/out"), 0750);
+  ::umask(saved);
+  ::unsetenv("SUDO_GID");
+  REQUIRE(why.empty());
+  struct stat st {};
+  REQUIRE(::stat(dir.file("p/q/out").c_str(), &st) == 0);
+  CHECK(st.st_gid == 65534);
+  CHECK((st.st_mode & 07777) == 02750);
+  CHECK((mode_of(dir.file("p")) & 07777) == 0755);
+  CHECK((mode_of(dir.file("p/q")) & 07777) == 0755);
+}

@@ -56,13 +56,18 @@ TEST_CASE("scenario: a NUL byte in argv, env or cwd is refused at validation wit
   }
 }
 
-TEST_CASE("scenario: a FIFO given as the scenario is refused at once", "[hardening]") {
+TEST_CASE("scenario: one from a pipe (<(...)) is read, a device is refused at once", "[hardening]") {
   TempDir dir;
-  REQUIRE(::mkfifo(dir.file("s.json").c_str(), 0600) == 0);
-  auto r = run_command({binary(), "validate", dir.file("s.json")}, 20s);
-  CHECK_FALSE(r.timed_out);
-  CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err + r.out, Catch::Contains("not a regular file"));
+  dir.write("s.json", R"({"schema_version": 1, "name": "piped", "workload": {"kind": "command", "argv": ["true"]}})");
+  auto piped = run_command({"/bin/bash", "-c", "'" + binary() + "' validate <(cat '" + dir.file("s.json") + "')"}, 20s);
+  INFO(piped.err);
+  CHECK(piped.exit_code == 0);
+  for (const char* device : {"/dev/zero", "/dev/null"}) {
+    auto r = run_command({binary(), "validate", device}, 20s);
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err + r.out, Catch::Contains("neither a regular file nor a pipe"));
+  }
 }
 
 TEST_CASE("sweep: the scenario is read once, so a file changed mid-sweep changes no point", "[hardening]") {

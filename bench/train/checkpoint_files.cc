@@ -10,7 +10,7 @@
 
 namespace chaosbench::bench::train {
 
-int read_whole_file(const std::string& path, std::string* out) {
+int read_whole_file(const std::string& path, std::string* out, std::uint64_t max_bytes) {
   int fd = common::open_regular_file(path);
   if (fd < 0) return -fd;
   struct stat st {};
@@ -18,6 +18,10 @@ int read_whole_file(const std::string& path, std::string* out) {
     int err = errno;
     ::close(fd);
     return err;
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return EFBIG;  // a sparse or absurd file is never read in, whatever its header says
   }
   out->clear();
   out->resize(static_cast<std::size_t>(st.st_size));

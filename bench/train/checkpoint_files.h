@@ -3,6 +3,7 @@
 // never throw. Shared by CheckpointWriter, the manifest and the loader.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -10,7 +11,8 @@ namespace chaosbench::bench::train {
 
 // Reads the whole regular file into `out`. Returns 0 or the errno (ENOENT: missing;
 // EINVAL: not a regular file, such as a FIFO, which is never opened for reading).
-int read_whole_file(const std::string& path, std::string* out);
+// EFBIG: larger than `max_bytes`, and not read.
+int read_whole_file(const std::string& path, std::string* out, std::uint64_t max_bytes = UINT64_MAX);
 
 // common::write_file_atomically(dir/name): a crash leaves the old file or the new one,
 // never a mix. Returns "" or what failed, e.g. "cannot write

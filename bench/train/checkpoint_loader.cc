@@ -75,8 +75,12 @@ class Verifier {
   // Reads the file and checks it against the manifest entry or its name, its header and
   // the model key; the payload is checked by decode_checkpoint.
   std::string read_and_check(const Candidate& c, std::string* bytes, CheckpointHeader* header) const {
-    if (int err = read_whole_file(dir_ + "/" + c.file, bytes); err != 0)
-      return err == ENOENT ? "missing" : err == EINVAL ? "not a regular file" : std::strerror(err);
+    if (int err = read_whole_file(dir_ + "/" + c.file, bytes, max_file_bytes(c)); err != 0)
+      return err == ENOENT ? "missing"
+             : err == EINVAL ? "not a regular file"
+             : err == EFBIG  ? (c.entry ? fmt::format("size differs (more than the manifest's {} bytes)", c.entry->bytes)
+                                        : std::string("larger than a checkpoint of this model can be"))
+                             : std::strerror(err);
     if (c.entry) {
       if (bytes->size() < c.entry->bytes) return fmt::format("truncated ({} of {} bytes)", bytes->size(), c.entry->bytes);
       if (bytes->size() != c.entry->bytes)
@@ -95,6 +99,16 @@ class Verifier {
         return fmt::format("buffer of {} elements, the model has {}", size, buffer_elements_);
     }
     return "";
+  }
+
+  // What the file may weigh before it is read: the manifest's size, else what the
+  // model's buffers can take compressed (zstd's worst case is below 1% over, plus a
+  // header), else no limit.
+  std::uint64_t max_file_bytes(const Candidate& c) const {
+    const std::uint64_t model = buffer_elements_ == 0
+                                    ? UINT64_MAX
+                                    : (std::uint64_t{1} << 20) + 2 * 4 * buffer_elements_ * kMaxCheckpointBuffers;
+    return c.entry ? std::min(c.entry->bytes, model) : model;
   }
 
   // The full checkpoint at `step`, decoded once however many deltas use it.

@@ -38,7 +38,7 @@ std::optional<CheckpointManifest> read_manifest(const std::string& dir, std::str
     return std::nullopt;
   };
   std::string text;
-  if (int err = read_whole_file(dir + "/" + kManifestFile, &text); err != 0)
+  if (int err = read_whole_file(dir + "/" + kManifestFile, &text, kMaxManifestBytes); err != 0)
     return fail(err == ENOENT ? "missing" : std::strerror(err));
   try {
     if (text.size() > kMaxManifestBytes) return fail("larger than a manifest can be");

@@ -51,7 +51,7 @@ class FaultControl {
   // Maps an existing control file; nullptr (with the reason in *why when given) when it
   // is missing, too short or not a control block.
   static std::unique_ptr<FaultControl> open(const std::string& path, std::string* why = nullptr) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return fail(why, path + ": " + std::strerror(errno));
     struct stat st {};
     if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(CB_CONTROL_SIZE)) {
@@ -78,7 +78,8 @@ class FaultControl {
 
   // Creates a zero-filled control block for `rank`: a memfd sealed against any change of
   // size (a rank that truncates it cannot make a mapping of it fault), and at `path` (which
-  // must not exist) a link to it that any process of this host can open. Harness side.
+  // must not exist) a link to it (/proc/<pid>/fd/<fd>), which a process may open when it
+  // can read this one's /proc entries (root, or the same user). Harness side.
   // Returns the memfd, which the caller keeps open for as long as the block is used (the
   // link dangles once it is closed), or -1 with errno set. Throws nothing.
   static int create(const std::string& path, std::uint64_t rank) {

@@ -87,7 +87,7 @@ ChildArgs prepare_child(const std::vector<std::string>& argv, const std::vector<
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) ::_exit(126);
-  int devnull = ::open("/dev/null", O_RDONLY);
+  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // dup2 leaves fd 0 open across exec
   if (devnull >= 0) ::dup2(devnull, 0);
   ::dup2(out_fd, 1);
   ::dup2(err_fd, 2);

@@ -180,6 +180,12 @@ std::string undo_fault_control(const JournalEntry& e, bool dry_run) {
   const int slot = std::stoi(e.fields.at("slot"));
   if (slot < 0 || slot >= CB_FAULT_KINDS) throw std::invalid_argument("slot");
   std::error_code ec;
+  // The block is a memfd of the harness that made it, reached through a link into that
+  // harness's /proc/<pid>/fd: once that process is gone, the pid may be another's, and
+  // its descriptor must never be opened. Only this process's own blocks are disarmed.
+  const fs::path target = fs::read_symlink(path, ec);
+  const std::string own = fmt::format("/proc/{}/fd/", ::getpid());
+  if (ec || !target.string().starts_with(own)) return fmt::format("{}: gone with its harness; nothing to disarm", path);
   if (!fs::exists(path, ec)) return fmt::format("{}: gone; nothing to disarm", path);
   if (dry_run) return fmt::format("would disarm slot {} of {}", slot, path);
   std::string why;

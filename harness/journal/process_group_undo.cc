@@ -6,18 +6,40 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <stdexcept>
+#include <sys/syscall.h>
 #include <thread>
+#include <unistd.h>
 
 #include "harness/journal/process_identity.h"
 
 namespace chaosbench::harness {
 namespace {
 
+struct Member {
+  pid_t pid = 0;
+  std::uint64_t start_time = 0;  // as scanned: the process is signalled only while it is still this one
+};
+
 struct GroupScan {
   pid_t pgid = 0;
-  std::vector<pid_t> ours;        // verified: may be signalled
+  std::vector<Member> ours;       // verified: may be signalled
   std::vector<pid_t> unverified;  // in group pgid, cannot be told from a stranger's
 };
+
+// Signals `m` only if its pid still names the process scanned: a pidfd pins the process,
+// then its start time is read again, so a pid reused after the scan is never hit.
+// Falls back to kill() after the same check where pidfd_open is missing (before 5.3).
+void signal_member(const Member& m, int sig) {
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, m.pid, 0));
+  auto st = read_proc_stat(m.pid);
+  const bool same = st && st->start_time == m.start_time;
+  if (pidfd >= 0) {
+    if (same) ::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0);
+    ::close(pidfd);
+  } else if (same) {
+    ::kill(m.pid, sig);
+  }
+}
 
 // The members of group `pgid` sorted by the rule in process_group_undo.h.
 GroupScan scan_group(const JournalEntry& e) {
@@ -42,11 +64,12 @@ GroupScan scan_group(const JournalEntry& e) {
   }
   for (const auto& p : members) {
     if (leader_ours) {
-      g.ours.push_back(p.pid);
+      g.ours.push_back({p.pid, p.start_time});
     } else if (p.start_time >= start) {
       const bool marked = !marker.empty() && environ_has(p.pid, marker);
       const bool contained = std::find(in_cgroup.begin(), in_cgroup.end(), p.pid) != in_cgroup.end();
-      (marked || contained ? g.ours : g.unverified).push_back(p.pid);
+      if (marked || contained) g.ours.push_back({p.pid, p.start_time});
+      else g.unverified.push_back(p.pid);
     }  // started before our leader: cannot be its descendant
   }
   return g;
@@ -68,7 +91,7 @@ std::string undo_signal_group(const JournalEntry& e, bool dry_run) {
   // stay stopped, and the group's "process_group" entry kills the verified ones.
   if (g.ours.empty()) return fmt::format("process group {}: gone; no signal needed", g.pgid);
   if (dry_run) return fmt::format("would send signal {} to process group {}", sig, g.pgid);
-  for (pid_t pid : g.ours) ::kill(pid, sig);
+  for (const Member& m : g.ours) signal_member(m, sig);
   return fmt::format("sent signal {} to process group {}", sig, g.pgid);
 }
 
@@ -84,13 +107,13 @@ std::string undo_process_group(const JournalEntry& e, bool dry_run) {
   // A stopped process dies on SIGKILL too; a frozen one only once its cgroup is thawed:
   // the pause's "write THAWED" entry is newer than the processes it froze, so it is
   // undone first, and the node's cgroup entry (older) kills whatever is left after.
-  for (pid_t pid : victims) ::kill(pid, SIGKILL);
+  for (const Member& m : victims) signal_member(m, SIGKILL);
   // Not our children (the harness that started them is gone): wait until they vanish.
   for (int i = 0; i < 200; ++i) {
     bool alive = false;
-    for (pid_t pid : victims) {
-      auto st = read_proc_stat(pid);
-      alive = alive || (st && st->state != 'Z' && st->pgrp == g.pgid);
+    for (const Member& m : victims) {
+      auto st = read_proc_stat(m.pid);
+      alive = alive || (st && st->start_time == m.start_time && st->state != 'Z' && st->pgrp == g.pgid);
     }
     if (!alive) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

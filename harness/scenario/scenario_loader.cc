@@ -223,12 +223,13 @@ std::string read_scenario_file(const std::string& file) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) fail(file, 0, 0, "cannot read the file: it does not exist");
   if (S_ISDIR(st.st_mode)) fail(file, 0, 0, "is a directory, not a scenario file");
-  if (!S_ISREG(st.st_mode)) fail(file, 0, 0, "is not a regular file (a FIFO or a device is never read)");
-  if (static_cast<std::size_t>(st.st_size) > kMaxScenarioBytes)
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    fail(file, 0, 0, "is neither a regular file nor a pipe (a device is never read)");
+  if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > kMaxScenarioBytes)
     fail(file, 0, 0, fmt::format("the file is {} bytes; scenario files are at most {} bytes",
                                  static_cast<long long>(st.st_size), kMaxScenarioBytes));
   std::string text;
-  if (std::string error = common::read_regular_file(file, text, kMaxScenarioBytes); !error.empty())
+  if (std::string error = common::read_named_file(file, text, kMaxScenarioBytes); !error.empty())
     fail(file, 0, 0, error);
   return text;
 }

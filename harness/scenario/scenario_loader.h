@@ -32,7 +32,8 @@ struct LoadResult {
 // Throws ScenarioError. `file` is how messages name the file.
 LoadResult load_scenario(const std::string& file, const LoadOptions& options = {});
 // The file's text, for parse_scenario (a sweep parses it once per point without reading
-// it again). Throws ScenarioError: missing, not a regular file, over kMaxScenarioBytes.
+// it again). Throws ScenarioError: missing, neither a regular file nor a pipe (`<(...)`),
+// over kMaxScenarioBytes.
 std::string read_scenario_file(const std::string& file);
 LoadResult parse_scenario(std::string_view text, const std::string& file, const LoadOptions& options = {});
 
