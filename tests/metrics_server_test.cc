@@ -313,21 +313,23 @@ TEST_CASE("metrics-server: binding fails clearly when the path exists or is too 
   CHECK_THROWS_WITH(MetricsServer(long_path, nullptr), Catch::Contains("must be 1 to 107 bytes"));
 }
 
-TEST_CASE("metrics-server: a rank's records past the per-connection cap are dropped as malformed",
+TEST_CASE("metrics-server: a rank's records past its cap are dropped as malformed, reconnecting or not",
           "[metrics-server]") {
   TempDir dir;
   MetricsServer server(dir.socket(), nullptr, 100);
-  RawClient c(dir.socket());
-  std::string lines;
-  for (int i = 0; i < 150; ++i) lines += sample_line(1, i);
-  c.write(lines);
-  c.close();
+  for (int part = 0; part < 3; ++part) {  // 3 connections of 50: a new one brings no new allowance
+    RawClient c(dir.socket());
+    std::string lines;
+    for (int i = 0; i < 50; ++i) lines += sample_line(1, i);
+    c.write(lines);
+    c.close();
+  }
   REQUIRE(wait_until([&] { return server.records() + server.malformed() == 150; }));
   server.stop();
   CHECK(server.records() == 100);
   CHECK(server.malformed() == 50);
   REQUIRE_FALSE(server.malformed_examples().empty());
-  CHECK_THAT(server.malformed_examples()[0], Catch::Contains("over 100 records on one connection"));
+  CHECK_THAT(server.malformed_examples()[0], Catch::Contains("over 100 records from rank 1"));
 }
 
 TEST_CASE("metrics-server: uint64 labels are never wrapped and ranks are bounded", "[metrics-server]") {

@@ -62,7 +62,7 @@ struct MetricsServer::Connection {
   int fd = -1;
   std::uint64_t id = 0;
   std::uint64_t lines = 0;  // lines finished so far, for examples
-  std::uint64_t records = 0;  // well-formed records delivered, against max_records_
+  std::uint64_t records = 0;  // well-formed records delivered
   int rank = -1;            // from the last good record: names the sender in examples
   std::string partial;      // bytes after the last newline
   bool skipping = false;    // inside an over-long line, dropping bytes up to its newline
@@ -70,8 +70,8 @@ struct MetricsServer::Connection {
 };
 
 MetricsServer::MetricsServer(std::string socket_path, RecordHandler on_record,
-                             std::uint64_t max_records_per_connection)
-    : path_(std::move(socket_path)), on_record_(std::move(on_record)), max_records_(max_records_per_connection) {
+                             std::uint64_t max_records_per_rank)
+    : path_(std::move(socket_path)), on_record_(std::move(on_record)), max_records_(max_records_per_rank) {
   sockaddr_un addr{};
   if (path_.empty() || path_.size() >= sizeof(addr.sun_path)) {
     throw std::runtime_error(fmt::format(
@@ -304,16 +304,17 @@ void MetricsServer::finish_connection(Connection& c, double received_at) {
 void MetricsServer::handle_line(Connection& c, std::string_view line, double received_at) {
   ++c.lines;
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank: no record
-  if (c.records >= max_records_) {
-    count_malformed(c, fmt::format("over {} records on one connection: dropped", max_records_), line);
-    return;
-  }
   auto decoded = bench::decode_record(line);
   if (!decoded.ok) {
     count_malformed(c, decoded.error, line);
     return;
   }
   c.rank = std::visit([](const auto& r) { return r.rank; }, decoded.record);
+  // Counted by rank, not by connection: a rank that reconnects starts no new allowance.
+  if (records_by_rank_[c.rank]++ >= max_records_) {
+    count_malformed(c, fmt::format("over {} records from rank {}: dropped", max_records_, c.rank), line);
+    return;
+  }
   ++c.records;
   records_.fetch_add(1);
   if (!on_record_) return;

@@ -6,14 +6,15 @@
 // one connection arrive in order. Malformed lines are counted, never fatal. What a rank
 // wrote before it died is delivered. A line longer than 1 MiB is malformed and skipped up
 // to its newline; a last line without newline is decoded at EOF; blank lines are ignored.
-// A connection's records past max_records_per_connection are counted malformed and
-// dropped, so one runaway rank cannot grow the harness without bound.
+// A rank's records past max_records_per_rank (over all its connections) are counted
+// malformed and dropped, so one runaway rank cannot grow the harness without bound.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -34,9 +35,9 @@ class MetricsServer {
   // Binds and listens on `socket_path` (which must not exist) and starts the thread.
   // Throws std::runtime_error on failure. The socket file is mode 0600 whatever the umask:
   // ranks run as the harness's user.
-  static constexpr std::uint64_t kDefaultMaxRecordsPerConnection = 100'000'000;
+  static constexpr std::uint64_t kDefaultMaxRecordsPerRank = 100'000'000;
   MetricsServer(std::string socket_path, RecordHandler on_record,
-                std::uint64_t max_records_per_connection = kDefaultMaxRecordsPerConnection);
+                std::uint64_t max_records_per_rank = kDefaultMaxRecordsPerRank);
   ~MetricsServer();  // stop()
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -72,6 +73,7 @@ class MetricsServer {
   std::string path_;
   RecordHandler on_record_;
   std::uint64_t max_records_;
+  std::map<int, std::uint64_t> records_by_rank_;  // server thread only; ranks are < 2^20
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd that stop() uses to wake the loop
   bool bound_ = false;  // the socket file is ours to unlink
