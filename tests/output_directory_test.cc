@@ -2,6 +2,7 @@
 // else can change, and links planted in it are replaced, never written through.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,6 +38,22 @@ std::string make_victim(const TempDir& dir, const std::string& name) {
   ::chmod(dir.file(name).c_str(), 0600);
   return dir.file(name);
 }
+
+// Run under sudo (SUDO_GID set), new directories are set-group-ID: the mode tests want
+// the plain case, so they hide it while they run.
+class WithoutSudoGid {
+ public:
+  WithoutSudoGid() {
+    if (const char* v = std::getenv("SUDO_GID")) saved_ = v;
+    ::unsetenv("SUDO_GID");
+  }
+  ~WithoutSudoGid() {
+    if (!saved_.empty()) ::setenv("SUDO_GID", saved_.c_str(), 1);
+  }
+
+ private:
+  std::string saved_;
+};
 
 mode_t mode_of(const std::string& path) {
   struct stat st {};
@@ -103,6 +120,7 @@ TEST_CASE("output directory: a fresh one is 0750 and what the run writes has its
           "[hardening]") {
   TempDir dir;
   write_quick_scenario(dir);
+  WithoutSudoGid plain;
   const mode_t saved = ::umask(0);  // the child inherits it
   auto r = run_into(dir, dir.file("out"));
   ::umask(saved);
@@ -146,6 +164,7 @@ TEST_CASE("safe files: reading refuses a FIFO at once instead of blocking", "[ha
 TEST_CASE("trusted directory: existing directories are judged, missing ones made with the mode asked for",
           "[hardening]") {
   TempDir dir;
+  WithoutSudoGid plain;
   const mode_t saved = ::umask(077);
   const std::string why = common::make_trusted_directory(dir.file("a/b/c"), 0750);
   ::umask(saved);
