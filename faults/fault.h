@@ -47,8 +47,6 @@ class Fault {
   virtual bool reversible() const { return true; }
   // The mechanism used ("none", "netem", "nfqueue", "signal", ...), named in results.
   virtual std::string backend() const = 0;
-  // How long the last apply() took, for fault/apply_latency.
-  std::chrono::nanoseconds apply_duration() const { return apply_duration_; }
   // Processes this fault ended or may end on purpose (a kill, a fatal signal): their exit
   // is the fault's effect, not a workload failure.
   virtual std::vector<pid_t> ended_processes() const { return {}; }
@@ -67,7 +65,6 @@ class Fault {
 
   UndoLog* log_ = nullptr;
   bool applied_ = false;
-  std::chrono::nanoseconds apply_duration_{0};
 };
 
 }  // namespace chaosbench::faults

@@ -11,9 +11,15 @@
 #include <string_view>
 #include <variant>
 
-#include "faults/units.h"
+#include "common/units.h"
 
 namespace chaosbench::faults {
+
+// The quantities parameters hold (common/units.h), by their short names in fault code.
+using common::Duration;
+using common::Percent;
+using common::Rate;
+using common::Size;
 
 enum class ParamKind { kDuration, kRate, kSize, kPercent, kInteger, kNumber, kString, kBool };
 

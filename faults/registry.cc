@@ -54,9 +54,10 @@ const std::array<FaultTypeInfo, 21>& table() {
       {"node.cpu_throttle", "limits the node to a fraction of CPU for the duration (the straggler)",
        cpu_throttle_params(), kNodeForms, true, false, "cpu", make_cpu_throttle},
       {"node.memory_limit", "lowers the node's memory limit for the duration; an OOM kill ends a rank",
-       memory_limit_params(), kNodeForms, true, false, "memory", make_memory_limit},
+       memory_limit_params(), kNodeForms, true, false, "memory", make_memory_limit, nullptr, nullptr, "", "",
+       kOomKills},
       {"node.kill", "SIGKILLs every process of the node; restart_after brings its ranks back", kill_params(),
-       kNodeForms, false, false, "", make_node_kill},
+       kNodeForms, false, false, "", make_node_kill, nullptr, nullptr, "", "", kNodeGone},
       {"rank.kill", "SIGKILLs one rank's processes; restart_after brings it back", kill_params(), kRankForms, false,
        false, "", make_rank_kill},
       {"process.signal", "sends any signal to the chosen ranks", signal_params(), kRankForms, false, false, "",
@@ -92,16 +93,17 @@ const std::array<FaultTypeInfo, 21>& table() {
        "no error: kernels (and the waits for them) take factor times as long", kGpuWorkloads},
       {"gpu.hang", "a kernel never completes: device calls block while in effect", gpu_hang_params(), kRankForms,
        true, false, "", make_gpu_hang, nullptr, nullptr,
-       "no error: the call never returns (a watchdog or the collective timeout must notice)", kGpuWorkloads},
+       "no error: the call never returns (a watchdog or the collective timeout must notice)", kGpuWorkloads, kHangs},
       {"gpu.bitflip", "silent data corruption: bits flipped in a tensor (gradients or parameters)",
        gpu_bitflip_params(), kRankForms, true, false, "", make_gpu_bitflip, check_gpu_bitflip, nullptr,
-       "no error: wrong values (caught only by a check such as the trainer's replica fingerprint)", "train"},
+       "no error: wrong values (caught only by a check such as the trainer's replica fingerprint)", "train",
+       kSilentCorruption},
       {"collective.error", "an allreduce fails on the target ranks", collective_error_params(), kRankForms, true,
        false, "", make_collective_error, nullptr, nullptr,
        "the collective returns the ncclResult_t code (2 ncclSystemError by default)", "train, command"},
       {"collective.hang", "an allreduce never returns on the target ranks", collective_hang_params(), kRankForms, true,
        false, "", make_collective_hang, nullptr, nullptr,
-       "no error: the collective blocks while in effect; peers time out", "train, command"},
+       "no error: the collective blocks while in effect; peers time out", "train, command", kHangs},
   }};
   return kTable;
 }
@@ -115,6 +117,11 @@ const FaultTypeInfo* find_fault_type(std::string_view type) {
     if (info.type == type) return &info;
   }
   return nullptr;
+}
+
+bool fault_has_trait(std::string_view type, FaultTrait trait) {
+  const FaultTypeInfo* info = find_fault_type(type);
+  return info != nullptr && (info->traits & trait) != 0;
 }
 
 }  // namespace chaosbench::faults

@@ -16,6 +16,15 @@
 
 namespace chaosbench::faults {
 
+// What a fault does that the run driver and the launcher must plan for: flags read from
+// the registry, so nothing outside it compares type names.
+enum FaultTrait : std::uint32_t {
+  kNodeGone = 1u << 0,           // ends a node's processes; without restart_after the node stays down
+  kOomKills = 1u << 1,           // an OOM kill of a rank is the fault's effect while it is active
+  kSilentCorruption = 1u << 2,   // wrong values, no error: only a check such as the replica fingerprint sees it
+  kHangs = 1u << 3,              // a call never returns: only a watchdog or a timeout ends it
+};
+
 struct FaultTypeInfo {
   std::string_view type;         // "marker", "network.delay", ...
   std::string_view summary;      // one line
@@ -36,11 +45,15 @@ struct FaultTypeInfo {
   std::string_view surfaces = "";
   // Workload kinds that act the fault out; empty: every kind.
   std::string_view workloads = "";
+  std::uint32_t traits = 0;  // FaultTrait bits
 };
 
 std::span<const FaultTypeInfo> fault_registry();
 
 // nullptr for an unknown type.
 const FaultTypeInfo* find_fault_type(std::string_view type);
+
+// Whether `type` is a known fault type with `trait`.
+bool fault_has_trait(std::string_view type, FaultTrait trait);
 
 }  // namespace chaosbench::faults

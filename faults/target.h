@@ -49,7 +49,7 @@ struct ResolvedTarget {
   // 2, each node's one directory under every controller name it has (cgroup.freeze,
   // cpu.max, ...). Faults take the file names from faults/node/cgroup_files.h.
   int cgroup_version = 1;
-  // The run's fault control directory (faults/gpu/control_block.h): rank R's block is
+  // The run's fault control directory (common/control_block.h): rank R's block is
   // <control_dir>/rank<R>.ctl. Empty when the run has none.
   std::string control_dir;
 

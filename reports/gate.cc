@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "faults/units.h"
+#include "common/units.h"
 #include "reports/statistics.h"
 
 namespace chaosbench::reports {
@@ -84,7 +84,7 @@ struct ToleranceRule {
 std::optional<double> tolerance_fraction(const nlohmann::json& v) {
   if (v.is_number()) return v.get<double>() / 100.0;
   if (!v.is_string()) return std::nullopt;
-  auto p = faults::parse_percent(v.get<std::string>());
+  auto p = common::parse_percent(v.get<std::string>());
   if (!p) return std::nullopt;
   return p->value / 100.0;
 }

@@ -66,7 +66,6 @@ ReportRequest parse_report_request(std::string_view spec) {
       spec, name));
 }
 
-std::string_view format_name(ReportFormat f) { return info(f).name; }
 
 std::string default_file_name(ReportFormat f) { return std::string(info(f).file); }
 

@@ -22,7 +22,6 @@ struct ReportRequest {
 // "html" or "html=FILE". Formats: console, json, html, md (or markdown), junit, trace.
 // Throws std::invalid_argument naming the known formats.
 ReportRequest parse_report_request(std::string_view spec);
-std::string_view format_name(ReportFormat f);
 // results.json, report.html, summary.md, junit.xml, trace.json; "-" for console.
 std::string default_file_name(ReportFormat f);
 // Every file format (not the console), in the order they are written.

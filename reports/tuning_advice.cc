@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "faults/units.h"
+#include "common/units.h"
 #include "reports/console_summary.h"
 #include "reports/text_format.h"
 
@@ -88,7 +88,7 @@ std::uint64_t bucket_bytes(const Context& c) {
   if (const json* v = scenario_at(c, "/workload/bucket_size")) {
     if (v->is_number_unsigned()) return v->get<std::uint64_t>();
     if (v->is_string())
-      if (auto size = faults::parse_size(v->get<std::string>())) return size->bytes;
+      if (auto size = common::parse_size(v->get<std::string>())) return size->bytes;
   }
   return 1 << 20;
 }

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "faults/gpu/fault_control.h"
+#include "common/fault_control.h"
 #include "test_util.h"
 
 #ifndef CHAOSBENCH_CUDA_INTERPOSER
@@ -27,8 +27,8 @@
 
 namespace {
 
-using chaosbench::faults::gpu::ArmedFault;
-using chaosbench::faults::gpu::FaultControl;
+using chaosbench::common::ArmedFault;
+using chaosbench::common::FaultControl;
 using chaosbench::test::CommandResult;
 using chaosbench::test::TempDir;
 using namespace std::chrono_literals;

@@ -19,8 +19,8 @@
 
 using namespace chaosbench;
 using namespace std::chrono_literals;
-using faults::gpu::ArmedFault;
-using faults::gpu::FaultControl;
+using common::ArmedFault;
+using common::FaultControl;
 
 namespace {
 

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "faults/units.h"
+#include "common/units.h"
 
-using namespace chaosbench::faults;
+using namespace chaosbench::common;
 using namespace std::chrono_literals;
 
 TEST_CASE("units: durations parse into nanoseconds", "[units]") {

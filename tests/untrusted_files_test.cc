@@ -12,7 +12,7 @@
 #include "bench/train/checkpoint_format.h"
 #include "bench/train/checkpoint_loader.h"
 #include "common/unique_fd.h"
-#include "faults/gpu/fault_control.h"
+#include "common/fault_control.h"
 #include "tests/test_util.h"
 
 using namespace chaosbench;
@@ -62,9 +62,9 @@ TEST_CASE("control block: a rank can neither shrink nor grow its block, so the h
           "[hardening]") {
   TempDir dir;
   const std::string path = dir.file("rank0.ctl");
-  common::UniqueFd memfd(faults::gpu::FaultControl::create(path, 0));
+  common::UniqueFd memfd(common::FaultControl::create(path, 0));
   REQUIRE(memfd);
-  auto harness = faults::gpu::FaultControl::open(path);
+  auto harness = common::FaultControl::open(path);
   REQUIRE(harness);
   // What a misbehaving rank does with the path it was given.
   common::UniqueFd rank(::open(path.c_str(), O_RDWR | O_CLOEXEC));
@@ -73,7 +73,7 @@ TEST_CASE("control block: a rank can neither shrink nor grow its block, so the h
   CHECK(errno == EPERM);
   CHECK(::ftruncate(rank.get(), 1 << 20) != 0);
   CHECK(harness->rank() == 0);  // still mapped and readable: no SIGBUS
-  faults::gpu::ArmedFault f;
+  common::ArmedFault f;
   CHECK(harness->arm(CB_SLOWDOWN, f) > 0);
 }
 

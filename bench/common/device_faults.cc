@@ -12,8 +12,8 @@
 namespace chaosbench::bench {
 namespace {
 
-using faults::gpu::ArmedFault;
-using faults::gpu::FaultControl;
+using common::ArmedFault;
+using common::FaultControl;
 
 // Sleeps shorter than this are saved up: a nanosleep costs tens of microseconds, which
 // would add to short element-wise kernels more than they take.

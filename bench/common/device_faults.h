@@ -1,7 +1,7 @@
 // The built-in workloads' side of GPU and collective faults (Path 1): the device layer
 // and the communication layer ask this object, at the points where a GPU program would
 // see each failure, whether the harness has armed one in the rank's fault control block
-// (faults/gpu/control_block.h, found through $CHAOSBENCH_FAULT_CONTROL), and act it out:
+// (common/control_block.h, found through $CHAOSBENCH_FAULT_CONTROL), and act it out:
 //   device_call()    a sticky device error (gpu.xid) throws DeviceError, and keeps
 //                    throwing in this process once seen (the CUDA context is lost); a
 //                    hang (gpu.hang) blocks while armed (a kernel that never completes);
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "faults/gpu/fault_control.h"
+#include "common/fault_control.h"
 
 namespace chaosbench::bench {
 
@@ -44,7 +44,7 @@ class DeviceFaults {
   // From $CHAOSBENCH_FAULT_CONTROL; inert when unset. A set but unusable path is an
   // error (the harness made it), reported through *why and then inert.
   static std::shared_ptr<DeviceFaults> from_env(std::string* why = nullptr);
-  explicit DeviceFaults(std::unique_ptr<faults::gpu::FaultControl> control);
+  explicit DeviceFaults(std::unique_ptr<common::FaultControl> control);
 
   bool active() const { return control_ != nullptr; }
 
@@ -81,7 +81,7 @@ class DeviceFaults {
   [[noreturn]] void throw_sticky() const;
   void wait_while_armed(cb_fault_kind kind);
 
-  std::unique_ptr<faults::gpu::FaultControl> control_;
+  std::unique_ptr<common::FaultControl> control_;
   std::atomic<bool> latched_{false};
   std::atomic<int> sticky_code_{0};
   std::atomic<int> sticky_xid_{0};

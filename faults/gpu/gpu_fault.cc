@@ -56,7 +56,6 @@ std::int64_t shots(const Params& p) {
 
 }  // namespace
 
-std::span<const XidError> xid_errors() { return kXidErrors; }
 
 const XidError* find_xid_error(std::string_view name) {
   for (const auto& e : kXidErrors)
@@ -83,7 +82,7 @@ void GpuFault::do_apply(const ResolvedTarget& target) {
   for (int rank : target.ranks) {
     const std::string path = control_path(target.control_dir, rank);
     std::string why;
-    auto control = gpu::FaultControl::open(path, &why);
+    auto control = common::FaultControl::open(path, &why);
     if (!control) throw FaultError(fmt::format("rank {}: {}", rank, why));
     Armed a;
     a.control = std::move(control);
@@ -98,7 +97,7 @@ void GpuFault::do_apply(const ResolvedTarget& target) {
     throw;
   }
   for (auto& a : pending) {
-    a.armed_ns = gpu::realtime_ns();
+    a.armed_ns = common::realtime_ns();
     a.sequence = a.control->arm(kind_, settings_);
   }
   armed_ = std::move(pending);
@@ -155,29 +154,29 @@ std::string check_gpu_bitflip(const Params& p) {
 
 std::unique_ptr<Fault> make_gpu_xid(const Params& p) {
   const XidError* e = find_xid_error(p.get<std::string>("error"));
-  gpu::ArmedFault f;
+  common::ArmedFault f;
   f.error_code = p.get<std::int64_t>("code") ? p.get<std::int64_t>("code") : (e ? e->code : 214);
   f.xid = p.get<std::int64_t>("xid") ? p.get<std::int64_t>("xid") : (e ? e->xid : 48);
   return std::make_unique<GpuFault>(CB_XID, f, true);
 }
 
 std::unique_ptr<Fault> make_gpu_oom(const Params& p) {
-  gpu::ArmedFault f;
+  common::ArmedFault f;
   f.error_code = p.get<std::int64_t>("code");
   f.shots = shots(p);
   return std::make_unique<GpuFault>(CB_OOM, f, true);
 }
 
 std::unique_ptr<Fault> make_gpu_slowdown(const Params& p) {
-  gpu::ArmedFault f;
+  common::ArmedFault f;
   f.factor_milli = static_cast<std::int64_t>(p.get<double>("factor") * 1000.0 + 0.5);
   return std::make_unique<GpuFault>(CB_SLOWDOWN, f, false);
 }
 
-std::unique_ptr<Fault> make_gpu_hang(const Params&) { return std::make_unique<GpuFault>(CB_HANG, gpu::ArmedFault{}, true); }
+std::unique_ptr<Fault> make_gpu_hang(const Params&) { return std::make_unique<GpuFault>(CB_HANG, common::ArmedFault{}, true); }
 
 std::unique_ptr<Fault> make_gpu_bitflip(const Params& p) {
-  gpu::ArmedFault f;
+  common::ArmedFault f;
   const auto& t = p.get<std::string>("tensor");
   f.tensor = t == "parameters" ? CB_TENSOR_PARAMETERS : t == "local_gradients" ? CB_TENSOR_LOCAL_GRADIENTS : CB_TENSOR_GRADIENTS;
   f.bits = p.get<std::int64_t>("bits");
@@ -187,14 +186,14 @@ std::unique_ptr<Fault> make_gpu_bitflip(const Params& p) {
 }
 
 std::unique_ptr<Fault> make_collective_error(const Params& p) {
-  gpu::ArmedFault f;
+  common::ArmedFault f;
   f.error_code = p.get<std::int64_t>("code");
   f.shots = shots(p);
   return std::make_unique<GpuFault>(CB_COLL_ERROR, f, false);
 }
 
 std::unique_ptr<Fault> make_collective_hang(const Params&) {
-  return std::make_unique<GpuFault>(CB_COLL_HANG, gpu::ArmedFault{}, true);
+  return std::make_unique<GpuFault>(CB_COLL_HANG, common::ArmedFault{}, true);
 }
 
 }  // namespace chaosbench::faults

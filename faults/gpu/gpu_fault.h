@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "faults/fault.h"
-#include "faults/gpu/fault_control.h"
+#include "common/fault_control.h"
 
 namespace chaosbench::faults {
 
@@ -25,7 +25,7 @@ class GpuFault final : public Fault {
  public:
   // `may_end`: the workload ends the rank when it sees this fault (a lost context, an
   // allocation failure, the hang watchdog): its exit is the fault's effect.
-  GpuFault(cb_fault_kind kind, gpu::ArmedFault settings, bool may_end)
+  GpuFault(cb_fault_kind kind, common::ArmedFault settings, bool may_end)
       : kind_(kind), settings_(settings), may_end_(may_end) {}
   ~GpuFault() override;
   std::string backend() const override { return "control-block"; }
@@ -42,11 +42,11 @@ class GpuFault final : public Fault {
   void read_effect();
 
   cb_fault_kind kind_;
-  gpu::ArmedFault settings_;
+  common::ArmedFault settings_;
   bool may_end_;
   std::vector<pid_t> pids_;
   struct Armed {
-    std::unique_ptr<gpu::FaultControl> control;
+    std::unique_ptr<common::FaultControl> control;
     std::uint64_t journal_id = 0;
     std::uint64_t armed_ns = 0;
     std::uint64_t sequence = 0;  // this fault's arming of the slot
@@ -84,6 +84,5 @@ struct XidError {
   std::string_view meaning;
 };
 const XidError* find_xid_error(std::string_view name);
-std::span<const XidError> xid_errors();
 
 }  // namespace chaosbench::faults

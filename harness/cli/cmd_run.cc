@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 #include <iostream>
 
-#include "faults/units.h"
+#include "common/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
 #include "harness/runner/fault_schedule.h"
@@ -29,7 +29,7 @@ void print_plan(const Scenario& s) {
   ctx.node_addrs.assign(static_cast<std::size_t>(s.cluster.nodes), "127.0.0.1");
   std::cout << fmt::format("scenario {}: {} node(s) x {} rank(s), workload {}, timeout {}, seed {}\n", s.name,
                            s.cluster.nodes, s.cluster.ranks_per_node, workload_kind(s.workload),
-                           faults::to_string(s.timeout), s.seed);
+                           common::to_string(s.timeout), s.seed);
   for (const auto& l : plan_workload(s, ctx))
     std::cout << fmt::format("  rank {} on node{}: {}\n", l.rank, l.node, fmt::join(l.spec.argv, " "));
   FaultSchedule schedule(s.faults);

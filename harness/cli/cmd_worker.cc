@@ -9,7 +9,7 @@
 
 #include "bench/blas/blas_probe.h"
 #include "bench/collective/collective_benchmark.h"
-#include "faults/units.h"
+#include "common/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/worker_args.h"
 #include "harness/cli/cmd_worker_load.h"
@@ -21,7 +21,7 @@ namespace chaosbench::harness {
 namespace {
 
 std::uint64_t size_option(const po::variables_map& vm, const char* name) {
-  auto parsed = faults::parse_size(vm[name].as<std::string>());
+  auto parsed = common::parse_size(vm[name].as<std::string>());
   if (!parsed) throw UsageError(std::string("--") + name + ": " + parsed.error);
   return parsed->bytes;
 }

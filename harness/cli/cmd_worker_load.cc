@@ -12,7 +12,7 @@
 #include "bench/load/load_generator.h"
 #include "bench/load/readiness.h"
 #include "bench/load/load_report.h"
-#include "faults/units.h"
+#include "common/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
 
@@ -71,7 +71,7 @@ int worker_load(const Args& args) {
   if (!scenario) throw UsageError("--scenario: expected server, offline or single-stream");
   cfg.scenario = *scenario;
   cfg.qps = vm["qps"].as<double>();
-  auto duration = faults::parse_duration(vm["duration"].as<std::string>());
+  auto duration = common::parse_duration(vm["duration"].as<std::string>());
   if (!duration) throw UsageError("--duration: " + duration.error);
   cfg.duration = duration->value;
   cfg.model = vm["model"].as<std::string>();

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "bench/serve/serve_worker.h"
-#include "faults/units.h"
+#include "common/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/worker_args.h"
 #include "harness/cli/exit_code.h"
@@ -57,17 +57,17 @@ int worker_serve(const Args& args) {
   cfg.batching.max_queue_delay = std::chrono::microseconds(vm["max-queue-delay-us"].as<long>());
   cfg.batching.preferred_batch_sizes = int_list(vm["preferred-batch-sizes"].as<std::string>(), "preferred-batch-sizes");
   cfg.batching.queue_limit = vm["queue-limit"].as<int>();
-  auto body_limit = faults::parse_size(vm["body-limit"].as<std::string>());
+  auto body_limit = common::parse_size(vm["body-limit"].as<std::string>());
   if (!body_limit) throw UsageError("--body-limit: " + body_limit.error);
   cfg.http.body_limit = body_limit->bytes;
   const long max_connections = vm["max-connections"].as<long>();
   if (max_connections < 1 || max_connections > bench::serve::kMaxConnectionsLimit)
     throw UsageError(fmt::format("--max-connections: from 1 to {}", bench::serve::kMaxConnectionsLimit));
   cfg.http.max_connections = static_cast<std::size_t>(max_connections);
-  auto max_buffered = faults::parse_size(vm["max-buffered"].as<std::string>());
+  auto max_buffered = common::parse_size(vm["max-buffered"].as<std::string>());
   if (!max_buffered) throw UsageError("--max-buffered: " + max_buffered.error);
   cfg.http.max_buffered = max_buffered->bytes;
-  auto timeout = faults::parse_duration(vm["request-timeout"].as<std::string>());
+  auto timeout = common::parse_duration(vm["request-timeout"].as<std::string>());
   if (!timeout) throw UsageError("--request-timeout: " + timeout.error);
   cfg.http.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout->value);
   if (auto why = bench::serve::serve_config_error(cfg)) throw UsageError(*why);

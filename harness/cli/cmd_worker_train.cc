@@ -7,7 +7,7 @@
 
 #include "bench/collective/rendezvous.h"
 #include "bench/train/trainer.h"
-#include "faults/units.h"
+#include "common/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/worker_args.h"
 #include "harness/cli/exit_code.h"
@@ -82,7 +82,7 @@ int worker_train(const Args& args) {
   cfg.optimizer.beta1 = vm["beta1"].as<float>();
   cfg.optimizer.beta2 = vm["beta2"].as<float>();
   cfg.optimizer.eps = vm["eps"].as<float>();
-  auto bucket = faults::parse_size(vm["bucket-size"].as<std::string>());
+  auto bucket = common::parse_size(vm["bucket-size"].as<std::string>());
   if (!bucket) throw UsageError("--bucket-size: " + bucket.error);
   cfg.bucket_bytes = bucket->bytes;
   const auto algorithm = vm["algorithm"].as<std::string>();

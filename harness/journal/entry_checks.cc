@@ -10,7 +10,7 @@
 #include <regex>
 #include <sys/vfs.h>
 
-#include "faults/gpu/fault_control.h"
+#include "common/fault_control.h"
 
 namespace chaosbench::harness {
 namespace {

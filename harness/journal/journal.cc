@@ -15,7 +15,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "faults/gpu/fault_control.h"
+#include "common/fault_control.h"
 #include "harness/host_error.h"
 #include "common/safe_files.h"
 #include "harness/journal/journal_directory.h"
@@ -189,7 +189,7 @@ std::string undo_fault_control(const JournalEntry& e, bool dry_run) {
   if (!fs::exists(path, ec)) return fmt::format("{}: gone; nothing to disarm", path);
   if (dry_run) return fmt::format("would disarm slot {} of {}", slot, path);
   std::string why;
-  auto control = faults::gpu::FaultControl::open(path, &why);
+  auto control = common::FaultControl::open(path, &why);
   if (!control) throw std::runtime_error(why);
   control->disarm(static_cast<cb_fault_kind>(slot));
   return fmt::format("disarmed slot {} of {}", slot, path);

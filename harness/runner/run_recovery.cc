@@ -122,7 +122,7 @@ void Run::check_hang(double t) {
   const double since = last - t0_wall_;
   const double limit = recovery_.hang_timeout.seconds();
   if (t - since < limit) return;
-  begin_group_restart(fmt::format("no rank reported a step for {}", faults::to_string(recovery_.hang_timeout)), t);
+  begin_group_restart(fmt::format("no rank reported a step for {}", common::to_string(recovery_.hang_timeout)), t);
 }
 
 }  // namespace chaosbench::harness

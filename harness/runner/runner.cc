@@ -25,7 +25,7 @@
 #include "faults/network/network_plane.h"
 #include "faults/network/rate_fault.h"
 #include "faults/node/cgroup_files.h"
-#include "faults/gpu/fault_control.h"
+#include "common/fault_control.h"
 #include "faults/gpu/gpu_fault.h"
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
@@ -277,7 +277,7 @@ void Run::start_workload() {
   for (std::size_t i = 0; i < launches_.size(); ++i) start_rank(i);
 }
 
-// One GPU fault control block per rank (faults/gpu/control_block.h), made before any
+// One GPU fault control block per rank (common/control_block.h), made before any
 // rank starts and kept across restarts: a fault armed on a rank stays armed for the
 // process that replaces it, as a broken GPU stays broken.
 void Run::create_control_blocks() {
@@ -285,7 +285,7 @@ void Run::create_control_blocks() {
   fs::create_directories(control_dir_);
   for (const auto& l : launches_) {
     const std::string path = faults::control_path(control_dir_, l.rank);
-    const int fd = faults::gpu::FaultControl::create(path, static_cast<std::uint64_t>(l.rank));
+    const int fd = common::FaultControl::create(path, static_cast<std::uint64_t>(l.rank));
     if (fd < 0)
       throw HostError(fmt::format("cannot create the fault control block {}: {}", path, std::strerror(errno)));
     control_fds_.emplace_back(fd);
@@ -393,8 +393,8 @@ void Run::apply(std::size_t i) {
       std::optional<std::size_t> repair;
       if (faults_[i]->reversible()) repair = i;
       pending_restarts_.push_back(
-          {t + spec.params.get<faults::Duration>("restart_after").seconds(), ended, spec.name, repair});
-    } else if (spec.type == "node.kill") {  // the node is gone for good: recovery restarts without it
+          {t + spec.params.get<common::Duration>("restart_after").seconds(), ended, spec.name, repair});
+    } else if (faults::fault_has_trait(spec.type, faults::kNodeGone)) {  // for good: recovery restarts without it
       for (auto k : ended) nodes_down_.insert(launches_[k].node);
     }
     schedule_.mark_applied(i, t);
@@ -486,7 +486,8 @@ bool Run::oom_killed(int rank) const {
   if (node < 0 || !cgroups_) return false;
   bool limited = false;
   for (const auto& o : schedule_.occurrences())
-    limited = limited || (o.state == OccurrenceState::kActive && scenario_.faults[o.fault].type == "node.memory_limit");
+    limited = limited ||
+              (o.state == OccurrenceState::kActive && faults::fault_has_trait(scenario_.faults[o.fault].type, faults::kOomKills));
   const std::string dir = cgroups_->dir(node, "memory");
   if (!limited || dir.empty()) return false;
   std::ifstream in(dir + "/" + std::string(faults::cgroup_file(cgroups_->version(), faults::CgroupKnob::kOomEvents)));
@@ -613,7 +614,7 @@ RunOutcome Run::execute() {
       double t = now_s();
       if (t > timeout_s) {
         timed_out = true;
-        fail(fmt::format("the run passed its timeout of {}", faults::to_string(scenario_.timeout)));
+        fail(fmt::format("the run passed its timeout of {}", common::to_string(scenario_.timeout)));
         break;
       }
       if (progress_->enabled()) progress_->show(progress_text(t));

@@ -15,7 +15,6 @@ namespace chaosbench::harness {
 
 struct RunOptions {
   std::string out_dir;  // empty: runs/<scenario>-<UTC timestamp>/
-  bool dry_run = false;
   bool quiet = false;
 };
 

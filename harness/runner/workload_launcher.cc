@@ -70,11 +70,11 @@ std::vector<std::string> train_argv(const Scenario& scenario, const TrainWorkloa
                                 "--host", host,
                                 "--timeout-ms", ms_string(w.timeout),
                                 "--sdc-check-every", std::to_string(w.sdc_check_every.value_or(
-                                                         has_fault(scenario, {"gpu.bitflip"}) ? 1 : 0))};
+                                                         has_fault_with(scenario, faults::kSilentCorruption) ? 1 : 0))};
   // With recovery and a hang to expect, a step that hangs past recovery.hang_timeout ends
   // the rank (its watchdog), so a GPU or collective hang becomes a failure recovery acts
   // on. Not otherwise: a rank paused (node.pause) past it would end on thawing.
-  if (w.recovery.mode != RecoveryMode::kNone && has_fault(scenario, {"gpu.hang", "collective.hang"}))
+  if (w.recovery.mode != RecoveryMode::kNone && has_fault_with(scenario, faults::kHangs))
     argv.insert(argv.end(), {"--watchdog-ms", ms_string(w.recovery.hang_timeout)});
   if (w.target_loss) argv.insert(argv.end(), {"--target-loss", fmt::format("{}", *w.target_loss)});
   if (w.checkpoint.every_steps > 0)

@@ -24,24 +24,24 @@ std::optional<double> read_limit(ParseContext& ctx, const json& v, const std::st
     return std::nullopt;
   };
   if (unit == "s" || unit == "ms" || unit == "us" || unit == "ns") {
-    auto d = faults::parse_duration(text);
+    auto d = common::parse_duration(text);
     if (!d) return fail(d.error);
     double ns = static_cast<double>(d->value.count());
     double per = unit == "s" ? 1e9 : unit == "ms" ? 1e6 : unit == "us" ? 1e3 : 1.0;
     return ns / per;
   }
   if (unit == "bytes") {
-    auto s = faults::parse_size(text);
+    auto s = common::parse_size(text);
     if (!s) return fail(s.error);
     return static_cast<double>(s->bytes);
   }
   if (unit == "%") {
-    auto p = faults::parse_percent(text);
+    auto p = common::parse_percent(text);
     if (!p) return fail(p.error);
     return p->value;
   }
   if (unit == "GB/s") {
-    auto r = faults::parse_rate(text);
+    auto r = common::parse_rate(text);
     if (!r) return fail(r.error);
     return static_cast<double>(r->bits_per_second) / 8e9;
   }
@@ -96,7 +96,7 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
       std::optional<double> pct;
       if (v->is_number()) pct = v->get<double>();
       else if (v->is_string()) {
-        auto p = faults::parse_percent(v->get<std::string>());
+        auto p = common::parse_percent(v->get<std::string>());
         if (!p) ctx.error(r.path_of("tolerance"), p.error);
         else pct = p->value;
       } else {

@@ -80,7 +80,7 @@ std::optional<TargetSpec> parse_target(ParseContext& ctx, const json& v, const s
         ctx.error(kp, fmt::format("expected a percentage such as \"50%\", got {}", describe(val)));
         return std::nullopt;
       }
-      auto p = faults::parse_percent(val.get_ref<const std::string&>());
+      auto p = common::parse_percent(val.get_ref<const std::string&>());
       if (!p || p->value <= 0) {
         ctx.error(kp, p ? std::string("expected a percentage above 0%") : p.error);
         return std::nullopt;
@@ -137,10 +137,10 @@ std::optional<faults::ParamValue> default_value(const faults::ParamSpec& p) {
     return *parsed.value;
   };
   switch (p.kind) {
-    case ParamKind::kDuration: return value_or_throw(faults::parse_duration(p.default_text));
-    case ParamKind::kRate: return value_or_throw(faults::parse_rate(p.default_text));
-    case ParamKind::kSize: return value_or_throw(faults::parse_size(p.default_text));
-    case ParamKind::kPercent: return value_or_throw(faults::parse_percent(p.default_text));
+    case ParamKind::kDuration: return value_or_throw(common::parse_duration(p.default_text));
+    case ParamKind::kRate: return value_or_throw(common::parse_rate(p.default_text));
+    case ParamKind::kSize: return value_or_throw(common::parse_size(p.default_text));
+    case ParamKind::kPercent: return value_or_throw(common::parse_percent(p.default_text));
     case ParamKind::kInteger: return static_cast<std::int64_t>(std::stoll(std::string(p.default_text)));
     case ParamKind::kNumber: return std::stod(std::string(p.default_text));
     case ParamKind::kString: return std::string(p.default_text);
@@ -256,7 +256,7 @@ std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const 
           ctx.error(r.path_of("repeat"), "a repeated fault needs a \"duration\" shorter than \"every\"");
         else if (spec.duration->value >= every->value)
           ctx.error(r.path_of("repeat"), fmt::format("\"duration\" ({}) must be shorter than \"every\" ({})",
-                                                     faults::to_string(*spec.duration), faults::to_string(*every)));
+                                                     common::to_string(*spec.duration), common::to_string(*every)));
         if (has_step) ctx.error(r.path_of("repeat"), "\"repeat\" works with \"at\", not with \"at_step\"");
       }
     }

@@ -208,7 +208,7 @@ std::optional<bool> ObjectReader::boolean(std::string_view key) {
 namespace {
 
 template <class T>
-std::optional<T> read_quantity(ObjectReader& r, std::string_view key, faults::Parsed<T> (*parse)(std::string_view),
+std::optional<T> read_quantity(ObjectReader& r, std::string_view key, common::Parsed<T> (*parse)(std::string_view),
                                std::string_view kind) {
   const json* v = r.raw(key);
   if (!v) return std::nullopt;
@@ -226,8 +226,8 @@ std::optional<T> read_quantity(ObjectReader& r, std::string_view key, faults::Pa
 
 }  // namespace
 
-std::optional<faults::Duration> ObjectReader::duration(std::string_view key, bool allow_zero) {
-  auto d = read_quantity<faults::Duration>(*this, key, faults::parse_duration, "a duration (\"1.5s\")");
+std::optional<common::Duration> ObjectReader::duration(std::string_view key, bool allow_zero) {
+  auto d = read_quantity<common::Duration>(*this, key, common::parse_duration, "a duration (\"1.5s\")");
   if (d && !allow_zero && d->value.count() == 0) {
     ctx_.error(path_of(key), "expected a duration greater than zero");
     return std::nullopt;
@@ -235,16 +235,16 @@ std::optional<faults::Duration> ObjectReader::duration(std::string_view key, boo
   return d;
 }
 
-std::optional<faults::Rate> ObjectReader::rate(std::string_view key) {
-  return read_quantity<faults::Rate>(*this, key, faults::parse_rate, "a rate (\"100mbit\")");
+std::optional<common::Rate> ObjectReader::rate(std::string_view key) {
+  return read_quantity<common::Rate>(*this, key, common::parse_rate, "a rate (\"100mbit\")");
 }
 
-std::optional<faults::Size> ObjectReader::size(std::string_view key) {
-  return read_quantity<faults::Size>(*this, key, faults::parse_size, "a size (\"64KiB\")");
+std::optional<common::Size> ObjectReader::size(std::string_view key) {
+  return read_quantity<common::Size>(*this, key, common::parse_size, "a size (\"64KiB\")");
 }
 
-std::optional<faults::Percent> ObjectReader::percent(std::string_view key) {
-  return read_quantity<faults::Percent>(*this, key, faults::parse_percent, "a percentage (\"0.5%\")");
+std::optional<common::Percent> ObjectReader::percent(std::string_view key) {
+  return read_quantity<common::Percent>(*this, key, common::parse_percent, "a percentage (\"0.5%\")");
 }
 
 std::optional<std::string> ObjectReader::choice(std::string_view key, const std::vector<std::string_view>& choices) {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "faults/units.h"
+#include "common/units.h"
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/json_locations.h"
 #include "harness/scenario/overrides.h"
@@ -67,10 +67,10 @@ class ObjectReader {
   std::optional<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max);
   std::optional<double> number(std::string_view key);
   std::optional<bool> boolean(std::string_view key);
-  std::optional<faults::Duration> duration(std::string_view key, bool allow_zero = true);
-  std::optional<faults::Rate> rate(std::string_view key);
-  std::optional<faults::Size> size(std::string_view key);
-  std::optional<faults::Percent> percent(std::string_view key);
+  std::optional<common::Duration> duration(std::string_view key, bool allow_zero = true);
+  std::optional<common::Rate> rate(std::string_view key);
+  std::optional<common::Size> size(std::string_view key);
+  std::optional<common::Percent> percent(std::string_view key);
   // A string that must be one of `choices`.
   std::optional<std::string> choice(std::string_view key, const std::vector<std::string_view>& choices);
   // A non-empty array of distinct strings, each one of `choices`.

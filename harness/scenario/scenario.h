@@ -14,16 +14,17 @@
 
 #include "bench/protocol/record.h"
 #include "faults/param.h"
+#include "faults/registry.h"
 #include "faults/target.h"
-#include "faults/units.h"
+#include "common/units.h"
 #include "harness/scenario/sweep.h"
 
 namespace chaosbench::harness {
 
-using faults::Duration;
-using faults::Percent;
-using faults::Rate;
-using faults::Size;
+using common::Duration;
+using common::Percent;
+using common::Rate;
+using common::Size;
 
 struct LinkSpec {
   std::optional<Rate> rate;
@@ -42,7 +43,6 @@ struct ClusterSpec {
   ClusterMode mode = ClusterMode::kAuto;
   LinkSpec link;
   int world_size() const { return nodes * ranks_per_node; }
-  int node_of_rank(int rank) const { return rank / ranks_per_node; }
 };
 
 struct CollectiveWorkload {
@@ -198,7 +198,7 @@ struct Scenario {
   std::string resolved_json;  // the document after --set overrides, for results.json
 };
 
-// Whether the scenario has a fault of one of `types`.
-bool has_fault(const Scenario& scenario, std::initializer_list<std::string_view> types);
+// Whether the scenario has a fault whose type has `trait` (faults/registry.h).
+bool has_fault_with(const Scenario& scenario, faults::FaultTrait trait);
 
 }  // namespace chaosbench::harness

@@ -66,7 +66,7 @@ void check_phases(ParseContext& ctx, const Scenario& s) {
 // kind that acts it out: the registry lists them.
 void check_fault_workloads(ParseContext& ctx, const Scenario& s) {
   const std::string kind(workload_kind(s.workload));
-  const bool hangs = has_fault(s, {"gpu.hang", "collective.hang"});
+  const bool hangs = has_fault_with(s, faults::kHangs);
   // The trainer's step watchdog (on with recovery when hangs are injected) must not fire
   // on a healthy rank that waits out a peer's collective timeout.
   if (const auto* t = std::get_if<TrainWorkload>(&s.workload);
@@ -74,7 +74,7 @@ void check_fault_workloads(ParseContext& ctx, const Scenario& s) {
     ctx.error("workload.recovery.hang_timeout",
               fmt::format("must be longer than workload.timeout ({}) when hangs are injected: the step watchdog "
                           "would end ranks that are waiting for a hung peer",
-                          faults::to_string(t->timeout)));
+                          common::to_string(t->timeout)));
   for (std::size_t i = 0; i < s.faults.size(); ++i) {
     const auto* info = faults::find_fault_type(s.faults[i].type);
     if (!info || info->workloads.empty()) continue;

@@ -110,7 +110,7 @@ TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpe
   if (const json* c = r.raw("recovery")) w.recovery = parse_recovery(ctx, *c, cluster, /*elastic_allowed=*/true);
   if (auto v = r.duration("timeout", /*allow_zero=*/false)) {
     if (v->value < std::chrono::milliseconds(10))
-      ctx.error(r.path_of("timeout"), fmt::format("expected at least 10ms, got {}", faults::to_string(*v)));
+      ctx.error(r.path_of("timeout"), fmt::format("expected at least 10ms, got {}", common::to_string(*v)));
     else w.timeout = *v;
   }
   if (ctx.failed_under("cluster")) return w;

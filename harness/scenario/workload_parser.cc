@@ -37,10 +37,10 @@ CollectiveWorkload parse_collective(ParseContext& ctx, const json& value, const 
     if (w.min_size.bytes < 4) ctx.error("workload.sizes.min", "expected at least 4B (one float element)");
     if (w.max_size.bytes > kMaxMessageBytes)
       ctx.error("workload.sizes.max", fmt::format("expected less than 2GiB per message (gloo counts bytes in an int), "
-                                                  "got {}", faults::to_string(w.max_size)));
+                                                  "got {}", common::to_string(w.max_size)));
     if (w.min_size > w.max_size)
-      ctx.error("workload.sizes", fmt::format("min ({}) is larger than max ({})", faults::to_string(w.min_size),
-                                              faults::to_string(w.max_size)));
+      ctx.error("workload.sizes", fmt::format("min ({}) is larger than max ({})", common::to_string(w.min_size),
+                                              common::to_string(w.max_size)));
   }
   if (auto v = r.integer("warmup_iters", 0, 10000)) w.warmup_iters = static_cast<int>(*v);
   if (auto v = r.integer("iters", 1, 100000)) w.iters = static_cast<int>(*v);
@@ -48,7 +48,7 @@ CollectiveWorkload parse_collective(ParseContext& ctx, const json& value, const 
   if (auto v = r.boolean("check")) w.check = *v;
   if (auto v = r.duration("timeout", /*allow_zero=*/false)) {
     if (v->value < std::chrono::milliseconds(1))
-      ctx.error(r.path_of("timeout"), fmt::format("expected at least 1ms, got {}", faults::to_string(*v)));
+      ctx.error(r.path_of("timeout"), fmt::format("expected at least 1ms, got {}", common::to_string(*v)));
     w.timeout = *v;
   }
   if (ctx.failed_under("cluster")) return w;  // the cluster's own error says it all
@@ -113,10 +113,9 @@ CommandWorkload parse_command(ParseContext& ctx, const json& value, const Cluste
 
 }  // namespace
 
-bool has_fault(const Scenario& scenario, std::initializer_list<std::string_view> types) {
+bool has_fault_with(const Scenario& scenario, faults::FaultTrait trait) {
   for (const auto& f : scenario.faults)
-    for (auto t : types)
-      if (f.type == t) return true;
+    if (faults::fault_has_trait(f.type, trait)) return true;
   return false;
 }
 

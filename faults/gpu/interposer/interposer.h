@@ -1,5 +1,5 @@
 // The core of libchaosbench_cuda.so, the LD_PRELOAD interposer that carries out the GPU
-// fault control block (faults/gpu/control_block.h) inside any CUDA/NCCL program: where each
+// fault control block (common/control_block.h) inside any CUDA/NCCL program: where each
 // hook's real function is found, and how each family of calls reacts to the armed slots.
 // The hooks themselves are thin: runtime_hooks.cc, driver_hooks.cc, nccl_hooks.cc; the
 // dlsym override that lets driver entry points be wrapped is dlsym_hook.cc.
@@ -18,12 +18,15 @@
 #include <optional>
 #include <span>
 
-#include "faults/gpu/fault_control.h"
+#include "common/fault_control.h"
 
 // The hooked symbols are the library's only exports (it is built -fvisibility=hidden).
 #define CHAOSBENCH_HOOK extern "C" __attribute__((visibility("default")))
 
 namespace chaosbench::faults::gpu::interposer {
+
+using common::ArmedFault;
+using common::FaultControl;
 
 // Which library a hooked symbol belongs to: where its real definition is looked up when
 // RTLD_NEXT does not see it (a library dlopen'ed RTLD_LOCAL, as Python loads extensions).

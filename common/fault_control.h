@@ -23,9 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "faults/gpu/control_block.h"
+#include "common/control_block.h"
 
-namespace chaosbench::faults::gpu {
+namespace chaosbench::common {
 
 // The parameters of one slot, as read under one arming.
 struct ArmedFault {
@@ -226,4 +226,4 @@ class FaultControl {
   cb_control_block* block_;
 };
 
-}  // namespace chaosbench::faults::gpu
+}  // namespace chaosbench::common

@@ -1,11 +1,11 @@
-#include "faults/units.h"
+#include "common/units.h"
 
 #include <array>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
 
-namespace chaosbench::faults {
+namespace chaosbench::common {
 namespace {
 
 struct UnitFactor {
@@ -169,4 +169,4 @@ std::string to_string(Size s) {
 
 std::string to_string(Percent p) { return trim_number(p.value) + "%"; }
 
-}  // namespace chaosbench::faults
+}  // namespace chaosbench::common

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace chaosbench::faults {
+namespace chaosbench::common {
 
 // The outcome of parsing a quantity: a value, or a message saying what was expected.
 // (std::expected is C++23; g++ 12 does not have it.)
@@ -61,4 +61,4 @@ std::string to_string(Rate r);
 std::string to_string(Size s);
 std::string to_string(Percent p);
 
-}  // namespace chaosbench::faults
+}  // namespace chaosbench::common
