@@ -41,6 +41,76 @@ json label_json(const Labels& labels) {
   return out;
 }
 
+// rank, time and name, which samples and events share; false with `error` set.
+bool read_common(const json& j, int& rank, double& time, std::string& name, std::string& error) {
+  auto rk = j.find("rank");
+  if (rk == j.end() || !rk->is_number_integer() || rk->get<std::int64_t>() < 0 ||
+      rk->get<std::int64_t>() >= kMaxRank ||
+      (rk->is_number_unsigned() && rk->get<std::uint64_t>() >= static_cast<std::uint64_t>(kMaxRank))) {
+    error = fmt::format("\"rank\" must be an integer from 0 to {}", kMaxRank - 1);
+    return false;
+  }
+  rank = rk->get<int>();
+  auto t = j.find("time");
+  if (t != j.end()) {
+    if (!t->is_number()) {
+      error = "\"time\" must be a number (seconds since the Unix epoch)";
+      return false;
+    }
+    time = t->get<double>();
+  }
+  auto n = j.find("name");
+  if (n == j.end() || !n->is_string() || n->get_ref<const std::string&>().empty()) {
+    error = "\"name\" must be a non-empty string";
+    return false;
+  }
+  name = n->get<std::string>();
+  return true;
+}
+
+// The object at `key` ("labels" of a sample, "fields" of an event), if any.
+bool read_labels(const json& j, const char* key, Labels& out, std::string& error) {
+  auto it = j.find(key);
+  if (it == j.end()) return true;
+  if (!it->is_object()) {
+    error = fmt::format("\"{}\" must be an object", key);
+    return false;
+  }
+  for (const auto& [k, v] : it->items()) {
+    // The harness adds "phase" and "rank" itself; a workload's own would merge series.
+    if (std::string_view(key) == "labels" && (k == "phase" || k == "rank")) {
+      error = fmt::format("label \"{}\" is reserved (the harness sets it)", k);
+      return false;
+    }
+    LabelValue lv;
+    if (!to_label(v, lv)) {
+      error = fmt::format("\"{}.{}\" must be a string, number (integers up to 2^63-1) or boolean", key, k);
+      return false;
+    }
+    out.emplace(k, std::move(lv));
+  }
+  return true;
+}
+
+bool read_sample(const json& j, Sample& s, std::string& error) {
+  if (!read_common(j, s.rank, s.time, s.name, error)) return false;
+  auto v = j.find("value");
+  if (v == j.end() || !v->is_number() || !std::isfinite(v->get<double>())) {
+    error = "\"value\" must be a finite number";
+    return false;
+  }
+  s.value = v->get<double>();
+  auto u = j.find("unit");
+  if (u != j.end()) {
+    if (!u->is_string()) {
+      error = "\"unit\" must be a string";
+      return false;
+    }
+    s.unit = u->get<std::string>();
+  }
+  return read_labels(j, "labels", s.labels, error);
+}
+
 }  // namespace
 
 DecodeResult decode_record(std::string_view line) {
@@ -57,76 +127,14 @@ DecodeResult decode_record(std::string_view line) {
     r.error = "missing \"type\" (\"sample\" or \"event\")";
     return r;
   }
-  auto get_common = [&](int& rank, double& time, std::string& name) -> bool {
-    auto rk = j.find("rank");
-    if (rk == j.end() || !rk->is_number_integer() || rk->get<std::int64_t>() < 0 ||
-        rk->get<std::int64_t>() >= kMaxRank || (rk->is_number_unsigned() && rk->get<std::uint64_t>() >= static_cast<std::uint64_t>(kMaxRank))) {
-      r.error = fmt::format("\"rank\" must be an integer from 0 to {}", kMaxRank - 1);
-      return false;
-    }
-    rank = rk->get<int>();
-    auto t = j.find("time");
-    if (t != j.end()) {
-      if (!t->is_number()) {
-        r.error = "\"time\" must be a number (seconds since the Unix epoch)";
-        return false;
-      }
-      time = t->get<double>();
-    }
-    auto n = j.find("name");
-    if (n == j.end() || !n->is_string() || n->get_ref<const std::string&>().empty()) {
-      r.error = "\"name\" must be a non-empty string";
-      return false;
-    }
-    name = n->get<std::string>();
-    return true;
-  };
-  auto read_labels = [&](const char* key, Labels& out) -> bool {
-    auto it = j.find(key);
-    if (it == j.end()) return true;
-    if (!it->is_object()) {
-      r.error = fmt::format("\"{}\" must be an object", key);
-      return false;
-    }
-    for (const auto& [k, v] : it->items()) {
-      // The harness adds "phase" and "rank" itself; a workload's own would merge series.
-      if (std::string_view(key) == "labels" && (k == "phase" || k == "rank")) {
-        r.error = fmt::format("label \"{}\" is reserved (the harness sets it)", k);
-        return false;
-      }
-      LabelValue lv;
-      if (!to_label(v, lv)) {
-        r.error = fmt::format("\"{}.{}\" must be a string, number (integers up to 2^63-1) or boolean", key, k);
-        return false;
-      }
-      out.emplace(k, std::move(lv));
-    }
-    return true;
-  };
   const auto& kind = type->get_ref<const std::string&>();
   if (kind == "sample") {
     Sample s;
-    if (!get_common(s.rank, s.time, s.name)) return r;
-    auto v = j.find("value");
-    if (v == j.end() || !v->is_number() || !std::isfinite(v->get<double>())) {
-      r.error = "\"value\" must be a finite number";
-      return r;
-    }
-    s.value = v->get<double>();
-    auto u = j.find("unit");
-    if (u != j.end()) {
-      if (!u->is_string()) {
-        r.error = "\"unit\" must be a string";
-        return r;
-      }
-      s.unit = u->get<std::string>();
-    }
-    if (!read_labels("labels", s.labels)) return r;
+    if (!read_sample(j, s, r.error)) return r;
     r.record = std::move(s);
   } else if (kind == "event") {
     Event e;
-    if (!get_common(e.rank, e.time, e.name)) return r;
-    if (!read_labels("fields", e.fields)) return r;
+    if (!read_common(j, e.rank, e.time, e.name, r.error) || !read_labels(j, "fields", e.fields, r.error)) return r;
     r.record = std::move(e);
   } else {
     r.error = fmt::format("unknown \"type\" \"{}\" (expected \"sample\" or \"event\")", kind);

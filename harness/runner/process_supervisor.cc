@@ -1,7 +1,6 @@
 #include "harness/runner/process_supervisor.h"
 
-#include "common/program_path.h"
-#include "common/safe_files.h"
+#include "harness/runner/process_child.h"
 
 #include <cerrno>
 #include <sched.h>
@@ -25,11 +24,6 @@
 #include <thread>
 #include <unistd.h>
 
-#if __has_include(<linux/close_range.h>)
-#include <linux/close_range.h>
-#endif
-
-extern char** environ;
 
 namespace chaosbench::harness {
 namespace {
@@ -43,143 +37,7 @@ constexpr auto kSweepBound = milliseconds(2000);
 constexpr auto kStopStep = milliseconds(5);
 constexpr std::size_t kMaxOtherExits = 1024;
 
-std::string errno_text(int err) { return std::system_category().message(err); }
-
-// What failed in the child before exec; sent to the parent through the close-on-exec pipe
-// as one 8-byte write (atomic on a pipe), so the parent reads all of it or nothing.
-enum class Stage : int { kDeathSignal = 1, kStdin, kStdout, kStderr, kCwd, kExec, kNetns, kUtsns, kMntns };
-struct ChildError {
-  int stage;
-  int err;
-};
-
-// Everything the child needs, prepared before fork() because the child of a threaded
-// process may only make async-signal-safe calls (no allocation, no locks).
-struct ChildPlan {
-  const char* path;
-  char* const* argv;
-  char* const* envp;
-  const char* stdout_path;  // null: /dev/null
-  const char* stderr_path;
-  bool shared_log;
-  const char* cwd;  // nullptr: stay
-  pid_t parent;
-  int error_fd;
-  int go_fd;        // -1, or a pipe the child reads one byte from before exec (see on_forked)
-  int go_write_fd;  // the pipe's write end: the child closes its copy, so EOF can reach it
-  int nice;   // the workload's nice value: the harness may run at a higher priority
-  int netns_fd;  // -1, or the node's network namespace
-  int uts_fd;    // -1, or the node's UTS namespace
-  int mnt_fd;    // -1, or the node's mount namespace
-  struct sigaction default_action;
-  sigset_t empty_mask;
-};
-
-[[noreturn]] void child_fail(int fd, Stage stage, int err) {
-  ChildError e{static_cast<int>(stage), err};
-  ssize_t n;
-  do {
-    n = ::write(fd, &e, sizeof(e));
-  } while (n < 0 && errno == EINTR);
-  ::_exit(127);
-}
-
-// Opens the log `path` onto `target`, or /dev/null when `path` is null; returns 0 or the
-// errno. A log is created fresh (common::create_file_fresh), so a link planted under its
-// name is never followed.
-int redirect(const char* path, int target) {
-  int fd = path != nullptr ? common::create_file_fresh(path) : ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (fd < 0) return path != nullptr ? -fd : errno;
-  if (fd == target) return ::fcntl(fd, F_SETFD, 0) == 0 ? 0 : errno;  // keep it across exec
-  int rc = ::dup2(fd, target);  // the duplicate does not inherit O_CLOEXEC
-  int err = errno;
-  ::close(fd);
-  return rc < 0 ? err : 0;
-}
-
-[[noreturn]] void child_main(const ChildPlan& p) {
-  ::setpgid(0, 0);  // the parent does the same; whichever runs first wins the race
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(p.error_fd, Stage::kDeathSignal, errno);
-  // The harness may have died before prctl took effect; then nobody would kill us later.
-  if (::getppid() != p.parent) ::_exit(127);
-  // Dispositions first, while every signal is still blocked (the parent blocked them
-  // around fork), so no harness handler can run in the child.
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &p.default_action, nullptr);
-  }
-  ::sigprocmask(SIG_SETMASK, &p.empty_mask, nullptr);
-  ::setpriority(PRIO_PROCESS, 0, p.nice);  // best effort: never inherit the harness's boost
-  if (int err = redirect(nullptr, STDIN_FILENO)) {
-    child_fail(p.error_fd, Stage::kStdin, err);
-  }
-  if (int err = redirect(p.stdout_path, STDOUT_FILENO)) {
-    child_fail(p.error_fd, Stage::kStdout, err);
-  }
-  if (p.shared_log) {
-    if (::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) child_fail(p.error_fd, Stage::kStderr, errno);
-  } else if (int err = redirect(p.stderr_path, STDERR_FILENO)) {
-    child_fail(p.error_fd, Stage::kStderr, err);
-  }
-#if defined(SYS_close_range) && defined(CLOSE_RANGE_CLOEXEC)
-  // Descriptors the harness opened without O_CLOEXEC must not leak into workloads. Best
-  // effort: kernels before 5.11 lack the flag, and then only O_CLOEXEC protects.
-  ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-#endif
-  // Entering a mount namespace moves the process to its root, so the directory comes after.
-  if (p.mnt_fd >= 0 && ::setns(p.mnt_fd, CLONE_NEWNS) != 0) child_fail(p.error_fd, Stage::kMntns, errno);
-  if (p.uts_fd >= 0 && ::setns(p.uts_fd, CLONE_NEWUTS) != 0) child_fail(p.error_fd, Stage::kUtsns, errno);
-  if (p.cwd != nullptr && ::chdir(p.cwd) != 0) child_fail(p.error_fd, Stage::kCwd, errno);
-  if (p.netns_fd >= 0 && ::setns(p.netns_fd, CLONE_NEWNET) != 0) child_fail(p.error_fd, Stage::kNetns, errno);
-  if (p.go_fd >= 0) {
-    ::close(p.go_write_fd);
-    // Wait until the parent has recorded us (journal): EOF means it gave up or died.
-    char go = 0;
-    ssize_t r;
-    do {
-      r = ::read(p.go_fd, &go, 1);
-    } while (r < 0 && errno == EINTR);
-    if (r != 1) ::_exit(127);
-  }
-  ::execve(p.path, p.argv, p.envp);
-  child_fail(p.error_fd, Stage::kExec, errno);
-}
-
-// The harness's environment with the spec's variables added or replaced.
-std::map<std::string, std::string> merged_environment(const ProcessSpec& spec) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    auto eq = kv.find('=');
-    if (eq == std::string_view::npos || eq == 0) continue;
-    env.emplace(kv.substr(0, eq), kv.substr(eq + 1));  // first definition wins, as getenv
-  }
-  for (const auto& [k, v] : spec.env) env[k] = v;
-  return env;
-}
-
-std::string stage_message(Stage stage, const ProcessSpec& spec, int err) {
-  switch (stage) {
-    case Stage::kDeathSignal:
-      return fmt::format("prctl(PR_SET_PDEATHSIG): {}", errno_text(err));
-    case Stage::kStdin:
-      return fmt::format("cannot open /dev/null: {}", errno_text(err));
-    case Stage::kStdout:
-      return fmt::format("cannot open stdout file '{}': {}", spec.stdout_path, errno_text(err));
-    case Stage::kStderr:
-      return fmt::format("cannot open stderr file '{}': {}", spec.stderr_path, errno_text(err));
-    case Stage::kCwd:
-      return fmt::format("cannot change directory to '{}': {}", spec.cwd, errno_text(err));
-    case Stage::kNetns:
-      return fmt::format("cannot enter its node's network namespace: {}", errno_text(err));
-    case Stage::kUtsns:
-      return fmt::format("cannot enter its node's UTS namespace: {}", errno_text(err));
-    case Stage::kMntns:
-      return fmt::format("cannot enter its node's mount namespace: {}", errno_text(err));
-    case Stage::kExec:
-      break;
-  }
-  return errno_text(err);
-}
+using child::errno_text;
 
 // Keeps the error pipe off descriptors 0-2, which the child overwrites before exec.
 int above_stdio(int fd) {
@@ -221,138 +79,120 @@ ProcessSupervisor::~ProcessSupervisor() {
   for (auto& [pid, fd] : pidfds_) ::close(fd);
 }
 
-pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
-  if (spec.argv.empty()) {
-    throw std::runtime_error(fmt::format("cannot start '{}': argv is empty", spec.name));
+namespace {
+
+// The error pipe the child reports a failure through, and the go pipe it waits on (only
+// with an on_forked hook), all close-on-exec and above descriptors 0-2.
+struct StartPipes {
+  int read_fd = -1, write_fd = -1, go_read = -1, go_write = -1;
+  void close_all() {
+    for (int* fd : {&read_fd, &write_fd, &go_read, &go_write}) {
+      if (*fd >= 0) ::close(*fd);
+      *fd = -1;
+    }
   }
-  const std::string& program = spec.argv[0];
-  auto failure = [&](std::string_view why) {
-    return std::runtime_error(fmt::format("cannot start '{}': {}", program, why));
+};
+
+// Throws std::runtime_error naming `program` when a pipe cannot be made.
+StartPipes open_start_pipes(bool with_go, const std::string& program) {
+  StartPipes p;
+  auto make = [&](int& r, int& w) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return errno;
+    r = above_stdio(fds[0]);
+    w = above_stdio(fds[1]);
+    return r < 0 || w < 0 ? errno : 0;
   };
-
-  auto env = merged_environment(spec);
-  for (const auto& [k, v] : spec.env) {
-    if (k.empty() || k.find('=') != std::string::npos) {
-      throw failure(fmt::format("invalid environment variable name '{}'", k));
-    }
+  int err = make(p.read_fd, p.write_fd);
+  if (err == 0 && with_go) err = make(p.go_read, p.go_write);
+  if (err != 0) {
+    p.close_all();
+    throw std::runtime_error(fmt::format("cannot start '{}': pipe: {}", program, child::errno_text(err)));
   }
-  auto path_it = env.find("PATH");
-  int resolve_err = 0;
-  std::string path = common::resolve_program(program, path_it != env.end() ? path_it->second : "/bin:/usr/bin",
-                                     spec.cwd, resolve_err);
-  if (path.empty()) throw failure(errno_text(resolve_err));
+  return p;
+}
 
-  std::vector<std::string> argv_storage(spec.argv.begin(), spec.argv.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_storage;
-  env_storage.reserve(env.size());
-  for (const auto& [k, v] : env) env_storage.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& e : env_storage) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw failure(fmt::format("pipe: {}", errno_text(errno)));
-  int read_fd = above_stdio(pipe_fds[0]);
-  int write_fd = above_stdio(pipe_fds[1]);
-  if (read_fd < 0 || write_fd < 0) {
-    int err = errno;
-    if (read_fd >= 0) ::close(read_fd);
-    if (write_fd >= 0) ::close(write_fd);
-    throw failure(fmt::format("pipe: {}", errno_text(err)));
+void wait_for(pid_t pid) {
+  int ignored;
+  while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
   }
+}
 
-  int go_read = -1, go_write = -1;
-  if (on_forked_) {
-    int go_fds[2];
-    if (::pipe2(go_fds, O_CLOEXEC) != 0) {
-      int err = errno;
-      ::close(read_fd);
-      ::close(write_fd);
-      throw failure(fmt::format("pipe: {}", errno_text(err)));
-    }
-    go_read = above_stdio(go_fds[0]);
-    go_write = above_stdio(go_fds[1]);
-  }
-
-  ChildPlan plan{};
-  plan.go_fd = go_read;
-  plan.go_write_fd = go_write;
-  plan.nice = child_nice_;
+child::ChildPlan plan_for(const ProcessSpec& spec, const child::ExecImage& image, const StartPipes& pipes, int nice) {
+  child::ChildPlan plan{};
+  plan.go_fd = pipes.go_read;
+  plan.go_write_fd = pipes.go_write;
+  plan.nice = nice;
   plan.netns_fd = spec.netns_fd;
-  plan.path = path.c_str();
-  plan.argv = argv.data();
-  plan.envp = envp.data();
+  plan.path = image.path.c_str();
+  plan.argv = image.argv.data();
+  plan.envp = image.envp.data();
   plan.stdout_path = spec.stdout_path.empty() ? nullptr : spec.stdout_path.c_str();
   plan.stderr_path = spec.stderr_path.empty() ? nullptr : spec.stderr_path.c_str();
   plan.shared_log = !spec.stdout_path.empty() && spec.stdout_path == spec.stderr_path;
-  // In another mount namespace the process starts at its root: it goes to the harness's
-  // directory, or the spec's resolved against it (the namespace is a copy of the harness's).
-  std::string cwd = spec.cwd;
-  if (spec.mnt_fd >= 0 && (cwd.empty() || cwd.front() != '/')) {
-    std::error_code ec;
-    const auto here = std::filesystem::current_path(ec);
-    if (!ec) cwd = (cwd.empty() ? here : (here / cwd).lexically_normal()).string();
-  }
-  plan.cwd = cwd.empty() ? nullptr : cwd.c_str();
+  plan.cwd = image.cwd.empty() ? nullptr : image.cwd.c_str();
   plan.uts_fd = spec.uts_fd;
   plan.mnt_fd = spec.mnt_fd;
   plan.parent = ::getpid();
-  plan.error_fd = write_fd;
+  plan.error_fd = pipes.write_fd;
   plan.default_action.sa_handler = SIG_DFL;
   sigemptyset(&plan.default_action.sa_mask);
   sigemptyset(&plan.empty_mask);
+  return plan;
+}
+
+}  // namespace
+
+pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
+  child::ExecImage image;
+  child::make_exec_image(spec, image);
+  const std::string& program = spec.argv[0];
+  StartPipes pipes = open_start_pipes(static_cast<bool>(on_forked_), program);
+  const child::ChildPlan plan = plan_for(spec, image, pipes, child_nice_);
 
   sigset_t all, saved;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, &saved);
   pid_t pid = ::fork();
-  if (pid == 0) child_main(plan);
+  if (pid == 0) child::child_main(plan);
   int fork_err = errno;
   ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  ::close(write_fd);
+  ::close(pipes.write_fd);
+  pipes.write_fd = -1;
   if (pid < 0) {
-    ::close(read_fd);
-    if (go_read >= 0) ::close(go_read);
-    if (go_write >= 0) ::close(go_write);
-    throw failure(fmt::format("fork: {}", errno_text(fork_err)));
+    pipes.close_all();
+    throw std::runtime_error(fmt::format("cannot start '{}': fork: {}", program, child::errno_text(fork_err)));
   }
   // Also here, so that a signal() right after start() reaches the group even when the
   // child has not run yet. EACCES: it already exec'd (and set it itself).
   ::setpgid(pid, pid);
-  if (go_read >= 0) {
-    ::close(go_read);
+  if (pipes.go_read >= 0) {
+    ::close(pipes.go_read);
+    pipes.go_read = -1;
     try {
       on_forked_(pid);
     } catch (...) {
-      ::close(go_write);  // EOF: the child exits without running anything
-      ::close(read_fd);
-      int ignored;
-      while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
-      }
+      pipes.close_all();  // EOF on the go pipe: the child exits without running anything
+      wait_for(pid);
       throw;
     }
     char go = 1;
-    while (::write(go_write, &go, 1) < 0 && errno == EINTR) {
+    while (::write(pipes.go_write, &go, 1) < 0 && errno == EINTR) {
     }
-    ::close(go_write);
+    ::close(pipes.go_write);
+    pipes.go_write = -1;
   }
-
-  ChildError error{};
+  child::ChildError error{};
   ssize_t n;
   do {
-    n = ::read(read_fd, &error, sizeof(error));
+    n = ::read(pipes.read_fd, &error, sizeof(error));
   } while (n < 0 && errno == EINTR);
-  ::close(read_fd);
+  pipes.close_all();
   if (n == static_cast<ssize_t>(sizeof(error))) {
-    int ignored;
-    while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
-    }
-    throw failure(stage_message(static_cast<Stage>(error.stage), spec, error.err));
+    wait_for(pid);
+    throw std::runtime_error(fmt::format("cannot start '{}': {}", program,
+                                         child::stage_message(static_cast<child::Stage>(error.stage), spec, error.err)));
   }
-
   processes_[pid] = ProcessStatus{pid, true, std::nullopt, std::nullopt};
   live_groups_.insert(pid);
   if (int fd = open_pidfd(pid); fd >= 0) pidfds_[pid] = fd;

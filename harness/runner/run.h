@@ -1,7 +1,9 @@
 // One run of a scenario, as the runner drives it: the cluster, the workload's processes,
 // the fault schedule and recovery, and the records results.json is built from. Internal to
-// harness/runner: runner.cc holds set-up, the main loop and unwinding; run_recovery.cc
-// holds what happens when a rank fails (restart of every rank, re-admission, hangs).
+// harness/runner: run_lifecycle.cc holds the run's story (bring-up, the main loop,
+// unwinding, the outcome); runner.cc the steps it takes (ranks, faults, exits);
+// cluster_network.cc the network it runs on; run_recovery.cc what happens when a rank
+// fails (restart of every rank, re-admission, hangs).
 // Threads: one, the caller of execute(); the metrics server's thread touches only the
 // store and the timeline, which are thread-safe.
 #pragma once
@@ -19,10 +21,9 @@
 #include "faults/fault.h"
 #include "harness/cli/exit_code.h"
 #include "faults/network/network_plane.h"
-#include "harness/cluster/netns_cluster.h"
-#include "harness/cluster/node_identity.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
+#include "harness/runner/cluster_network.h"
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/metrics_server.h"
 #include "harness/runner/process_supervisor.h"
@@ -54,9 +55,20 @@ class Run {
     });
   }
 
+  // The run's story: check the host, bring up, loop, unwind, report (run_lifecycle.cc).
   RunOutcome execute();
 
  private:
+  // run_lifecycle.cc: the phases of execute().
+  void check_host_can_run() const;
+  std::string bring_up();
+  void make_node_cgroups();
+  void prepare_fault_records();
+  bool main_loop();
+  bool wait_for_events();
+  void unwind(bool timed_out);
+  RunOutcome outcome(const std::string& started_at, double end_s);
+
   double now_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
   void start_workload();
   void start_rank(std::size_t launch);
@@ -70,10 +82,6 @@ class Run {
   void harness_event(const std::string& name, bench::Labels fields);
   std::string progress_text(double t) const;
   void start_metrics_server();
-  void start_cluster_network();
-  void name_nodes();
-  bool link_asked() const;
-  void shape_links();
   void apply(std::size_t occurrence);
   void revert(std::size_t occurrence);
   void revert_all();
@@ -94,11 +102,7 @@ class Run {
   std::vector<std::uint64_t> process_entries_;
   std::unique_ptr<RunDirectory> dir_;
   std::unique_ptr<NodeCgroups> cgroups_;
-  std::unique_ptr<NetnsCluster> netns_;  // null: local processes on loopback
-  std::unique_ptr<NodeIdentity> names_;  // with netns_: each node's hostname and /etc/hosts
-  std::unique_ptr<faults::NetworkPlane> network_;  // with netns_: what network faults act on
-  std::vector<std::unique_ptr<faults::Fault>> link_shaping_;  // cluster.link, for the whole run
-  std::string cluster_why_local_;
+  std::unique_ptr<ClusterNetwork> cluster_;  // namespaces or loopback, node names, the network plane
   int starting_node_ = 0;  // the node of the rank being started, for the fork hook
   bool cgroups_available_ = false;
   int cgroup_version_ = 1;

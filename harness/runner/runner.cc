@@ -21,9 +21,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "faults/network/impairment_fault.h"
 #include "faults/network/network_plane.h"
-#include "faults/network/rate_fault.h"
 #include "faults/node/cgroup_files.h"
 #include "common/fault_control.h"
 #include "faults/gpu/gpu_fault.h"
@@ -34,6 +32,7 @@
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
 #include "harness/journal/process_group_undo.h"
+#include "harness/runner/cluster_network.h"
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/metrics_server.h"
 #include "harness/runner/process_supervisor.h"
@@ -54,10 +53,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using TL = TimelineLog;
-
-// When one rank fails, the others get this long to finish (or fail) on their own before
-// they are stopped: a collective's peers notice a dead rank in well under a second.
-constexpr double kPeerGraceS = 3.0;
 
 std::string self_exe() {
   std::error_code ec;
@@ -135,90 +130,6 @@ std::vector<RankProcess> Run::rank_processes() const {
   return out;
 }
 
-// Network namespaces per node where the scenario and the host allow; else local processes.
-void Run::start_cluster_network() {
-  const auto mode = scenario_.cluster.mode;
-  if (mode == ClusterMode::kLocal) {
-    cluster_why_local_ = "cluster.mode is local";
-    if (link_asked()) throw HostError("cluster.link needs the cluster in network namespaces, and cluster.mode is local");
-    return;
-  }
-  try {
-    auto start = Clock::now();
-    netns_ = std::make_unique<NetnsCluster>(scenario_.cluster.nodes, run_id_);
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    spdlog::info("cluster: {} network namespaces up in {:.1f} ms", scenario_.cluster.nodes, ms);
-    std::vector<std::string> ids, addrs;
-    for (const auto& id : netns_->namespace_ids()) ids.push_back(TL::str(id));
-    for (int n = 0; n < scenario_.cluster.nodes; ++n) addrs.push_back(TL::str(netns_->address(n)));
-    timeline_->write(0, "cluster_up", {{"mode", TL::str("network namespaces")}, {"bring_up_ms", TL::num(ms)},
-                                       {"netns", fmt::format("[{}]", fmt::join(ids, ","))},
-                                       {"addresses", fmt::format("[{}]", fmt::join(addrs, ","))}});
-    name_nodes();
-    std::vector<faults::NetworkNode> nodes;
-    for (int n = 0; n < scenario_.cluster.nodes; ++n)
-      nodes.push_back({netns_->node_netns_fd(n), netns_->address(n), NetnsCluster::bridge_port(n)});
-    network_ = std::make_unique<faults::NetworkPlane>(netns_->bridge_netns_fd(), std::move(nodes),
-                                                      NetnsCluster::kNodeInterface, scenario_.seed);
-    shape_links();
-  } catch (const HostError& e) {
-    if (mode == ClusterMode::kNamespaces || link_asked()) throw;
-    cluster_why_local_ = e.what();
-    spdlog::info("cluster: local processes on loopback ({})", cluster_why_local_);
-  }
-}
-
-// Hostnames that resolve to the nodes' addresses, for programs that find their peers by
-// name (docs/scenario-format.md). Without them a run still works for everything that is
-// told addresses (the built-in workloads, *_SOCKET_IFNAME), so a host that cannot make
-// them gets a warning, not an error.
-void Run::name_nodes() {
-  std::vector<std::string> addrs;
-  for (int n = 0; n < scenario_.cluster.nodes; ++n) addrs.push_back(netns_->address(n));
-  try {
-    names_ = std::make_unique<NodeIdentity>(addrs, dir_->runtime());
-    timeline_->write(0, "nodes_named", {{"hostnames", TL::str(fmt::format("node0..node{}", addrs.size() - 1))}});
-  } catch (const HostError& e) {
-    spdlog::warn("cluster: the nodes keep the host's name ({}); programs that find peers by hostname may not", e.what());
-    timeline_->write(0, "nodes_not_named", {{"error", TL::str(e.what())}});
-  }
-}
-
-bool Run::link_asked() const { return scenario_.cluster.link.rate || scenario_.cluster.link.delay; }
-
-// cluster.link: every node's link gets the rate (its egress, as a NIC) and the one-way
-// delay (each packet once), for the whole run: the same fault classes, never reverted
-// before the end.
-void Run::shape_links() {
-  const auto& link = scenario_.cluster.link;
-  faults::ResolvedTarget all;
-  for (int n = 0; n < scenario_.cluster.nodes; ++n) all.nodes.push_back(n);
-  all.network = network_.get();
-  try {
-    if (link.rate) {
-      link_shaping_.push_back(std::make_unique<faults::RateFault>(link.rate->bits_per_second, 0, faults::Direction::kEgress));
-      link_shaping_.back()->apply(all, *journal_);
-    }
-    if (link.delay) {
-      faults::Impairment imp;
-      imp.delay = link.delay->value;
-      link_shaping_.push_back(std::make_unique<faults::ImpairmentFault>(imp, faults::Direction::kEgress, "auto"));
-      link_shaping_.back()->apply(all, *journal_);
-    }
-  } catch (const faults::FaultError& e) {
-    for (auto it = link_shaping_.rbegin(); it != link_shaping_.rend(); ++it) {
-      try {
-        (*it)->revert();  // what did go in comes out: its journal entries close
-      } catch (const std::exception&) {
-      }
-    }
-    link_shaping_.clear();
-    throw HostError(fmt::format("cluster.link cannot be set up on this host: {}", e.what()));
-  }
-  for (const auto& f : link_shaping_)
-    timeline_->write(now_s(), "link_shaped", {{"backend", TL::str(f->backend())}});
-}
-
 void Run::start_metrics_server() {
   // Runs on the server's thread: the store and the timeline are thread-safe.
   auto on_record = [this](const bench::Record& r, double received) {
@@ -244,18 +155,18 @@ void Run::start_workload() {
   ctx.scenario_dir = fs::absolute(scenario_.source_path).parent_path().lexically_normal().string();
   ctx.run_id = run_id_;
   ctx.node_addrs.assign(static_cast<std::size_t>(scenario_.cluster.nodes), "127.0.0.1");
-  if (netns_) {
-    for (int n = 0; n < scenario_.cluster.nodes; ++n) ctx.node_addrs[static_cast<std::size_t>(n)] = netns_->address(n);
+  if (cluster_->namespaced()) {
+    for (int n = 0; n < scenario_.cluster.nodes; ++n) ctx.node_addrs[static_cast<std::size_t>(n)] = cluster_->address(n);
     ctx.node_interface = NetnsCluster::kNodeInterface;
   }
   const auto* command = std::get_if<CommandWorkload>(&scenario_.workload);
   if (command && command->master_port) {
     ctx.master_port = *command->master_port;
-  } else if (netns_) {
+  } else if (cluster_->namespaced()) {
     // Probed where the master listens: in its node's namespace nobody but the run can
     // take the port between this probe and the workload's bind.
     const int master = command && !command->nodes.empty() ? command->nodes.front() : 0;
-    NetnsCluster::in_netns(netns_->node_netns_fd(master), [&] { ctx.master_port = free_port(); });
+    NetnsCluster::in_netns(cluster_->netns_fd(master), [&] { ctx.master_port = free_port(); });
   } else {
     ctx.master_port = free_port();  // on a shared host any user can bind it first: see docs
   }
@@ -302,11 +213,9 @@ void Run::start_rank(std::size_t idx) {
     spec.stderr_path = fmt::format("{}/logs/rank{}.restart{}.err", dir_->out(), l.rank, restart);
   }
   starting_node_ = l.node;
-  if (netns_) spec.netns_fd = netns_->node_netns_fd(l.node);
-  if (names_) {
-    spec.uts_fd = names_->uts_fd(l.node);
-    spec.mnt_fd = names_->mnt_fd(l.node);
-  }
+  spec.netns_fd = cluster_->netns_fd(l.node);
+  spec.uts_fd = cluster_->uts_fd(l.node);
+  spec.mnt_fd = cluster_->mnt_fd(l.node);
   // A restarted rank knows it: the trainer's elastic mode joins the running job then.
   spec.env["CHAOSBENCH_RESTART"] = std::to_string(restart);
   spec.env["CHAOSBENCH_ATTEMPT"] = std::to_string(attempt_);
@@ -376,7 +285,7 @@ void Run::apply(std::size_t i) {
   double scheduled = o.due_s.value_or(now_s());
   try {
     auto target = resolve_target(spec.target, scenario_.cluster, rank_processes(), scenario_.seed, o.fault, cgroups_.get());
-    target.network = network_.get();
+    target.network = cluster_->plane();
     target.control_dir = control_dir_;
     rec.targets = target.names();
     faults_[i] = info->make(spec.params);
@@ -534,11 +443,9 @@ void Run::on_exit(pid_t pid) {
   }
 }
 
-RunOutcome Run::execute() {
-  // From the first step: a SIGINT during set-up is seen by the loop, which then unwinds
-  // whatever set-up made (the journal holds it either way).
-  SignalGuard signals;
-  // A fault no backend of this host can do ends the run before anything is made (exit 3).
+// Before anything is made: a fault no backend of this host can do, or GPU faults on a
+// command workload without the CUDA interposer, end the run here (exit 3).
+void Run::check_host_can_run() const {
   for (const auto& f : scenario_.faults) {
     const auto* info = faults::find_fault_type(f.type);
     std::string why;
@@ -548,169 +455,6 @@ RunOutcome Run::execute() {
   if (auto lib = gpu_interposer_for(scenario_, self_exe()); !lib.empty() && !fs::exists(lib))
     throw HostError(fmt::format("this command workload has GPU faults, which need the CUDA interposer {}; this "
                                 "chaosbench was built without it (no CUDA toolkit, or CHAOSBENCH_CUDA=OFF)", lib));
-  out_dir_ = RunDirectory::resolve_out(options_.out_dir, scenario_.name);
-  journal_ = std::make_unique<Journal>(Journal::default_directory(), run_id_, out_dir_);
-  dir_ = std::make_unique<RunDirectory>(out_dir_, run_id_, *journal_);
-  timeline_ = std::make_unique<TimelineLog>(dir_->out() + "/timeline.jsonl");
-  std::string started_at = utc_timestamp_iso();
-  timeline_->write(0, "run_started", {{"scenario", TL::str(scenario_.name)}, {"out", TL::str(dir_->out())},
-                                      {"seed", TL::num(static_cast<double>(scenario_.seed))}});
-  std::vector<std::string> controllers{"freezer", "pids"};
-  for (const auto& f : scenario_.faults) {
-    const auto need = std::string(faults::find_fault_type(f.type)->needs_cgroup);
-    if (!need.empty() && std::find(controllers.begin(), controllers.end(), need) == controllers.end())
-      controllers.push_back(need);
-  }
-  cgroups_ = std::make_unique<NodeCgroups>(scenario_.cluster.nodes, run_id_, *journal_, controllers);
-  cgroups_available_ = cgroups_->available();
-  cgroup_version_ = cgroups_->version();
-  std::vector<std::string> present;
-  for (const auto& c : controllers)
-    if (!cgroups_->dir(0, c).empty()) present.push_back(c);
-  cgroup_list_ = fmt::format("{}", fmt::join(present, ", "));
-  cgroups_why_not_ = cgroups_->why_not();
-  if (!cgroups_available_) spdlog::info("node cgroups: {}", cgroups_why_not_);
-  start_cluster_network();
-  netns_used_ = netns_ != nullptr;
-  // A fault this host cannot inject fails the run before anything starts (exit 3), never
-  // halfway through it.
-  for (const auto& f : scenario_.faults) {
-    const auto* info = faults::find_fault_type(f.type);
-    if (info->needs_namespaces && !netns_)
-      throw HostError(fmt::format("fault {} ({}) needs the cluster in network namespaces, and this run has local "
-                                  "processes: {}", f.name, f.type, cluster_why_local_));
-    if (info->needs_cgroup.empty()) continue;
-    if (cgroups_->dir(0, std::string(info->needs_cgroup)).empty())
-      throw HostError(fmt::format("fault {} ({}) needs the {} cgroup of each node, which this host cannot give: {}", f.name,
-                                  f.type, info->needs_cgroup,
-                                  cgroups_available_ ? cgroups_->why_missing(std::string(info->needs_cgroup))
-                                                     : cgroups_why_not_));
-  }
-  try {
-    start_metrics_server();
-  } catch (const std::runtime_error& e) {
-    throw HostError(fmt::format("cannot listen for metrics: {}", e.what()));
-  }
-  faults_.resize(schedule_.occurrences().size());
-  for (const auto& o : schedule_.occurrences())
-    if (o.due_step) store_.watch_step(*o.due_step);
-  for (const auto& o : schedule_.occurrences()) {
-    const auto& spec = scenario_.faults[o.fault];
-    reports::FaultRecord rec;
-    rec.name = spec.name;
-    rec.type = spec.type;
-    rec.occurrence = o.number;
-    rec.reversible = faults::find_fault_type(spec.type)->reversible;
-    fault_records_.push_back(rec);
-  }
-  PriorityBoost boost;
-  progress_ = std::make_unique<ProgressLine>(!options_.quiet);
-  const double timeout_s = scenario_.timeout.seconds();
-  bool timed_out = false;
-  try {
-    if (!SignalGuard::received()) start_workload();
-    while (true) {
-      if (SignalGuard::received()) break;
-      double t = now_s();
-      if (t > timeout_s) {
-        timed_out = true;
-        fail(fmt::format("the run passed its timeout of {}", common::to_string(scenario_.timeout)));
-        break;
-      }
-      if (progress_->enabled()) progress_->show(progress_text(t));
-      restart_due(t);
-      group_restart_due(t);
-      check_hang(t);
-      for (const auto& action : schedule_.due(t, store_.max_step())) {
-        if (action.kind == ScheduledAction::kApply) apply(action.occurrence);
-        else revert(action.occurrence);
-      }
-      if (verdict_ == "error") break;  // a fault could not be applied: stop, do not half-run
-      if (first_failure_s_ && t - *first_failure_s_ > kPeerGraceS) break;
-      // Sleep until the next deadline; poll steps every 20 ms while a step trigger is
-      // pending; otherwise wake only every 100 ms (signals, timeout) so the harness stays
-      // off the CPU the workload measures on. Process exits wake it at once.
-      auto wait = std::chrono::milliseconds(
-          schedule_.waiting_for_step() || !pending_restarts_.empty() || group_restart_at_ ? 20 : 100);
-      if (auto next = schedule_.next_deadline()) {
-        auto until = std::chrono::duration<double>(std::max(0.0, *next - now_s()));
-        // poll(2) counts whole milliseconds: sleep the last stretch precisely instead, so
-        // faults apply within ~0.1 ms of their time (fault/apply_latency).
-        if (until < std::chrono::milliseconds(2)) {
-          std::this_thread::sleep_for(until);
-          continue;
-        }
-        wait = std::min(wait, std::chrono::floor<std::chrono::milliseconds>(until) - std::chrono::milliseconds(1));
-      }
-      for (pid_t pid : supervisor_.wait_any(wait)) on_exit(pid);
-      if (!supervisor_.any_running() && pending_restarts_.empty() && !group_restart_at_) break;
-      if (only_services_left()) {  // the load is done: the replicas stop, on purpose
-        for (std::size_t i = 0; i < launches_.size(); ++i)
-          if (launches_[i].service && pids_[i] > 0) expected_exits_.insert(pids_[i]);
-        break;
-      }
-    }
-  } catch (const HostError& e) {
-    fail(e.what(), "error");
-    exit_code_ = kExitHost;
-  } catch (const std::exception& e) {
-    fail(e.what(), "error");
-    exit_code_ = kExitUsage;
-  }
-  const double end_s = now_s();
-  if (int sig = SignalGuard::received()) {
-    verdict_ = "interrupted";
-    reason_ = fmt::format("interrupted by signal {}", sig);
-    spdlog::warn("{}: stopping every process and reverting every fault", reason_);
-  }
-  progress_.reset();
-  // Unwind: faults first (the workload may still be reporting), then processes.
-  unwinding_ = true;
-  revert_all();
-  supervisor_.stop_all();
-  for (const auto& [pid, idx] : record_of_pid_)
-    if (!processes_[idx].ended_at_s) on_exit(pid);
-  server_->stop();
-  // Every process group is gone (stop_all); the journal confirms it, then the runtime
-  // directory goes, then the journal itself.
-  for (auto id : process_entries_) {
-    try {
-      journal_->undo(id);
-    } catch (const std::exception& e) {
-      fail(fmt::format("cleanup: {}", e.what()), "error");
-    }
-  }
-  cgroups_.reset();
-  for (auto it = link_shaping_.rbegin(); it != link_shaping_.rend(); ++it) {
-    try {
-      (*it)->revert();
-    } catch (const std::exception& e) {
-      fail(fmt::format("cleanup: cluster.link: {}", e.what()), "error");
-    }
-  }
-  link_shaping_.clear();
-  network_.reset();
-  netns_.reset();
-  dir_.reset();
-  for (const auto& e : journal_->finish()) fail(fmt::format("cleanup: {}", e), "error");
-  timeline_->write(now_s(), "run_finished", {{"verdict", TL::str(verdict_)}, {"timed_out", timed_out ? "true" : "false"}});
-
-  ResultInputs in{scenario_, started_at, t0_wall_, end_s, schedule_, fault_records_, processes_, store_,
-                  server_->malformed(), server_->malformed_examples()};
-  RunOutcome out;
-  out.run_dir = out_dir_;
-  out.result = build_result(in, verdict_, reason_);
-  out.result.run_id = run_id_;
-  out.result.environment.blas = blas_;
-  out.result.environment.cluster =
-      fmt::format("{}, {}", netns_used_ ? "network namespaces (veth, bridge)" : "local processes on loopback",
-                  cgroups_available_ ? fmt::format("node cgroups (v{}: {})", cgroup_version_, cgroup_list_)
-                                     : fmt::format("no node cgroups ({})", cgroups_why_not_));
-  if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;
-  else if (exit_code_ != kExitPass) out.exit_code = exit_code_;
-  else if (out.result.verdict != "pass") out.exit_code = kExitCheckFailed;
-  else out.exit_code = kExitPass;
-  return out;
 }
 
 RunOutcome run_scenario(const Scenario& scenario, const RunOptions& options) {
