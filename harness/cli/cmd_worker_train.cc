@@ -22,9 +22,7 @@ bench::train::RecoveryMode recovery_mode(const std::string& s) {
   throw UsageError("--recovery: expected none, restart or elastic, got \"" + s + "\"");
 }
 
-}  // namespace
-
-int worker_train(const Args& args) {
+po::options_description train_options() {
   po::options_description options("Options");
   options.add_options()
       ("layers", po::value<std::string>()->default_value("256,1024,1024,1024,16"), "layer widths, input first")
@@ -57,16 +55,11 @@ int worker_train(const Args& args) {
       ("settle-ms", po::value<long>()->default_value(300), "elastic: how long survivors wait for each other")
       ("watchdog-ms", po::value<long>()->default_value(0), "a step longer than this ends the rank (0: no watchdog)")
       ("sdc-check-every", po::value<int>()->default_value(1), "replicas compare fingerprints every N steps (0: never)");
-  auto cl = parse_command_line(args, options, {});
-  if (cl.help) {
-    print_help("chaosbench worker train [options]",
-               "One rank of the built-in data-parallel trainer. Reads CHAOSBENCH_RANK, CHAOSBENCH_WORLD_SIZE,\n"
-               "CHAOSBENCH_ATTEMPT, CHAOSBENCH_RESTART and CHAOSBENCH_METRICS from the environment.",
-               options);
-    return kExitPass;
-  }
-  const auto& vm = cl.vm;
-  bench::train::TrainConfig cfg;
+  return options;
+}
+
+// The model, data and optimizer half of the configuration.
+void read_model_options(const po::variables_map& vm, bench::train::TrainConfig& cfg) {
   cfg.rank = env_int("CHAOSBENCH_RANK", 0);
   cfg.world_size = env_int("CHAOSBENCH_WORLD_SIZE", 1);
   cfg.attempt = env_int("CHAOSBENCH_ATTEMPT", 0);
@@ -82,6 +75,10 @@ int worker_train(const Args& args) {
   cfg.optimizer.beta1 = vm["beta1"].as<float>();
   cfg.optimizer.beta2 = vm["beta2"].as<float>();
   cfg.optimizer.eps = vm["eps"].as<float>();
+}
+
+// The communication, checkpoint and recovery half, checked as a whole.
+void read_run_options(const po::variables_map& vm, bench::train::TrainConfig& cfg) {
   auto bucket = common::parse_size(vm["bucket-size"].as<std::string>());
   if (!bucket) throw UsageError("--bucket-size: " + bucket.error);
   cfg.bucket_bytes = bucket->bytes;
@@ -119,6 +116,23 @@ int worker_train(const Args& args) {
   cfg.settle = std::chrono::milliseconds(vm["settle-ms"].as<long>());
   cfg.watchdog = std::chrono::milliseconds(vm["watchdog-ms"].as<long>());
   cfg.sdc_check_every = vm["sdc-check-every"].as<int>();
+}
+
+}  // namespace
+
+int worker_train(const Args& args) {
+  po::options_description options = train_options();
+  auto cl = parse_command_line(args, options, {});
+  if (cl.help) {
+    print_help("chaosbench worker train [options]",
+               "One rank of the built-in data-parallel trainer. Reads CHAOSBENCH_RANK, CHAOSBENCH_WORLD_SIZE,\n"
+               "CHAOSBENCH_ATTEMPT, CHAOSBENCH_RESTART and CHAOSBENCH_METRICS from the environment.",
+               options);
+    return kExitPass;
+  }
+  bench::train::TrainConfig cfg;
+  read_model_options(cl.vm, cfg);
+  read_run_options(cl.vm, cfg);
   if (auto why = bench::train::train_config_error(cfg)) throw UsageError(*why);
   auto metrics = bench::MetricsClient::from_environment();
   return bench::train::run_trainer(cfg, metrics);

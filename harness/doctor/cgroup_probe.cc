@@ -47,6 +47,27 @@ bool kernel_at_least(const std::string& release, int major, int minor) {
 
 }  // namespace
 
+namespace {
+
+// Where `controller` is for v2 node cgroups below `own`, or "" with the reason in `missing`.
+std::string v2_place(std::string_view controller, const CgroupInputs& in, const std::string& own, std::string& missing) {
+  if (controller == "pids") return fmt::format("v2 cgroup.procs at {} (no controller needed)", own);
+  if (controller == "freezer") {
+    if (in.v2_core_freezer) return fmt::format("v2 core freezer (cgroup.freeze) at {}", own);
+    missing = "no v2 core freezer (cgroup.freeze needs kernel 5.2)";
+    return "";
+  }
+  auto plan = plan_v2_controllers({std::string(controller)}, own, in.v2_controllers, in.v2_subtree_control,
+                                  in.v2_own_is_root, in.v2_others_in_own);
+  if (auto why = plan.why_missing.find(std::string(controller)); why != plan.why_missing.end()) {
+    missing = why->second;
+    return "";
+  }
+  return fmt::format("v2 at {}{}", own, plan.move_harness ? " (chaosbench moves itself into a leaf cgroup to hand it on)" : "");
+}
+
+}  // namespace
+
 std::vector<Capability> assess_cgroups(const CgroupInputs& in) {
   using S = CapabilityStatus;
   const MountEntry* v2 = cgroup2_mount(in.mounts);  // the one node cgroups would use
@@ -103,23 +124,11 @@ std::vector<Capability> assess_cgroups(const CgroupInputs& in) {
       }
     } else if (version == 2) {
       mount = own;
-      if (controller == "pids") {
-        where = fmt::format("v2 cgroup.procs at {} (no controller needed)", own);
-      } else if (controller == "freezer") {
-        if (!in.v2_core_freezer) {
-          add(S::kMissing, "no v2 core freezer (cgroup.freeze needs kernel 5.2)");
-          continue;
-        }
-        where = fmt::format("v2 core freezer (cgroup.freeze) at {}", own);
-      } else {
-        auto plan = plan_v2_controllers({std::string(controller)}, own, in.v2_controllers, in.v2_subtree_control,
-                                        in.v2_own_is_root, in.v2_others_in_own);
-        if (auto why = plan.why_missing.find(std::string(controller)); why != plan.why_missing.end()) {
-          add(S::kMissing, why->second);
-          continue;
-        }
-        where = fmt::format("v2 at {}{}", own,
-                            plan.move_harness ? " (chaosbench moves itself into a leaf cgroup to hand it on)" : "");
+      std::string missing;
+      where = v2_place(controller, in, own, missing);
+      if (where.empty()) {
+        add(S::kMissing, missing);
+        continue;
       }
     } else {
       add(S::kMissing, "not mounted");

@@ -179,6 +179,51 @@ void parse_params(ObjectReader& r, const faults::FaultTypeInfo& info, faults::Pa
   }
 }
 
+// The registry row of `f`'s "type", or null after saying what is wrong with it.
+const faults::FaultTypeInfo* fault_type_of(ParseContext& ctx, const json& f, const std::string& path) {
+  auto type_it = f.find("type");
+  if (type_it == f.end()) {
+    ctx.error(path, fmt::format("missing required key \"type\" (one of: {})", fmt::join(type_names(), ", ")));
+    return nullptr;
+  }
+  if (!type_it->is_string()) {
+    ctx.error(join_path(path, "type"), fmt::format("expected a string, got {}", describe(*type_it)));
+    return nullptr;
+  }
+  const auto& t = type_it->get_ref<const std::string&>();
+  const faults::FaultTypeInfo* info = faults::find_fault_type(t);
+  if (!info)
+    ctx.error(join_path(path, "type"), fmt::format("unknown fault type \"{}\"{} (known: {})", t,
+                                                   suggestion_suffix(t, type_names()), fmt::join(type_names(), ", ")));
+  return info;
+}
+
+// When it is applied: "at" or "at_step", "duration", "repeat".
+void parse_trigger(ParseContext& ctx, ObjectReader& r, const std::string& path, FaultSpec& spec) {
+  bool has_at = r.has("at"), has_step = r.has("at_step");
+  if (has_at == has_step)
+    ctx.error(path, has_at ? "has both \"at\" and \"at_step\": give exactly one trigger"
+                           : "missing a trigger: give \"at\" (a duration) or \"at_step\" (a step number)");
+  spec.at = r.duration("at");
+  if (auto s = r.integer("at_step", 0, INT64_MAX)) spec.at_step = *s;
+  spec.duration = r.duration("duration", /*allow_zero=*/false);
+  const json* rep = r.raw("repeat");
+  if (!rep) return;
+  ObjectReader rr(ctx, *rep, r.path_of("repeat"), {"every", "count"});
+  rr.require("every", "a duration between applications");
+  rr.require("count", "how many times in all, 2 or more");
+  auto every = rr.duration("every", /*allow_zero=*/false);
+  auto count = rr.integer("count", 2, 1000);
+  if (!every || !count) return;
+  spec.repeat = RepeatSpec{*every, static_cast<int>(*count)};
+  if (!spec.duration)
+    ctx.error(r.path_of("repeat"), "a repeated fault needs a \"duration\" shorter than \"every\"");
+  else if (spec.duration->value >= every->value)
+    ctx.error(r.path_of("repeat"), fmt::format("\"duration\" ({}) must be shorter than \"every\" ({})",
+                                               common::to_string(*spec.duration), common::to_string(*every)));
+  if (has_step) ctx.error(r.path_of("repeat"), "\"repeat\" works with \"at\", not with \"at_step\"");
+}
+
 }  // namespace
 
 std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
@@ -195,20 +240,7 @@ std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const 
       ctx.error(path, fmt::format("expected a fault object, got {}", describe(f)));
       continue;
     }
-    const faults::FaultTypeInfo* info = nullptr;
-    auto type_it = f.find("type");
-    if (type_it == f.end()) {
-      ctx.error(path, fmt::format("missing required key \"type\" (one of: {})", fmt::join(type_names(), ", ")));
-    } else if (!type_it->is_string()) {
-      ctx.error(join_path(path, "type"), fmt::format("expected a string, got {}", describe(*type_it)));
-    } else {
-      info = faults::find_fault_type(type_it->get_ref<const std::string&>());
-      if (!info) {
-        const auto& t = type_it->get_ref<const std::string&>();
-        ctx.error(join_path(path, "type"), fmt::format("unknown fault type \"{}\"{} (known: {})", t,
-                                                       suggestion_suffix(t, type_names()), fmt::join(type_names(), ", ")));
-      }
-    }
+    const faults::FaultTypeInfo* info = fault_type_of(ctx, f, path);
     std::vector<std::string_view> allowed = kEnvelope;
     if (info)
       for (const auto& p : info->params) allowed.push_back(p.name);
@@ -237,29 +269,7 @@ std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const 
         if (auto why = info->check(spec.params); !why.empty()) ctx.error(path, why);
       }
     }
-    bool has_at = r.has("at"), has_step = r.has("at_step");
-    if (has_at == has_step)
-      ctx.error(path, has_at ? "has both \"at\" and \"at_step\": give exactly one trigger"
-                             : "missing a trigger: give \"at\" (a duration) or \"at_step\" (a step number)");
-    spec.at = r.duration("at");
-    if (auto s = r.integer("at_step", 0, INT64_MAX)) spec.at_step = *s;
-    spec.duration = r.duration("duration", /*allow_zero=*/false);
-    if (const json* rep = r.raw("repeat")) {
-      ObjectReader rr(ctx, *rep, r.path_of("repeat"), {"every", "count"});
-      rr.require("every", "a duration between applications");
-      rr.require("count", "how many times in all, 2 or more");
-      auto every = rr.duration("every", /*allow_zero=*/false);
-      auto count = rr.integer("count", 2, 1000);
-      if (every && count) {
-        spec.repeat = RepeatSpec{*every, static_cast<int>(*count)};
-        if (!spec.duration)
-          ctx.error(r.path_of("repeat"), "a repeated fault needs a \"duration\" shorter than \"every\"");
-        else if (spec.duration->value >= every->value)
-          ctx.error(r.path_of("repeat"), fmt::format("\"duration\" ({}) must be shorter than \"every\" ({})",
-                                                     common::to_string(*spec.duration), common::to_string(*every)));
-        if (has_step) ctx.error(r.path_of("repeat"), "\"repeat\" works with \"at\", not with \"at_step\"");
-      }
-    }
+    parse_trigger(ctx, r, path, spec);
     out.push_back(std::move(spec));
   }
   return out;

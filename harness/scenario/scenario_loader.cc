@@ -132,16 +132,19 @@ bool valid_name(const std::string& s) {
   return true;
 }
 
-LoadResult parse_scenario(std::string_view text, const std::string& file, const LoadOptions& options) {
+namespace {
+
+// The document, or a ScenarioError at the line and column where the text stops being a
+// scenario's JSON (too large, too deep, a syntax error, a number out of range).
+json parse_document(std::string_view text, const std::string& file) {
   if (text.size() > kMaxScenarioBytes)
     fail(file, 0, 0, fmt::format("the file is {} bytes; scenario files are at most {} bytes", text.size(), kMaxScenarioBytes));
   if (auto deep = find_nesting_over(text, kMaxScenarioDepth)) {
     auto pos = position_of(text, *deep);
     fail(file, pos.line, pos.column, fmt::format("nesting deeper than {} levels; a scenario needs a handful", kMaxScenarioDepth));
   }
-  json doc;
   try {
-    doc = json::parse(text.begin(), text.end());
+    return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     // e.byte is 1-based: the offset just past the character where parsing stopped.
     std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
@@ -162,6 +165,31 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
     }
     fail(file, line, column, parse_reason(what));
   }
+}
+
+// Every point of a sweep must be a valid scenario too, found now rather than halfway
+// through the sweep. The points are checked without their own sweep.
+void check_sweep_points(ParseContext& ctx, const Scenario& s, std::string_view text, const std::string& file,
+                        const LoadOptions& options) {
+  const auto points = sweep_points(s.sweep);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    LoadOptions point = options;
+    point.no_sweep = true;
+    point.overrides.insert(point.overrides.end(), points[i].overrides.begin(), points[i].overrides.end());
+    try {
+      parse_scenario(text, file, point);
+    } catch (const ScenarioError& e) {
+      const auto& first = e.diagnostics().front();
+      ctx.error("sweep", fmt::format("point {} ({}) is not a valid scenario: {}: {}", i + 1, points[i].label,
+                                     first.path, first.message));
+    }
+  }
+}
+
+}  // namespace
+
+LoadResult parse_scenario(std::string_view text, const std::string& file, const LoadOptions& options) {
+  json doc = parse_document(text, file);
   auto overrides = apply_overrides(doc, options.overrides, file);
   ParseContext ctx(file, text, overrides);
 
@@ -195,23 +223,7 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   check_phases(ctx, s);
   check_fault_workloads(ctx, s);
   if (const json* sw = top.raw("sweep")) s.sweep = parse_sweep(ctx, *sw);
-  // Every point of a sweep must be a valid scenario too, found now rather than halfway
-  // through the sweep. The points are checked without their own sweep.
-  if (!s.sweep.empty() && !ctx.failed() && !options.no_sweep) {
-    const auto points = sweep_points(s.sweep);
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      LoadOptions point = options;
-      point.no_sweep = true;
-      point.overrides.insert(point.overrides.end(), points[i].overrides.begin(), points[i].overrides.end());
-      try {
-        parse_scenario(text, file, point);
-      } catch (const ScenarioError& e) {
-        const auto& first = e.diagnostics().front();
-        ctx.error("sweep", fmt::format("point {} ({}) is not a valid scenario: {}: {}", i + 1, points[i].label,
-                                       first.path, first.message));
-      }
-    }
-  }
+  if (!s.sweep.empty() && !ctx.failed() && !options.no_sweep) check_sweep_points(ctx, s, text, file, options);
 
   if (ctx.failed()) throw ScenarioError(ctx.take());
   for (auto& d : ctx.take()) result.warnings.push_back(std::move(d));

@@ -70,40 +70,45 @@ std::string comparison_cell(const Row& row) {
   return out;
 }
 
-}  // namespace
-
-std::string phase_table_html(const RunResult& run, std::string_view prefix) {
-  std::vector<std::string> names;  // first-seen order
+// Every record under `prefix` (and, for the full table, every baseline comparison) by
+// metric name and label set, names in first-seen order, then by family.
+struct Table {
+  std::vector<std::string> names;
   std::map<std::string, std::map<Labels, Row>> rows;
+};
+
+Table collect_rows(const RunResult& run, std::string_view prefix, bool compared) {
+  Table t;
   auto row_for = [&](const std::string& name, Labels labels, const std::string& unit, const std::string& better) -> Row& {
     labels.erase("phase");
-    if (!rows.contains(name)) names.push_back(name);
-    Row& row = rows[name][labels];
+    if (!t.rows.contains(name)) t.names.push_back(name);
+    Row& row = t.rows[name][labels];
     if (row.unit.empty()) row.unit = unit;
     if (row.better.empty()) row.better = better;
     return row;
   };
   for (const auto& m : run.metrics)
     if (m.name.starts_with(prefix)) row_for(m.name, m.labels, m.unit, m.better).by_phase[label(m.labels, "phase")] = &m;
-  const bool compared = run.comparison.has_value() && prefix.empty();
   if (compared)
     for (const auto& c : run.comparison->metrics) row_for(c.name, c.labels, c.unit, c.better).comparisons.push_back(&c);
-  if (names.empty()) return "<p class=\"empty\">No metric records in this run.</p>";
-  std::stable_sort(names.begin(), names.end(),
+  std::stable_sort(t.names.begin(), t.names.end(),
                    [](const std::string& a, const std::string& b) { return family_rank(a) < family_rank(b); });
+  return t;
+}
 
+// The run's phases that some row has a value in, in the run's order.
+std::vector<std::string> used_phases(const RunResult& run, const Table& t) {
   std::vector<std::string> phases;
   for (const auto& p : phase_columns(run)) {
-    for (const auto& [name, by_labels] : rows) {
-      bool used = false;
+    bool used = false;
+    for (const auto& [name, by_labels] : t.rows)
       for (const auto& [labels, row] : by_labels) used = used || row.by_phase.contains(p);
-      if (used) {
-        phases.push_back(p);
-        break;
-      }
-    }
+    if (used) phases.push_back(p);
   }
+  return phases;
+}
 
+std::string table_head(const RunResult& run, std::string_view prefix, bool compared, const std::vector<std::string>& phases) {
   std::string out;
   if (compared) {
     const auto& c = *run.comparison;
@@ -115,7 +120,7 @@ std::string phase_table_html(const RunResult& run, std::string_view prefix) {
   }
   if (prefix.empty())
     out += "<p class=\"note\">Each phase's value with its change against the baseline phase (green better, red worse, "
-         "by the metric's direction); hover a value for its statistics.</p>\n";
+           "by the metric's direction); hover a value for its statistics.</p>\n";
   out += "<div class=\"scroll\"><table class=\"data phases\">\n<thead><tr><th>metric</th><th>unit</th>";
   for (const auto& p : phases) {
     std::string head = escape(p);
@@ -123,42 +128,63 @@ std::string phase_table_html(const RunResult& run, std::string_view prefix) {
     out += fmt::format("<th class=\"num phase\">{}</th>", head);
   }
   if (compared) out += "<th>vs baseline run</th>";
-  out += "</tr></thead>\n<tbody>\n";
-  const std::size_t columns = phases.size() + 2 + (compared ? 1 : 0);
-  for (const auto& name : names) {
-    const auto& by_labels = rows[name];
-    // One row per label set under a header row; a metric with a single row is that row.
-    bool grouped = by_labels.size() > 1;
-    Labels shared = common_labels(by_labels);
-    if (grouped)
-      out += fmt::format("<tr class=\"group\"><td colspan=\"{}\">{} <span class=\"lbl\">{}</span></td></tr>\n",
-                         columns, escape(name), escape(labels_text(shared)));
-    for (const auto& [labels, row] : by_labels) {
-      Labels own = labels;
-      if (by_labels.size() > 1)
-        for (const auto& [k, v] : shared) own.erase(k);
-      std::string text = own.empty() ? "all" : labels_text(own);
-      std::string first = grouped          ? fmt::format("<span class=\"lbl\">{}</span>", escape(text))
-                          : labels.empty() ? escape(name)
-                                           : fmt::format("{} <span class=\"lbl\">{}</span>", escape(name), escape(text));
-      out += fmt::format("<tr><td class=\"first\">{}</td><td>{}</td>", first, escape(row.unit));
-      auto base = row.by_phase.find("baseline");
-      for (const auto& p : phases) {
-        auto it = row.by_phase.find(p);
-        if (it == row.by_phase.end()) {
-          out += "<td class=\"num\"></td>";
-          continue;
-        }
-        const MetricRecord& m = *it->second;
-        bool delta = p != "baseline" && p != "overall" && base != row.by_phase.end();
-        std::string value = m.unit == "bytes" ? format_unit(m.value, m.unit) : format_unit(m.value, "");
-        out += fmt::format("<td class=\"num\"{}>{}{}</td>", stats_title(m), escape(value),
-                           delta ? phase_delta(m, base->second) : "");
-      }
-      if (compared) out += fmt::format("<td class=\"cmp\">{}</td>", comparison_cell(row));
-      out += "</tr>\n";
+  return out + "</tr></thead>\n<tbody>\n";
+}
+
+// One row's cells: its value in each phase, with the change against the baseline phase.
+std::string phase_cells(const Row& row, const std::vector<std::string>& phases) {
+  std::string out;
+  auto base = row.by_phase.find("baseline");
+  for (const auto& p : phases) {
+    auto it = row.by_phase.find(p);
+    if (it == row.by_phase.end()) {
+      out += "<td class=\"num\"></td>";
+      continue;
     }
+    const MetricRecord& m = *it->second;
+    bool delta = p != "baseline" && p != "overall" && base != row.by_phase.end();
+    std::string value = m.unit == "bytes" ? format_unit(m.value, m.unit) : format_unit(m.value, "");
+    out += fmt::format("<td class=\"num\"{}>{}{}</td>", stats_title(m), escape(value),
+                       delta ? phase_delta(m, base->second) : "");
   }
+  return out;
+}
+
+// One metric: one row per label set under a header row; a metric with a single row is that row.
+std::string metric_rows(const std::string& name, const std::map<Labels, Row>& by_labels,
+                        const std::vector<std::string>& phases, bool compared) {
+  const std::size_t columns = phases.size() + 2 + (compared ? 1 : 0);
+  const bool grouped = by_labels.size() > 1;
+  const Labels shared = common_labels(by_labels);
+  std::string out;
+  if (grouped)
+    out += fmt::format("<tr class=\"group\"><td colspan=\"{}\">{} <span class=\"lbl\">{}</span></td></tr>\n",
+                       columns, escape(name), escape(labels_text(shared)));
+  for (const auto& [labels, row] : by_labels) {
+    Labels own = labels;
+    if (grouped)
+      for (const auto& [k, v] : shared) own.erase(k);
+    std::string text = own.empty() ? "all" : labels_text(own);
+    std::string first = grouped          ? fmt::format("<span class=\"lbl\">{}</span>", escape(text))
+                        : labels.empty() ? escape(name)
+                                         : fmt::format("{} <span class=\"lbl\">{}</span>", escape(name), escape(text));
+    out += fmt::format("<tr><td class=\"first\">{}</td><td>{}</td>", first, escape(row.unit));
+    out += phase_cells(row, phases);
+    if (compared) out += fmt::format("<td class=\"cmp\">{}</td>", comparison_cell(row));
+    out += "</tr>\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string phase_table_html(const RunResult& run, std::string_view prefix) {
+  const bool compared = run.comparison.has_value() && prefix.empty();
+  const Table t = collect_rows(run, prefix, compared);
+  if (t.names.empty()) return "<p class=\"empty\">No metric records in this run.</p>";
+  const std::vector<std::string> phases = used_phases(run, t);
+  std::string out = table_head(run, prefix, compared, phases);
+  for (const auto& name : t.names) out += metric_rows(name, t.rows.at(name), phases, compared);
   out += "</tbody></table></div>\n";
   return out;
 }

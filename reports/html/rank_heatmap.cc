@@ -37,93 +37,121 @@ std::string heat_colour(double ratio) {
                      static_cast<int>(std::lround(c.b)));
 }
 
-std::string rank_heatmap_html(const RunResult& run) {
-  const std::string metric = heat_metric(run);
-  if (metric.empty()) return "<p class=\"empty\">This run has no per-rank step or compute time series.</p>";
+namespace {
+
+// A rank label as a number; a value that is none (or out of range) reads as -1.
+std::int64_t rank_of(const LabelValue& r) {
+  if (const auto* i = std::get_if<std::int64_t>(&r)) return *i;
+  if (const auto* d = std::get_if<double>(&r)) return *d >= 0 && *d < 1e15 ? static_cast<std::int64_t>(*d) : -1;
+  return std::atoll(std::get<std::string>(r).c_str());
+}
+
+// What the heat map shows: per rank, the median of `metric` in each of n time buckets.
+struct HeatGrid {
+  std::string metric, unit;
+  double t0 = INFINITY, t1 = -INFINITY, width = 0, ref = 0;
+  std::size_t n = 1;
+  std::map<std::int64_t, std::vector<double>> cells;  // cells[rank][bucket]
+  std::map<std::int64_t, double> rank_median;
+};
+
+HeatGrid build_grid(const RunResult& run, const std::string& metric) {
+  HeatGrid g;
+  g.metric = metric;
   std::map<std::int64_t, std::vector<const Series*>> by_rank;
-  double t0 = INFINITY, t1 = -INFINITY;
-  std::string unit;
   std::size_t longest = 0;
   for (const auto& s : run.series) {
     if (s.name != metric || !s.labels.contains("rank")) continue;
-    const auto& r = s.labels.at("rank");
-    std::int64_t rank = std::holds_alternative<std::int64_t>(r) ? std::get<std::int64_t>(r)
-                        : std::holds_alternative<double>(r)     ? static_cast<std::int64_t>(std::get<double>(r))
-                                                                : std::atoll(std::get<std::string>(r).c_str());
-    by_rank[rank].push_back(&s);
-    unit = s.unit;
+    by_rank[rank_of(s.labels.at("rank"))].push_back(&s);
+    g.unit = s.unit;
     longest = std::max(longest, s.t.size());
     for (double t : s.t) {
-      t0 = std::min(t0, t);
-      t1 = std::max(t1, t);
+      g.t0 = std::min(g.t0, t);
+      g.t1 = std::max(g.t1, t);
     }
   }
-  const std::size_t n = std::clamp<std::size_t>(longest, 1, kHeatmapColumns);
-  // cells[rank][bucket]: the median of that rank's samples in the bucket.
-  std::map<std::int64_t, std::vector<double>> cells;
+  g.n = std::clamp<std::size_t>(longest, 1, kHeatmapColumns);
   std::vector<double> all_cells;
-  std::map<std::int64_t, double> rank_median;
   for (const auto& [rank, series] : by_rank) {
-    std::vector<std::vector<double>> buckets(n);
+    std::vector<std::vector<double>> buckets(g.n);
     std::vector<double> everything;
     for (const auto* s : series)
       for (std::size_t i = 0; i < s->t.size() && i < s->v.size(); ++i)
         if (std::isfinite(s->v[i])) {
-          buckets[bucket_of(s->t[i], t0, t1, n)].push_back(s->v[i]);
+          buckets[bucket_of(s->t[i], g.t0, g.t1, g.n)].push_back(s->v[i]);
           everything.push_back(s->v[i]);
         }
-    auto& row = cells[rank];
+    auto& row = g.cells[rank];
     for (auto& b : buckets) {
       row.push_back(median_of(b));
       if (std::isfinite(row.back())) all_cells.push_back(row.back());
     }
-    rank_median[rank] = median_of(everything);
+    g.rank_median[rank] = median_of(everything);
   }
-  const double ref = median_of(all_cells);
-  const double width = (t1 - t0) / static_cast<double>(n);
+  g.ref = median_of(all_cells);
+  g.width = (g.t1 - g.t0) / static_cast<double>(g.n);
+  return g;
+}
 
-  std::string out = fmt::format(
-      "<p class=\"note\">Each cell: the median <code>{}</code> of one rank over {:.3g} s, against the run's median "
-      "cell ({}). Blue is faster, red slower; hover a cell for its value.{}</p>\n",
-      escape(metric), width, escape(format_unit(ref, unit)),
-      metric == "train/compute_time" ? " Compute time, not step time: the allreduce makes every rank wait for the "
-                                       "slowest, so only compute time shows which rank is slow."
-                                     : "");
-  out += "<div class=\"scroll\"><table class=\"heat\">\n";
-  // Fault windows above the cells.
-  out += "<tr class=\"faultrow\"><th>faults</th>";
-  for (std::size_t b = 0; b < n; ++b) {
-    double lo = t0 + static_cast<double>(b) * width, hi = lo + width;
+// Fault windows above the cells.
+std::string fault_row(const RunResult& run, const HeatGrid& g) {
+  std::string out = "<tr class=\"faultrow\"><th>faults</th>";
+  for (std::size_t b = 0; b < g.n; ++b) {
+    double lo = g.t0 + static_cast<double>(b) * g.width, hi = lo + g.width;
     std::string names;
     for (const auto& f : run.faults) {
       if (!f.applied_at_s) continue;
-      double end = f.reverted_at_s.value_or(run.duration_s > *f.applied_at_s ? run.duration_s : t1);
+      double end = f.reverted_at_s.value_or(run.duration_s > *f.applied_at_s ? run.duration_s : g.t1);
       if (*f.applied_at_s < hi && end > lo) names += (names.empty() ? "" : ", ") + f.name;
     }
     out += names.empty() ? "<td></td>"
                          : fmt::format("<td style=\"background:#e4572e\" title=\"{}\"></td>", escape(names));
   }
-  out += "<th></th></tr>\n";
-  for (const auto& [rank, row] : cells) {
+  return out + "<th></th></tr>\n";
+}
+
+std::string rank_rows(const HeatGrid& g) {
+  std::string out;
+  for (const auto& [rank, row] : g.cells) {
     out += fmt::format("<tr><th>rank {}</th>", rank);
-    for (std::size_t b = 0; b < n; ++b) {
+    for (std::size_t b = 0; b < g.n; ++b) {
       double v = row[b];
       if (!std::isfinite(v)) {
         out += "<td style=\"background:#eef2f6\" title=\"no samples\"></td>";
         continue;
       }
-      double lo = t0 + static_cast<double>(b) * width;
+      double lo = g.t0 + static_cast<double>(b) * g.width;
       out += fmt::format("<td style=\"background:{}\" title=\"rank {}, {:.1f}-{:.1f} s: {} (x{:.2f})\"></td>",
-                         heat_colour(v / ref), rank, lo, lo + width, escape(format_unit(v, unit)), v / ref);
+                         heat_colour(v / g.ref), rank, lo, lo + g.width, escape(format_unit(v, g.unit)), v / g.ref);
     }
-    out += fmt::format("<th class=\"mono\">&nbsp;{} x{:.2f}</th></tr>\n", escape(format_unit(rank_median[rank], unit)),
-                       rank_median[rank] / ref);
+    const double median = g.rank_median.at(rank);
+    out += fmt::format("<th class=\"mono\">&nbsp;{} x{:.2f}</th></tr>\n", escape(format_unit(median, g.unit)),
+                       median / g.ref);
   }
+  return out;
+}
+
+}  // namespace
+
+std::string rank_heatmap_html(const RunResult& run) {
+  const std::string metric = heat_metric(run);
+  if (metric.empty()) return "<p class=\"empty\">This run has no per-rank step or compute time series.</p>";
+  const HeatGrid g = build_grid(run, metric);
+  std::string out = fmt::format(
+      "<p class=\"note\">Each cell: the median <code>{}</code> of one rank over {:.3g} s, against the run's median "
+      "cell ({}). Blue is faster, red slower; hover a cell for its value.{}</p>\n",
+      escape(metric), g.width, escape(format_unit(g.ref, g.unit)),
+      metric == "train/compute_time" ? " Compute time, not step time: the allreduce makes every rank wait for the "
+                                       "slowest, so only compute time shows which rank is slow."
+                                     : "");
+  out += "<div class=\"scroll\"><table class=\"heat\">\n";
+  out += fault_row(run, g);
+  out += rank_rows(g);
   // Time axis: a label every 8 buckets.
   out += "<tr class=\"axis\"><th>time</th>";
-  for (std::size_t b = 0; b < n; b += 8)
-    out += fmt::format("<td colspan=\"{}\">{:.1f} s</td>", std::min<std::size_t>(8, n - b),
-                       t0 + static_cast<double>(b) * width);
+  for (std::size_t b = 0; b < g.n; b += 8)
+    out += fmt::format("<td colspan=\"{}\">{:.1f} s</td>", std::min<std::size_t>(8, g.n - b),
+                       g.t0 + static_cast<double>(b) * g.width);
   out += "<th></th></tr>\n</table></div>\n";
   out += "<div class=\"heat-legend\"><span>0.5x</span><span class=\"bar\"></span><span>4x the median cell</span>"
          "<span class=\"swatch\" style=\"background:#e4572e\"></span><span>fault window</span></div>\n";
