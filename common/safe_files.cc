@@ -117,7 +117,12 @@ int create_file_fresh(const char* path, mode_t mode) {
 }
 
 int open_regular_file(const std::string& path, bool no_follow) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (no_follow ? O_NOFOLLOW : 0));
+  // Judged before it is opened: opening a device can act (a tape rewinds, a tty becomes
+  // the controlling terminal), so anything but a regular file is never opened at all.
+  struct stat before {};
+  if ((no_follow ? ::lstat(path.c_str(), &before) : ::stat(path.c_str(), &before)) != 0) return -errno;
+  if (!S_ISREG(before.st_mode)) return -EINVAL;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (no_follow ? O_NOFOLLOW : 0));
   if (fd < 0) return -errno;
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -27,8 +27,9 @@ std::string write_file_once(const std::string& path, std::string_view bytes, mod
 int create_file_fresh(const char* path, mode_t mode = 0640);
 
 // Opens an existing regular file for reading: O_NOFOLLOW at the last component when
-// `no_follow`, and O_NONBLOCK so that a FIFO named like the file cannot block; anything
-// but a regular file is refused with -EINVAL. Returns the descriptor or -errno.
+// `no_follow`, and O_NONBLOCK so that a FIFO swapped in after the check cannot block;
+// anything but a regular file is refused with -EINVAL before it is opened (and checked
+// again after). Returns the descriptor or -errno.
 int open_regular_file(const std::string& path, bool no_follow = false);
 
 // Reads a whole regular file of at most `max_bytes`. Returns "" or why not (a FIFO, a
