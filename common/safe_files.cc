@@ -134,31 +134,38 @@ int open_regular_file(const std::string& path, bool no_follow) {
   return fd;
 }
 
-std::string read_regular_file(const std::string& path, std::string& out, std::size_t max_bytes) {
-  int fd = open_regular_file(path);
-  if (fd < 0) return fd == -EINVAL ? fmt::format("{} is not a regular file", path) : failure("open", path, -fd);
+int read_open_file(int fd, std::string& out, std::uint64_t max_bytes) {
   struct stat st {};
-  ::fstat(fd, &st);
-  if (static_cast<std::size_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    return fmt::format("{} is larger than {} bytes", path, max_bytes);
-  }
+  if (::fstat(fd, &st) != 0) return errno;
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return EFBIG;
   out.assign(static_cast<std::size_t>(st.st_size), '\0');
   std::size_t done = 0;
   while (done < out.size()) {
     ssize_t n = ::read(fd, out.data() + done, out.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return failure("read", path, err);
-    }
+    if (n < 0) return errno;
     if (n == 0) break;  // shrank while we read: what was read is the file
     done += static_cast<std::size_t>(n);
   }
   out.resize(done);
+  return 0;
+}
+
+int read_regular(const std::string& path, std::string& out, std::uint64_t max_bytes, bool no_follow) {
+  const int fd = open_regular_file(path, no_follow);
+  if (fd < 0) return -fd;
+  const int err = read_open_file(fd, out, max_bytes);
   ::close(fd);
-  return "";
+  return err;
+}
+
+std::string read_regular_file(const std::string& path, std::string& out, std::size_t max_bytes) {
+  switch (const int err = read_regular(path, out, max_bytes)) {
+    case 0: return "";
+    case EINVAL: return fmt::format("{} is not a regular file", path);
+    case EFBIG: return fmt::format("{} is larger than {} bytes", path, max_bytes);
+    default: return failure("read", path, err);
+  }
 }
 
 std::string read_named_file(const std::string& path, std::string& out, std::size_t max_bytes) {

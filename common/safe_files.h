@@ -3,6 +3,7 @@
 // symlink is replaced or refused, never written through.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -32,8 +33,17 @@ int create_file_fresh(const char* path, mode_t mode = 0640);
 // again after). Returns the descriptor or -errno.
 int open_regular_file(const std::string& path, bool no_follow = false);
 
-// Reads a whole regular file of at most `max_bytes`. Returns "" or why not (a FIFO, a
-// device, a larger file); never blocks on anything but the disk.
+// Reads the whole file open at `fd` (a regular one) into `out`: as many bytes as fstat
+// says, fewer if it shrank meanwhile. Returns 0, EFBIG when it is larger than `max_bytes`
+// (nothing is read), or the errno. Leaves `fd` open.
+int read_open_file(int fd, std::string& out, std::uint64_t max_bytes);
+
+// open_regular_file, then read_open_file. Returns 0 or the errno: ENOENT (missing),
+// EINVAL (not a regular file, never opened), EFBIG (larger than `max_bytes`), ...
+int read_regular(const std::string& path, std::string& out, std::uint64_t max_bytes, bool no_follow = false);
+
+// read_regular with the reason as a message naming the path ("" when it worked); never
+// blocks on anything but the disk.
 std::string read_regular_file(const std::string& path, std::string& out, std::size_t max_bytes);
 
 // The same for a file a user named on the command line, which may also be a pipe

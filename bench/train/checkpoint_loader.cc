@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/train/checkpoint_files.h"
+#include "common/safe_files.h"
 #include "bench/train/checkpoint_format.h"
 #include "bench/train/checkpoint_manifest.h"
 
@@ -75,7 +75,7 @@ class Verifier {
   // Reads the file and checks it against the manifest entry or its name, its header and
   // the model key; the payload is checked by decode_checkpoint.
   std::string read_and_check(const Candidate& c, std::string* bytes, CheckpointHeader* header) const {
-    if (int err = read_whole_file(dir_ + "/" + c.file, bytes, max_file_bytes(c)); err != 0)
+    if (int err = common::read_regular(dir_ + "/" + c.file, *bytes, max_file_bytes(c)); err != 0)
       return err == ENOENT ? "missing"
              : err == EINVAL ? "not a regular file"
              : err == EFBIG  ? (c.entry ? fmt::format("size differs (more than the manifest's {} bytes)", c.entry->bytes)

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/train/checkpoint_files.h"
+#include "common/safe_files.h"
 #include "common/json_limits.h"
 
 namespace chaosbench::bench::train {
@@ -38,7 +38,7 @@ std::optional<CheckpointManifest> read_manifest(const std::string& dir, std::str
     return std::nullopt;
   };
   std::string text;
-  if (int err = read_whole_file(dir + "/" + kManifestFile, &text, kMaxManifestBytes); err != 0)
+  if (int err = common::read_regular(dir + "/" + kManifestFile, text, kMaxManifestBytes); err != 0)
     return fail(err == ENOENT ? "missing" : std::strerror(err));
   try {
     if (text.size() > kMaxManifestBytes) return fail("larger than a manifest can be");

@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "bench/train/checkpoint_files.h"
+#include "common/safe_files.h"
 #include "bench/train/checkpoint_format.h"
 #include "bench/train/checkpoint_manifest.h"
 
@@ -91,7 +91,7 @@ std::string CheckpointWriter::Impl::drop_from(std::int64_t step) {
       return e.kind == CheckpointKind::kDelta && e.base_step == base->step;
     }));
   }
-  if (std::string err = write_file_atomically(dir, kManifestFile, manifest_to_json(manifest)); !err.empty())
+  if (std::string err = common::write_file_atomically(dir + "/" + kManifestFile, manifest_to_json(manifest)); !err.empty())
     return err;
   remove_files(dropped);
   return "";
@@ -114,7 +114,7 @@ std::string CheckpointWriter::Impl::publish(ManifestEntry entry, std::vector<std
     retired->push_back(e.file);
     return true;
   });
-  if (std::string err = write_file_atomically(dir, kManifestFile, manifest_to_json(next)); !err.empty()) {
+  if (std::string err = common::write_file_atomically(dir + "/" + kManifestFile, manifest_to_json(next)); !err.empty()) {
     retired->clear();
     return "manifest: " + err;
   }
@@ -142,7 +142,7 @@ SaveResult CheckpointWriter::Impl::write_one(CheckpointState snapshot) {
 
     std::string file = encode_checkpoint(snapshot, delta ? &*base : nullptr, config.zstd_level);
     r.bytes = file.size();
-    if (r.error = write_file_atomically(dir, name, file); r.error.empty()) {
+    if (r.error = common::write_file_atomically(dir + "/" + name, file); r.error.empty()) {
       ManifestEntry entry{name, snapshot.step, kind, delta ? base->step : snapshot.step, file.size(),
                           checkpoint_xxh64(file)};
       std::vector<std::string> retired;

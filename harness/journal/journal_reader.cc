@@ -37,16 +37,9 @@ std::string read_trusted(const std::string& path, std::string& text) {
     why = fmt::format("writable by others (mode {:04o}): anyone could have written it", st.st_mode & 07777);
   } else if (static_cast<std::uint64_t>(st.st_size) > kMaxJournalBytes) {
     why = fmt::format("{} bytes, more than a journal's {}", st.st_size, kMaxJournalBytes);
-  } else {
-    text.resize(static_cast<std::size_t>(st.st_size));
-    std::size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    text.resize(done);  // shorter if it shrank meanwhile: its last line is then torn
+  } else if (const int err = common::read_open_file(fd, text, kMaxJournalBytes); err != 0) {
+    // Shorter if it shrank meanwhile: its last line is then torn, which the reader says.
+    why = fmt::format("cannot read: {}", std::strerror(err));
   }
   ::close(fd);
   return why;

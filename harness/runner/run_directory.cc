@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
-#include <random>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,11 +34,7 @@ std::string utc_format(const char* format) {
 
 std::string utc_timestamp_iso() { return utc_format("%Y-%m-%dT%H:%M:%SZ"); }
 
-std::string make_run_id() {
-  std::random_device rd;
-  std::uint64_t v = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(::getpid());
-  return fmt::format("{:012x}", v & 0xFFFFFFFFFFFFull);
-}
+std::string make_run_id() { return common::random_hex(12); }
 
 std::string RunDirectory::resolve_out(const std::string& out, const std::string& scenario_name) {
   std::string dir = out.empty() ? fmt::format("runs/{}-{}", scenario_name, utc_format("%Y%m%dT%H%M%SZ")) : out;
