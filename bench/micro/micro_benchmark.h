@@ -1,8 +1,8 @@
 // One entry of the micro-benchmark suite (`chaosbench bench micro`): a Google Benchmark
 // body plus what its run means as a catalogue metric. The suite is a plain table of these
-// (harness/micro/micro_suite.cc); the runner registers, runs and converts them. Entries of
+// (harness/selfbench/micro_suite.cc); the runner registers, runs and converts them. Entries of
 // bench/micro/ measure the machine (GEMM, memory, loopback gloo, checkpoint disk); the
-// tool's own costs live in harness/micro/ because they exercise the harness.
+// tool's own costs live in harness/selfbench/ because they exercise the harness.
 #pragma once
 
 #include <functional>

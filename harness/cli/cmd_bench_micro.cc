@@ -9,8 +9,8 @@
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
 #include "harness/host_error.h"
-#include "harness/micro/micro_runner.h"
-#include "harness/micro/micro_suite.h"
+#include "harness/selfbench/micro_runner.h"
+#include "harness/selfbench/micro_suite.h"
 #include "harness/runner/run_directory.h"
 #include "reports/report_set.h"
 

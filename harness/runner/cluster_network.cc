@@ -33,12 +33,10 @@ ClusterNetwork::ClusterNetwork(const ClusterSpec& cluster, std::uint64_t seed, c
     netns_ = std::make_unique<NetnsCluster>(cluster.nodes, run_id);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     spdlog::info("cluster: {} network namespaces up in {:.1f} ms", cluster.nodes, ms);
-    std::vector<std::string> ids, addrs;
-    for (const auto& id : netns_->namespace_ids()) ids.push_back(TL::str(id));
-    for (int n = 0; n < cluster.nodes; ++n) addrs.push_back(TL::str(netns_->address(n)));
+    std::vector<std::string> addrs;
+    for (int n = 0; n < cluster.nodes; ++n) addrs.push_back(netns_->address(n));
     timeline.write(0, "cluster_up", {{"mode", TL::str("network namespaces")}, {"bring_up_ms", TL::num(ms)},
-                                     {"netns", fmt::format("[{}]", fmt::join(ids, ","))},
-                                     {"addresses", fmt::format("[{}]", fmt::join(addrs, ","))}});
+                                     {"netns", netns_->namespace_ids()}, {"addresses", addrs}});
     name_nodes(timeline);
     std::vector<faults::NetworkNode> nodes;
     for (int n = 0; n < cluster.nodes; ++n)

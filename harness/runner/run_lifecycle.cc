@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <thread>
 
-#include "faults/registry.h"
 #include "harness/host_error.h"
 #include "harness/runner/priority_boost.h"
 #include "harness/runner/result_builder.h"
@@ -30,92 +28,36 @@ RunOutcome Run::execute() {
   // whatever set-up made (the journal holds it either way).
   SignalGuard signals;
   check_host_can_run();
-  const std::string started_at = bring_up();
+  bring_up();
   PriorityBoost boost;
   progress_ = std::make_unique<ProgressLine>(!options_.quiet);
   const bool timed_out = main_loop();
   const double end_s = now_s();
-  if (int sig = SignalGuard::received()) {
-    verdict_ = "interrupted";
-    reason_ = fmt::format("interrupted by signal {}", sig);
-    spdlog::warn("{}: stopping every process and reverting every fault", reason_);
-  }
+  if (int sig = SignalGuard::received()) verdict_.interrupt(sig);
   progress_.reset();
   unwind(timed_out);
-  return outcome(started_at, end_s);
+  return outcome(end_s);
 }
 
-// The journal, the output directory and the timeline, the node cgroups, the cluster
-// network and the metrics intake, checking on the way that the host can give every
-// fault what it needs (exit 3 before any rank starts). Returns the start's timestamp.
-std::string Run::bring_up() {
-  out_dir_ = RunDirectory::resolve_out(options_.out_dir, scenario_.name);
-  journal_ = std::make_unique<Journal>(Journal::default_directory(), run_id_, out_dir_);
-  dir_ = std::make_unique<RunDirectory>(out_dir_, run_id_, *journal_);
-  timeline_ = std::make_unique<TimelineLog>(dir_->out() + "/timeline.jsonl");
-  std::string started_at = utc_timestamp_iso();
-  timeline_->write(0, "run_started", {{"scenario", TL::str(scenario_.name)}, {"out", TL::str(dir_->out())},
-                                      {"seed", TL::num(static_cast<double>(scenario_.seed))}});
-  make_node_cgroups();
-  cluster_ = std::make_unique<ClusterNetwork>(scenario_.cluster, scenario_.seed, run_id_, dir_->runtime(), *journal_,
-                                              *timeline_, now_s());
-  netns_used_ = cluster_->namespaced();
-  // A fault this host cannot inject fails the run before anything starts (exit 3), never
-  // halfway through it.
-  for (const auto& f : scenario_.faults) {
-    const auto* info = faults::find_fault_type(f.type);
-    if (info->needs_namespaces && !cluster_->namespaced())
-      throw HostError(fmt::format("fault {} ({}) needs the cluster in network namespaces, and this run has local "
-                                  "processes: {}", f.name, f.type, cluster_->why_local()));
-    if (info->needs_cgroup.empty()) continue;
-    if (cgroups_->dir(0, std::string(info->needs_cgroup)).empty())
-      throw HostError(fmt::format("fault {} ({}) needs the {} cgroup of each node, which this host cannot give: {}", f.name,
-                                  f.type, info->needs_cgroup,
-                                  cgroups_available_ ? cgroups_->why_missing(std::string(info->needs_cgroup))
-                                                     : cgroups_why_not_));
-  }
+// The run environment (journal, directories, timeline, node cgroups, cluster network,
+// node site: exit 3 when the host cannot give a fault what it needs), then the metrics
+// intake, the fault driver, the rank table and recovery.
+void Run::bring_up() {
+  env_ = std::make_unique<RunEnvironment>(scenario_, options_, run_id_, [this] { return now_s(); });
   try {
     start_metrics_server();
   } catch (const std::runtime_error& e) {
     throw HostError(fmt::format("cannot listen for metrics: {}", e.what()));
   }
-  prepare_fault_records();
-  return started_at;
-}
-
-// Each node's cgroups with the controllers the faults need beside freezer and pids.
-void Run::make_node_cgroups() {
-  std::vector<std::string> controllers{"freezer", "pids"};
-  for (const auto& f : scenario_.faults) {
-    const auto need = std::string(faults::find_fault_type(f.type)->needs_cgroup);
-    if (!need.empty() && std::find(controllers.begin(), controllers.end(), need) == controllers.end())
-      controllers.push_back(need);
-  }
-  cgroups_ = std::make_unique<NodeCgroups>(scenario_.cluster.nodes, run_id_, *journal_, controllers);
-  cgroups_available_ = cgroups_->available();
-  cgroup_version_ = cgroups_->version();
-  std::vector<std::string> present;
-  for (const auto& c : controllers)
-    if (!cgroups_->dir(0, c).empty()) present.push_back(c);
-  cgroup_list_ = fmt::format("{}", fmt::join(present, ", "));
-  cgroups_why_not_ = cgroups_->why_not();
-  if (!cgroups_available_) spdlog::info("node cgroups: {}", cgroups_why_not_);
-}
-
-// One record per scheduled occurrence, filled in as it is applied and reverted.
-void Run::prepare_fault_records() {
-  faults_.resize(schedule_.occurrences().size());
-  for (const auto& o : schedule_.occurrences())
+  NodeSite& site = env_->site();
+  faults_ = std::make_unique<FaultDriver>(
+      scenario_.faults, site, env_->timeline(), [this] { return now_s(); },
+      [this](const std::string& reason) { verdict_.fail(reason, now_s(), "error"); });
+  for (const auto& o : faults_->schedule().occurrences())
     if (o.due_step) store_.watch_step(*o.due_step);
-  for (const auto& o : schedule_.occurrences()) {
-    const auto& spec = scenario_.faults[o.fault];
-    reports::FaultRecord rec;
-    rec.name = spec.name;
-    rec.type = spec.type;
-    rec.occurrence = o.number;
-    rec.reversible = faults::find_fault_type(spec.type)->reversible;
-    fault_records_.push_back(rec);
-  }
+  ranks_ = std::make_unique<RankTable>(site, env_->out());
+  recovery_ = std::make_unique<Recovery>(workload_recovery(scenario_.workload), scenario_.cluster.nodes, *ranks_, site,
+                                         *faults_, recovery_hooks());
 }
 
 // Starts the workload, then applies and reverts faults on time, restarts what recovery
@@ -128,33 +70,27 @@ bool Run::main_loop() {
     while (!SignalGuard::received()) {
       double t = now_s();
       if (t > timeout_s) {
-        fail(fmt::format("the run passed its timeout of {}", common::to_string(scenario_.timeout)));
+        verdict_.fail(fmt::format("the run passed its timeout of {}", common::to_string(scenario_.timeout)), t);
         return true;
       }
       if (progress_->enabled()) progress_->show(progress_text(t));
-      restart_due(t);
-      group_restart_due(t);
-      check_hang(t);
-      for (const auto& action : schedule_.due(t, store_.max_step())) {
-        if (action.kind == ScheduledAction::kApply) apply(action.occurrence);
-        else revert(action.occurrence);
-      }
-      if (verdict_ == "error") break;  // a fault could not be applied: stop, do not half-run
-      if (first_failure_s_ && t - *first_failure_s_ > kPeerGraceS) break;
+      const double last = store_.last_event_received();  // Unix seconds, 0 before any
+      recovery_->tick(t, last > 0 ? std::optional<double>(last - t0_wall_) : std::nullopt);
+      apply_due(t);
+      if (verdict_.errored()) break;  // a fault could not be applied: stop, do not half-run
+      if (verdict_.first_failure_s() && t - *verdict_.first_failure_s() > kPeerGraceS) break;
       if (!wait_for_events()) continue;
-      if (!supervisor_.any_running() && pending_restarts_.empty() && !group_restart_at_) break;
+      if (!env_->site().any_running() && !recovery_->restart_pending()) break;
       if (only_services_left()) {  // the load is done: the replicas stop, on purpose
-        for (std::size_t i = 0; i < launches_.size(); ++i)
-          if (launches_[i].service && pids_[i] > 0) expected_exits_.insert(pids_[i]);
+        for (std::size_t i = 0; i < ranks_->launches().size(); ++i)
+          if (ranks_->launches()[i].service && ranks_->pid(i) > 0) ranks_->expect_exit(ranks_->pid(i));
         break;
       }
     }
   } catch (const HostError& e) {
-    fail(e.what(), "error");
-    exit_code_ = kExitHost;
+    verdict_.fail(e.what(), now_s(), "error", kExitHost);
   } catch (const std::exception& e) {
-    fail(e.what(), "error");
-    exit_code_ = kExitUsage;
+    verdict_.fail(e.what(), now_s(), "error", kExitUsage);
   }
   return false;
 }
@@ -164,9 +100,9 @@ bool Run::main_loop() {
 // the CPU the workload measures on. Process exits wake it at once and are judged.
 // Returns false when it only slept precisely up to a fault's time (nothing exited).
 bool Run::wait_for_events() {
-  auto wait = std::chrono::milliseconds(
-      schedule_.waiting_for_step() || !pending_restarts_.empty() || group_restart_at_ ? 20 : 100);
-  if (auto next = schedule_.next_deadline()) {
+  const auto& schedule = faults_->schedule();
+  auto wait = std::chrono::milliseconds(schedule.waiting_for_step() || recovery_->restart_pending() ? 20 : 100);
+  if (auto next = schedule.next_deadline()) {
     auto until = std::chrono::duration<double>(std::max(0.0, *next - now_s()));
     // poll(2) counts whole milliseconds: sleep the last stretch precisely instead, so
     // faults apply within ~0.1 ms of their time (fault/apply_latency).
@@ -176,7 +112,7 @@ bool Run::wait_for_events() {
     }
     wait = std::min(wait, std::chrono::floor<std::chrono::milliseconds>(until) - std::chrono::milliseconds(1));
   }
-  for (pid_t pid : supervisor_.wait_any(wait)) on_exit(pid);
+  for (pid_t pid : env_->site().wait_any(wait)) on_exit(pid);
   return true;
 }
 
@@ -184,44 +120,27 @@ bool Run::wait_for_events() {
 // made, newest first; the journal confirms each step and is removed last.
 void Run::unwind(bool timed_out) {
   unwinding_ = true;
-  revert_all();
-  supervisor_.stop_all();
-  for (const auto& [pid, idx] : record_of_pid_)
-    if (!processes_[idx].ended_at_s) on_exit(pid);
+  faults_->revert_all();
+  std::vector<std::string> errors = env_->site().stop_all();
+  for (pid_t pid : ranks_->unended()) on_exit(pid);
   server_->stop();
-  // Every process group is gone (stop_all); the journal confirms it, then the runtime
-  // directory goes, then the journal itself.
-  for (auto id : process_entries_) {
-    try {
-      journal_->undo(id);
-    } catch (const std::exception& e) {
-      fail(fmt::format("cleanup: {}", e.what()), "error");
-    }
-  }
-  cgroups_.reset();
-  for (const auto& e : cluster_->shut_down()) fail(fmt::format("cleanup: cluster.link: {}", e), "error");
-  dir_.reset();
-  for (const auto& e : journal_->finish()) fail(fmt::format("cleanup: {}", e), "error");
-  timeline_->write(now_s(), "run_finished", {{"verdict", TL::str(verdict_)}, {"timed_out", timed_out ? "true" : "false"}});
+  for (const auto& e : errors) verdict_.fail(fmt::format("cleanup: {}", e), now_s(), "error");
+  for (const auto& e : env_->tear_down()) verdict_.fail(e, now_s(), "error");
+  env_->timeline().write(now_s(), "run_finished",
+                         {{"verdict", TL::str(verdict_.verdict())}, {"timed_out", timed_out}});
 }
 
 // What results.json is to hold, and the exit code (exit_code.h).
-RunOutcome Run::outcome(const std::string& started_at, double end_s) {
-  ResultInputs in{scenario_, started_at, t0_wall_, end_s, schedule_, fault_records_, processes_, store_,
-                  server_->malformed(), server_->malformed_examples()};
+RunOutcome Run::outcome(double end_s) {
+  ResultInputs in{scenario_, env_->started_at(), t0_wall_, end_s, faults_->schedule(), faults_->records(),
+                  ranks_->records(), store_, server_->malformed(), server_->malformed_examples()};
   RunOutcome out;
-  out.run_dir = out_dir_;
-  out.result = build_result(in, verdict_, reason_);
+  out.run_dir = env_->out();
+  out.result = build_result(in, verdict_.verdict(), verdict_.reason());
   out.result.run_id = run_id_;
   out.result.environment.blas = blas_;
-  out.result.environment.cluster =
-      fmt::format("{}, {}", netns_used_ ? "network namespaces (veth, bridge)" : "local processes on loopback",
-                  cgroups_available_ ? fmt::format("node cgroups (v{}: {})", cgroup_version_, cgroup_list_)
-                                     : fmt::format("no node cgroups ({})", cgroups_why_not_));
-  if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;
-  else if (exit_code_ != kExitPass) out.exit_code = exit_code_;
-  else if (out.result.verdict != "pass") out.exit_code = kExitCheckFailed;
-  else out.exit_code = kExitPass;
+  out.result.environment.cluster = env_->description();
+  out.exit_code = verdict_.exit_code(out.result.verdict);
   return out;
 }
 

@@ -27,8 +27,8 @@ TimelineLog::~TimelineLog() {
 }
 
 void TimelineLog::write(double t_s, std::string_view event, const std::vector<TimelineField>& fields) {
-  std::string line = fmt::format("{{\"t\":{},\"event\":{}", num(t_s), str(event));
-  for (const auto& [k, v] : fields) line += fmt::format(",{}:{}", str(k), v);
+  std::string line = fmt::format("{{\"t\":{},\"event\":{}", encode(t_s), encode(std::string(event)));
+  for (const auto& [k, v] : fields) line += fmt::format(",{}:{}", encode(k), encode(v));
   line += "}\n";
   std::lock_guard lock(mutex_);
   if (!file_) return;
@@ -36,7 +36,9 @@ void TimelineLog::write(double t_s, std::string_view event, const std::vector<Ti
   std::fflush(file_);
 }
 
-std::string TimelineLog::str(std::string_view s) {
+namespace {
+
+std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
@@ -54,14 +56,32 @@ std::string TimelineLog::str(std::string_view s) {
   return out;
 }
 
-std::string TimelineLog::num(double v) {
-  if (!std::isfinite(v)) return "null";
-  return fmt::format("{}", v);  // shortest form that reads back exactly
+}  // namespace
+
+std::string TimelineLog::encode(const TimelineValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return quoted(*s);
+  if (const auto* d = std::get_if<double>(&v)) {
+    if (!std::isfinite(*d)) return "null";
+    return fmt::format("{}", *d);  // shortest form that reads back exactly
+  }
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* list = std::get_if<std::vector<std::string>>(&v)) {
+    std::string out = "[";
+    for (const auto& item : *list) {
+      if (out.size() > 1) out += ',';
+      out += quoted(item);
+    }
+    out += ']';
+    return out;
+  }
+  return "null";
 }
 
-std::string TimelineLog::value(const bench::LabelValue& v) {
-  if (const auto* text = std::get_if<std::string>(&v)) return str(*text);
-  return bench::label_to_string(v);
+TimelineValue TimelineLog::value(const bench::LabelValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  return std::get<double>(v);
 }
 
 }  // namespace chaosbench::harness

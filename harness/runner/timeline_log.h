@@ -10,12 +10,15 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace chaosbench::harness {
 
-// A field of a timeline line: key and an already-encoded JSON value.
-using TimelineField = std::pair<std::string, std::string>;
+// A field value of a timeline line, typed (a list is a list of strings); write() encodes it (a non-finite number as
+// null), so no caller writes JSON.
+using TimelineValue = std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, std::vector<std::string>>;
+using TimelineField = std::pair<std::string, TimelineValue>;
 
 class TimelineLog {
  public:
@@ -29,11 +32,13 @@ class TimelineLog {
   // (negative during set-up).
   void write(double t_s, std::string_view event, const std::vector<TimelineField>& fields = {});
 
-  // JSON encoders for field values.
-  static std::string str(std::string_view s);
-  static std::string num(double v);
-  // A protocol label or field value: strings quoted, numbers as results.json writes them.
-  static std::string value(const bench::LabelValue& v);
+  // Field values, named by kind so a call site reads as its line does.
+  static TimelineValue str(std::string_view s) { return std::string(s); }
+  static TimelineValue num(double v) { return v; }
+  // A protocol label or field value: a string, an integer or a number.
+  static TimelineValue value(const bench::LabelValue& v);
+  // The JSON text of a value, as write() puts it in the line.
+  static std::string encode(const TimelineValue& v);
 
  private:
   std::mutex mutex_;

@@ -1,4 +1,4 @@
-// chaosbench bench delay-line: see cmd_bench_delay_line.h. Everything runs in a 2-node
+// The delay-line self-benchmark (see delay_line_bench.h). Everything runs in a 2-node
 // cluster of this process's own, with the fault a run would apply: network.delay on the
 // link node 0 -> node 1, nfqueue backend (the delay line on the bridge's FORWARD hook).
 //   latency:    ping node0 -> node1, median RTT with the line minus the median without
@@ -12,12 +12,11 @@
 //               the JSON carries tcp_rmem and tcp_wmem). Here the sender's 4 MiB
 //               tcp_wmem maximum, not the delay line, limits the 5 ms stream (~5 Gbit/s;
 //               ~11 Gbit/s with 32 MiB set in the sender's namespace, tried by hand).
-#include "harness/cli/cmd_bench_delay_line.h"
+#include "harness/selfbench/delay_line_bench.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -29,8 +28,6 @@
 #include "faults/network/impairment_fault.h"
 #include "faults/network/network_plane.h"
 #include "faults/network/netns.h"
-#include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/host_error.h"
 #include "harness/runner/run_directory.h"
@@ -237,64 +234,30 @@ void print_table(std::ostream& out, const std::vector<LatencyResult>& latency, c
   out << fmt::format("throughput goal: >= {:.0f} Gbit/s through the delay line\n", kMinGbitPerS);
 }
 
-std::vector<double> parse_delays(const std::string& text) {
-  std::vector<double> delays;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    try {
-      std::size_t used = 0;
-      double ms = std::stod(item, &used);
-      if (used != item.size() || !(ms > 0)) throw std::invalid_argument(item);
-      delays.push_back(ms);
-    } catch (const std::exception&) {
-      throw UsageError("--delays takes milliseconds > 0 separated by commas, not \"" + item + "\"");
-    }
-  }
-  if (delays.empty()) throw UsageError("--delays needs at least one delay");
-  return delays;
-}
-
 }  // namespace
 
-int bench_delay_line(const Args& args) {
-  po::options_description options("Options");
-  options.add_options()
-      ("delays", po::value<std::string>()->default_value("1,5,20,100"), "delays to measure with ping, ms")
-      ("pings", po::value<int>()->default_value(50), "pings per delay (and per baseline); medians are compared")
-      ("throughput-delay", po::value<double>()->default_value(5), "delay for the iperf3 stream, ms")
-      ("seconds", po::value<int>()->default_value(5), "iperf3 duration, s (0: no throughput test)");
-  auto cl = parse_command_line(args, options, {});
-  if (cl.help) {
-    print_help("chaosbench bench delay-line [--delays MS,...] [--pings N] [--throughput-delay MS] [--seconds S]",
-               "Measures the NFQUEUE delay line on a 2-node cluster: added RTT against the asked delay (ping), and "
-               "one TCP stream's throughput through it (iperf3). Root. Goals: effect error <= 5%, >= 1 Gbit/s.",
-               options);
-    return kExitPass;
-  }
-  const auto delays = parse_delays(cl.vm["delays"].as<std::string>());
-  const int pings = cl.vm["pings"].as<int>(), seconds = cl.vm["seconds"].as<int>();
-  const double tput_delay = cl.vm["throughput-delay"].as<double>();
-  if (pings < 3 || seconds < 0 || !(tput_delay > 0)) throw UsageError("--pings >= 3, --seconds >= 0, --throughput-delay > 0");
-
+bool run_delay_line_bench(const DelayLineBenchOptions& options, std::ostream& out) {
+  const auto& delays = options.delays_ms;
+  const int pings = options.pings, seconds = options.seconds;
+  const double tput_delay = options.throughput_delay_ms;
   BenchNet net;
   ping_rtts(net.cluster, 10);  // warm-up: ARP, caches; not measured
   std::vector<LatencyResult> latency;
   std::vector<ThroughputResult> throughput;
   for (double d : delays) {
     latency.push_back(measure_latency(net, d, pings));
-    std::cout << to_json(latency.back()).dump() << std::endl;
+    out << to_json(latency.back()).dump() << std::endl;
   }
   if (seconds > 0) {
     for (double d : {0.0, tput_delay}) {
       throughput.push_back(measure_throughput(net, d, seconds));
-      std::cout << to_json(throughput.back()).dump() << std::endl;
+      out << to_json(throughput.back()).dump() << std::endl;
     }
   }
-  print_table(std::cout, latency, throughput);
+  print_table(out, latency, throughput);
   const bool ok = std::all_of(latency.begin(), latency.end(), [](const auto& r) { return r.ok(); }) &&
                   std::all_of(throughput.begin(), throughput.end(), [](const auto& r) { return r.ok(); });
-  return ok ? kExitPass : kExitCheckFailed;
+  return ok;
 }
 
 }  // namespace chaosbench::harness

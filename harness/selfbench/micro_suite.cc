@@ -1,9 +1,9 @@
-#include "harness/micro/micro_suite.h"
+#include "harness/selfbench/micro_suite.h"
 
 #include "bench/micro/checkpoint_benchmarks.h"
 #include "bench/micro/comm_benchmarks.h"
 #include "bench/micro/compute_benchmarks.h"
-#include "harness/micro/tool_benchmarks.h"
+#include "harness/selfbench/tool_benchmarks.h"
 
 namespace chaosbench::harness {
 

@@ -1,6 +1,6 @@
 // The micro-benchmark suite of `chaosbench bench micro`: one explicit table, in the order
 // the rows run and appear in results.json. A new row is an entry in one of the tables it
-// concatenates (bench/micro/*_benchmarks.cc, harness/micro/tool_benchmarks.cc).
+// concatenates (bench/micro/*_benchmarks.cc, harness/selfbench/tool_benchmarks.cc).
 #pragma once
 
 #include <string>

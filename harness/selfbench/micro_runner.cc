@@ -1,4 +1,4 @@
-#include "harness/micro/micro_runner.h"
+#include "harness/selfbench/micro_runner.h"
 
 #include <chrono>
 #include <map>

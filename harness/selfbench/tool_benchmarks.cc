@@ -1,4 +1,4 @@
-#include "harness/micro/tool_benchmarks.h"
+#include "harness/selfbench/tool_benchmarks.h"
 
 #include <chrono>
 #include <fstream>

@@ -5,13 +5,13 @@
 //            revert: tc qdisc del ... root handle 1: htb
 // The tc lines come from tc_commands.h for the very plan the shaper sends, and the first
 // repetition checks that `tc ... show` prints the same for both.
-#include "harness/cli/cmd_bench_shaper.h"
+#include "harness/selfbench/shaper_bench.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
-#include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <vector>
@@ -19,8 +19,6 @@
 #include "faults/network/netns.h"
 #include "faults/network/tc_commands.h"
 #include "faults/network/tc_shaper.h"
-#include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/runner/run_directory.h"
 
@@ -90,22 +88,8 @@ std::string table(const nlohmann::ordered_json& j) {
 
 }  // namespace
 
-int bench_shaper(const Args& args) {
-  po::options_description options("Options");
-  options.add_options()
-      ("repeat", po::value<int>()->default_value(200), "timed repetitions of each")
-      ("warmup", po::value<int>()->default_value(5), "untimed repetitions first");
-  auto cl = parse_command_line(args, options, {});
-  if (cl.help) {
-    print_help("chaosbench bench shaper [--repeat N] [--warmup W]",
-               "Times a tc rate rule put in effect and taken out through netlink (TcShaper) against the same\n"
-               "change made by tc commands, on a 2-node virtual cluster (root). One JSON line, then a table.",
-               options);
-    return kExitPass;
-  }
-  const int repeat = cl.vm["repeat"].as<int>(), warmup = cl.vm["warmup"].as<int>();
-  if (repeat < 1 || warmup < 0) throw UsageError("--repeat >= 1, --warmup >= 0");
-
+void run_shaper_bench(const ShaperBenchOptions& options, std::ostream& out) {
+  const int repeat = options.repeat, warmup = options.warmup;
   NetnsCluster cluster(2, make_run_id());  // throws HostError (exit 3) without root
   const int ns = cluster.node_netns_fd(0);
   faults::ShapeRule rule;
@@ -154,8 +138,7 @@ int bench_shaper(const Args& args) {
   j["goal_apply_p99_ms"] = kGoalApplyP99Ms;
   j["goal_met"] = j["netlink"]["apply_p99_ms"].get<double>() < kGoalApplyP99Ms;
   j["same_change"] = same_change;
-  std::cout << j.dump() << "\n" << table(j);
-  return kExitPass;
+  out << j.dump() << "\n" << table(j);
 }
 
 }  // namespace chaosbench::harness

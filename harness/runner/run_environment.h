@@ -1,0 +1,71 @@
+// The run environment: everything a run makes on the host before its workload starts and
+// takes down after it ends, in that order: the journal, the output directory (and the
+// private runtime directory), the timeline, each node's cgroups, the cluster network and
+// the node site on top of them. Each is journaled before it is made, so a crash at any
+// point leaves nothing `chaosbench cleanup` cannot find.
+// Threads: the run's thread only.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/cluster/node_cgroups.h"
+#include "harness/journal/journal.h"
+#include "harness/runner/cluster_network.h"
+#include "harness/runner/local_site.h"
+#include "harness/runner/run_directory.h"
+#include "harness/runner/runner.h"
+#include "harness/runner/timeline_log.h"
+
+namespace chaosbench::harness {
+
+class RunEnvironment {
+ public:
+  // Brings everything up for `scenario`; `now_s` stamps the timeline. Throws HostError
+  // (exit 3) before any process starts when the host cannot give a fault what it needs
+  // (namespaces, a cgroup controller) or a place cannot be made; what was made by then
+  // is undone by the destructors, through the journal.
+  RunEnvironment(const Scenario& scenario, const RunOptions& options, const std::string& run_id,
+                 const std::function<double()>& now_s);
+  ~RunEnvironment();
+  RunEnvironment(const RunEnvironment&) = delete;
+  RunEnvironment& operator=(const RunEnvironment&) = delete;
+
+  // Takes down what bring-up made, newest first, after the site's processes are gone;
+  // the journal confirms each step and is removed last. Returns what could not be undone.
+  // The timeline stays open for the run's last line. Call once.
+  std::vector<std::string> tear_down();
+
+  const std::string& out() const { return out_; }  // absolute; stays after tear_down()
+  // The private runtime directory (sockets, control blocks); gone after tear_down().
+  const std::string& runtime() const { return dir_->runtime(); }
+  const std::string& started_at() const { return started_at_; }
+  TimelineLog& timeline() { return *timeline_; }
+  NodeSite& site() { return *site_; }
+  bool namespaced() const { return namespaced_; }
+  // How the cluster was made, for results.json's environment.cluster.
+  std::string description() const;
+
+ private:
+  void make_node_cgroups(const Scenario& scenario, const std::string& run_id);
+  void check_faults_can_run(const Scenario& scenario) const;
+
+  // Declared before everything it records, so it is destroyed after them.
+  std::unique_ptr<Journal> journal_;
+  std::unique_ptr<RunDirectory> dir_;
+  std::unique_ptr<TimelineLog> timeline_;
+  std::unique_ptr<NodeCgroups> cgroups_;
+  std::unique_ptr<ClusterNetwork> cluster_;  // namespaces or loopback, node names, the network plane
+  std::unique_ptr<LocalSite> site_;
+  std::string out_;
+  std::string started_at_;
+  bool namespaced_ = false;
+  bool cgroups_available_ = false;
+  int cgroup_version_ = 1;
+  std::string cgroup_list_;
+  std::string cgroups_why_not_;
+};
+
+}  // namespace chaosbench::harness
