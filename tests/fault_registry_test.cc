@@ -12,8 +12,8 @@ using namespace chaosbench::faults;
 TEST_CASE("registry: traits say which faults end nodes, OOM-kill, corrupt silently or hang", "[registry]") {
   const std::map<std::string, std::uint32_t> expected = {
       {"node.kill", kNodeGone},           {"node.memory_limit", kOomKills},
-      {"gpu.bitflip", kSilentCorruption}, {"gpu.hang", kHangs},
-      {"collective.hang", kHangs}};
+      {"gpu.bitflip", kSilentCorruption}, {"gpu.hang", kHangs | kServeReplicaLives},
+      {"gpu.oom", kServeReplicaLives},    {"collective.hang", kHangs}};
   for (const auto& info : fault_registry()) {
     INFO(info.type);
     const auto it = expected.find(std::string(info.type));

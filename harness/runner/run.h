@@ -20,7 +20,6 @@
 #include "common/unique_fd.h"
 #include "faults/fault.h"
 #include "harness/cli/exit_code.h"
-#include "faults/network/network_plane.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
 #include "harness/runner/cluster_network.h"

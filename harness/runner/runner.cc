@@ -21,10 +21,8 @@
 #include <thread>
 #include <unistd.h>
 
-#include "faults/network/network_plane.h"
 #include "faults/node/cgroup_files.h"
 #include "common/fault_control.h"
-#include "faults/gpu/gpu_fault.h"
 #include "faults/registry.h"
 #include "harness/cli/exit_code.h"
 #include "harness/host_error.h"
@@ -298,11 +296,10 @@ void Run::apply(std::size_t i) {
       for (std::size_t k = 0; k < pids_.size(); ++k)
         if (pids_[k] == pid) ended.push_back(k);
     }
-    if (spec.params.has("restart_after") && !ended.empty()) {
+    if (spec.restart_after && !ended.empty()) {
       std::optional<std::size_t> repair;
       if (faults_[i]->reversible()) repair = i;
-      pending_restarts_.push_back(
-          {t + spec.params.get<common::Duration>("restart_after").seconds(), ended, spec.name, repair});
+      pending_restarts_.push_back({t + spec.restart_after->seconds(), ended, spec.name, repair});
     } else if (faults::fault_has_trait(spec.type, faults::kNodeGone)) {  // for good: recovery restarts without it
       for (auto k : ended) nodes_down_.insert(launches_[k].node);
     }
