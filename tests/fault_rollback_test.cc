@@ -92,7 +92,7 @@ TEST_CASE("fault: any error of do_apply becomes a FaultError after the rollback"
   CHECK(log.open.empty());
 }
 
-TEST_CASE("fault: a fault that applies is not rolled back; revert undoes it once", "[fault]") {
+TEST_CASE("fault: a fault that applies is not rolled back, and revert undoes it once", "[fault]") {
   RecordingLog log;
   HalfwayFault fault(2, 99);
   fault.apply(ResolvedTarget{}, log);
