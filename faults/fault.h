@@ -1,9 +1,9 @@
 // The one interface every fault type implements. Public apply()/revert() are non-virtual:
-// they time, log and enforce the contract once; each type implements do_apply/do_revert.
-//
-// Contract (../shared/ARCHITECTURE.md "Faults"):
-// - apply() acts on the resolved target; it records what revert() needs before acting
-//   (the journal arrives with the virtual cluster; until then the runner keeps the list).
+// they enforce the contract and roll back a failed apply once; each type implements
+// do_apply/do_revert.
+// Contract (docs/architecture.md, "Where to add: a fault type"):
+// - apply() acts on the resolved target; it records what revert() needs in the UndoLog
+//   (the run's journal) before acting; if it fails halfway, apply() undoes it.
 // - revert() is idempotent: reverting what is already gone is success. A failure throws
 //   FaultError and is reported by the runner, never swallowed.
 // - irreversible types (a kill) report reversible() == false; the runner never reverts
