@@ -1,9 +1,9 @@
 // The one interface every fault type implements. Public apply()/revert() are non-virtual:
-// they time, log and enforce the contract once; each type implements do_apply/do_revert.
-//
-// Contract (../shared/ARCHITECTURE.md "Faults"):
-// - apply() acts on the resolved target; it records what revert() needs before acting
-//   (the journal arrives with the virtual cluster; until then the runner keeps the list).
+// they enforce the contract and roll back a failed apply once; each type implements
+// do_apply/do_revert.
+// Contract (docs/architecture.md, "Where to add: a fault type"):
+// - apply() acts on the resolved target; it records what revert() needs in the UndoLog
+//   (the run's journal) before acting; if it fails halfway, apply() undoes it.
 // - revert() is idempotent: reverting what is already gone is success. A failure throws
 //   FaultError and is reported by the runner, never swallowed.
 // - irreversible types (a kill) report reversible() == false; the runner never reverts
@@ -36,8 +36,11 @@ class Fault {
   Fault& operator=(const Fault&) = delete;
 
   // Puts the fault in effect on `target`, recording in `log` what undoing it takes before
-  // each change. Throws FaultError when it cannot; then nothing of it remains in effect.
-  // `log` must outlive the fault. Calling apply() twice without revert() is a logic error.
+  // each change. Throws FaultError when it cannot; then nothing of it remains in effect:
+  // when do_apply() fails halfway, apply() runs do_revert() once to take back what it did
+  // (so a type never rolls back itself), and the error says so if that fails too (what
+  // could not be undone stays in the journal for cleanup). `log` must outlive the fault.
+  // Calling apply() twice without revert() is a logic error.
   void apply(const ResolvedTarget& target, UndoLog& log);
 
   // Takes the fault out of effect. Idempotent; a no-op before apply().
@@ -60,8 +63,12 @@ class Fault {
   UndoLog& log() { return *log_; }
 
  private:
+  // May throw halfway: do_revert() must then undo what it did so far (and only that), as
+  // it undoes all of it after a success.
   virtual void do_apply(const ResolvedTarget& target) = 0;
   virtual void do_revert() = 0;
+  // do_revert() after a failed do_apply(): "" when it worked, else why not.
+  std::string roll_back() noexcept;
 
   UndoLog* log_ = nullptr;
   bool applied_ = false;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -59,5 +60,15 @@ class Params {
 };
 
 std::string to_string(const ParamValue& value);
+
+// A declared default, typed as if the scenario had written it (nullopt when `p` has
+// none); faults then read every parameter that has a default without checking has().
+// The table's defaults are tested to parse (registry test), so a default that does not
+// is a programming error: std::logic_error.
+std::optional<ParamValue> default_value(const ParamSpec& p);
+
+// Every declared default of `specs`: the Params of a fault built outside a scenario
+// (cluster.link), before its own values are set.
+Params defaults_of(std::span<const ParamSpec> specs);
 
 }  // namespace chaosbench::faults

@@ -5,6 +5,10 @@
 
 namespace chaosbench::faults {
 
+std::string control_path(const std::string& control_dir, int rank) {
+  return fmt::format("{}/rank{}.ctl", control_dir, rank);
+}
+
 std::string_view to_string(TargetForm f) {
   switch (f) {
     case TargetForm::kAll: return "all";

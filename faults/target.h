@@ -57,4 +57,9 @@ struct ResolvedTarget {
   std::vector<std::string> names() const;
 };
 
+// The control file of `rank` in the run's control directory (ResolvedTarget::control_dir):
+// <control_dir>/rank<R>.ctl. The runner creates it before the rank starts; GPU faults
+// arm it.
+std::string control_path(const std::string& control_dir, int rank);
+
 }  // namespace chaosbench::faults

@@ -2,6 +2,7 @@
 // with made-up evidence, and the built binary's --json shape and exit codes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "faults/registry.h"
 #include "harness/doctor/cgroup_probe.h"
 #include "harness/doctor/fault_backends.h"
 #include "harness/doctor/host_identity.h"
@@ -332,6 +334,25 @@ TEST_CASE("doctor: fault backends follow the host's capabilities", "[doctor]") {
     CHECK_THAT(cluster.detail, Catch::Contains("veth not verified"));
     set_status(caps, "veth", S::kMissing);
     CHECK(derive_cluster(caps).mode == "local processes");
+  }
+}
+
+TEST_CASE("doctor: the backend list comes from the registry, every fault type once", "[doctor]") {
+  const auto backends = derive_fault_backends(full_host());
+  std::vector<std::string> listed;
+  for (const auto& b : backends) listed.push_back(b.fault);
+  // The order doctor has always printed (text and --json): pinned by the registry's
+  // backend_choices().
+  CHECK(listed == std::vector<std::string>{"marker", "network.delay", "network.loss", "network.corrupt",
+                                           "network.reorder", "network.duplicate", "network.rate",
+                                           "network.partition", "node.kill", "rank.kill", "process.signal",
+                                           "node.pause", "node.cpu_throttle", "node.memory_limit",
+                                           "gpu.*, collective.*"});
+  for (const auto& info : chaosbench::faults::fault_registry()) {
+    INFO(info.type);
+    REQUIRE(info.backends != nullptr);
+    const std::string name(info.backends->family.empty() ? info.type : info.backends->family);
+    CHECK(std::count(listed.begin(), listed.end(), name) == 1);
   }
 }
 

@@ -27,7 +27,7 @@ FaultSpec fault(std::string name, std::string type, double at_s, std::optional<d
   return f;
 }
 
-void restart_after(FaultSpec& f, std::chrono::nanoseconds d) { f.params.set("restart_after", Duration{d}); }
+void restart_after(FaultSpec& f, std::chrono::nanoseconds d) { f.restart_after = Duration{d}; }
 
 std::string read(const std::string& path) {
   std::ifstream in(path);

@@ -275,3 +275,27 @@ TEST_CASE("scenario: a train workload gets the documented defaults and its own c
     "workload": {"kind": "train", "checkpoint": {"every_steps": 10}, "recovery": {"mode": "restart", "min_nodes": 3}}})"),
              Catch::Contains("workload.recovery.min_nodes"));
 }
+
+TEST_CASE("scenario: restart_after is an envelope key of the types whose registry row takes it", "[scenario]") {
+  auto with = [](const std::string& workload, const std::string& f) {
+    return R"({"schema_version": 1, "name": "t", "cluster": {"nodes": 4}, "workload": )" + workload + R"(, "faults": [)" +
+           f + "]}";
+  };
+  const std::string collective = R"({"kind": "collective"})";
+  auto s = parse_scenario(with(collective, R"({"type": "node.kill", "at": "1s", "restart_after": "2s"})"), "s.json").scenario;
+  REQUIRE(s.faults.size() == 1);
+  REQUIRE(s.faults[0].restart_after);
+  CHECK(s.faults[0].restart_after->seconds() == 2.0);
+  CHECK_FALSE(s.faults[0].params.has("restart_after"));
+  auto none = parse_scenario(with(collective, R"({"type": "rank.kill", "at": "1s"})"), "s.json").scenario;
+  CHECK_FALSE(none.faults[0].restart_after);
+  CHECK_THAT(first_error(with(collective, R"({"type": "process.signal", "signal": "USR1", "at": "1s", "restart_after": "2s"})")),
+             Catch::Contains("faults[0].restart_after: unknown key"));
+  CHECK_THAT(first_error(with(collective, R"({"type": "node.kill", "at": "1s", "restart_after": "soon"})")),
+             Catch::Contains("faults[0].restart_after"));
+  const std::string serve = R"({"kind": "serve"})";
+  CHECK_THAT(first_error(with(serve, R"({"type": "gpu.hang", "target": {"nodes": [0]}, "at": "1s", "restart_after": "2s"})")),
+             Catch::Contains("gpu.hang does not end a serve replica"));
+  CHECK(first_error(with(serve, R"({"type": "gpu.xid", "target": {"nodes": [0]}, "at": "1s", "restart_after": "2s"})")) ==
+        "(valid)");
+}

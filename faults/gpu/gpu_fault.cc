@@ -17,10 +17,6 @@ constexpr std::array kXidErrors{
     XidError{"nvlink", 220, 74, "uncorrectable NVLink error"},
 };
 
-constexpr ParamSpec kRestartAfter{"restart_after", ParamKind::kDuration, false, "",
-                                  "the GPU is reset and the rank started again this long after the fault "
-                                  "(as node.kill's); the fault is reverted then"};
-
 constexpr std::array kXidParams{
     ParamSpec{"error", ParamKind::kString, false, "ecc",
               "ecc (214, Xid 48), illegal_address (700, Xid 31), launch_failure (719, Xid 13), fallen_off_bus "
@@ -28,15 +24,12 @@ constexpr std::array kXidParams{
     ParamSpec{"code", ParamKind::kInteger, false, "0", "the CUDA error code instead of the error's own (0: the error's)",
               0, 100000},
     ParamSpec{"xid", ParamKind::kInteger, false, "0", "the Xid recorded instead of the error's own (0: the error's)", 0,
-              1000},
-    kRestartAfter};
+              1000}};
 constexpr std::array kOomParams{
     ParamSpec{"code", ParamKind::kInteger, false, "2", "the CUDA error code allocations return", 1, 100000},
-    ParamSpec{"count", ParamKind::kInteger, false, "0", "allocations that fail (0: every one while in effect)", 0, 1e9},
-    kRestartAfter};
+    ParamSpec{"count", ParamKind::kInteger, false, "0", "allocations that fail (0: every one while in effect)", 0, 1e9}};
 constexpr std::array kSlowdownParams{
     ParamSpec{"factor", ParamKind::kNumber, false, "2", "device work takes this many times as long", 1, 1000}};
-constexpr std::array kHangParams{kRestartAfter};
 constexpr std::array kBitflipParams{
     ParamSpec{"tensor", ParamKind::kString, false, "gradients",
               "gradients (after the allreduce), parameters, or local_gradients (before it)"},
@@ -47,7 +40,11 @@ constexpr std::array kCollectiveErrorParams{
     ParamSpec{"code", ParamKind::kInteger, false, "2",
               "the ncclResult_t returned (2 system error, 3 internal error, 6 remote error)", 1, 100},
     ParamSpec{"count", ParamKind::kInteger, false, "1", "collectives that fail (0: every one while in effect)", 0, 1e9}};
-constexpr std::array kCollectiveHangParams{kRestartAfter};
+
+constexpr std::string_view kInterposerNeeds[] = {"cuda_interposer", "nvidia_device", "libcuda"};
+constexpr BackendOption kGpuOptions[] = {{"control block (train, serve)", {}},
+                                         {"cuda interposer (command)", kInterposerNeeds, true}};
+constexpr BackendChoice kGpuBackends{"gpu.*, collective.*", kGpuOptions};
 
 std::int64_t shots(const Params& p) {
   const auto n = p.get<std::int64_t>("count");
@@ -63,10 +60,6 @@ const XidError* find_xid_error(std::string_view name) {
   return nullptr;
 }
 
-std::string control_path(const std::string& control_dir, int rank) {
-  return fmt::format("{}/rank{}.ctl", control_dir, rank);
-}
-
 GpuFault::~GpuFault() = default;
 
 void GpuFault::do_apply(const ResolvedTarget& target) {
@@ -77,8 +70,9 @@ void GpuFault::do_apply(const ResolvedTarget& target) {
   effect_.clear();
   // Every block is opened and journaled before any is armed: a rank that cannot be
   // reached fails the fault with nothing in effect, and the ranks are armed within
-  // microseconds of each other rather than a journal sync apart.
-  std::vector<Armed> pending;
+  // microseconds of each other rather than a journal sync apart. A failure before arming
+  // is rolled back by Fault::apply: do_revert closes the journal entries made so far.
+  armed_.clear();
   for (int rank : target.ranks) {
     const std::string path = control_path(target.control_dir, rank);
     std::string why;
@@ -87,20 +81,13 @@ void GpuFault::do_apply(const ResolvedTarget& target) {
     Armed a;
     a.control = std::move(control);
     a.path = path;
-    pending.push_back(std::move(a));
+    armed_.push_back(std::move(a));
   }
-  try {
-    for (auto& a : pending) a.journal_id = log().record("fault_control", {{"path", a.path}, {"slot", std::to_string(kind_)}});
-  } catch (...) {
-    for (auto& a : pending)
-      if (a.journal_id) log().done(a.journal_id);
-    throw;
-  }
-  for (auto& a : pending) {
+  for (auto& a : armed_) a.journal_id = log().record("fault_control", {{"path", a.path}, {"slot", std::to_string(kind_)}});
+  for (auto& a : armed_) {  // cannot fail: every rank is armed, or (above) none
     a.armed_ns = common::realtime_ns();
     a.sequence = a.control->arm(kind_, settings_);
   }
-  armed_ = std::move(pending);
 }
 
 void GpuFault::read_effect() {
@@ -123,21 +110,24 @@ void GpuFault::read_effect() {
 }
 
 void GpuFault::do_revert() {
-  read_effect();
+  // After a failed apply nothing is armed (sequence 0) and some entries are journaled.
+  const bool armed = !armed_.empty() && armed_.front().sequence != 0;
+  if (armed) read_effect();
   for (auto& a : armed_) {
-    a.control->disarm_if(kind_, a.sequence);
-    log().done(a.journal_id);
+    if (armed) a.control->disarm_if(kind_, a.sequence);
+    if (a.journal_id) log().done(a.journal_id);
   }
   armed_.clear();
 }
 
+const BackendChoice& gpu_backends() { return kGpuBackends; }
 std::span<const ParamSpec> gpu_xid_params() { return kXidParams; }
 std::span<const ParamSpec> gpu_oom_params() { return kOomParams; }
 std::span<const ParamSpec> gpu_slowdown_params() { return kSlowdownParams; }
-std::span<const ParamSpec> gpu_hang_params() { return kHangParams; }
+std::span<const ParamSpec> gpu_hang_params() { return {}; }
 std::span<const ParamSpec> gpu_bitflip_params() { return kBitflipParams; }
 std::span<const ParamSpec> collective_error_params() { return kCollectiveErrorParams; }
-std::span<const ParamSpec> collective_hang_params() { return kCollectiveHangParams; }
+std::span<const ParamSpec> collective_hang_params() { return {}; }
 
 std::string check_gpu_xid(const Params& p) {
   if (find_xid_error(p.get<std::string>("error"))) return "";

@@ -14,8 +14,10 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "faults/backend_choice.h"
 #include "faults/fault.h"
 #include "common/fault_control.h"
 
@@ -52,12 +54,20 @@ class GpuFault final : public Fault {
     std::uint64_t sequence = 0;  // this fault's arming of the slot
     std::string path;
   };
-  std::vector<Armed> armed_;
+  std::vector<Armed> armed_;  // every target rank's block; armed once its sequence is non-zero
   std::map<std::string, double> effect_;
 };
 
-// The control file of `rank` in the run's control directory.
-std::string control_path(const std::string& control_dir, int rank);
+// What restart_after does after gpu.xid, gpu.oom, gpu.hang, collective.hang (the
+// registry's restart_after of each; the envelope key, not a parameter of these lists).
+inline constexpr std::string_view kGpuRestartAfter =
+    "the GPU is reset and the rank started again this long after the fault (as node.kill's); the fault is reverted "
+    "then";
+
+// Every GPU and collective type, listed as one family "gpu.*, collective.*": the built-in
+// workloads act them out on any host (their control block); a command workload needs the
+// interposer, which only matters where a GPU and its driver are.
+const BackendChoice& gpu_backends();
 
 std::span<const ParamSpec> gpu_xid_params();
 std::span<const ParamSpec> gpu_oom_params();

@@ -4,6 +4,7 @@
 
 #include <span>
 
+#include "faults/backend_choice.h"
 #include "faults/fault.h"
 #include "faults/param.h"
 
@@ -12,6 +13,8 @@ namespace chaosbench::faults {
 class MarkerFault final : public Fault {
  public:
   static std::span<const ParamSpec> params();
+  // "none": any host.
+  static const BackendChoice& backends();
   std::string backend() const override { return "none"; }
 
  private:

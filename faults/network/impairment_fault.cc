@@ -33,35 +33,29 @@ void ImpairmentFault::do_apply(const ResolvedTarget& target) {
   if (backend_.empty()) throw FaultError(why);
   const auto flows = target_flows(target, direction_);
   if (flows.empty()) throw FaultError("the target names no traffic between two nodes");
-  try {
-    if (backend_ == "netem") {
-      // On the receiver's bridge port: the packet then enters the receiver's namespace
-      // after its delay, so even the receiver's arrival timestamps (ping's RTT) see it.
-      for (const auto& f : by_receiver(flows, plane_->nodes())) {
-        ShapeRule rule;
-        if (f.sender != kAnyNode) rule.match_src = plane_->node(f.sender).address;
-        rule.netem = to_netem(imp_);
-        shapes_.push_back(plane_->add_shape(plane_->bridge_netns_fd(), plane_->node(f.receiver).bridge_port, rule, log()));
-      }
-      return;
+  // A failure halfway is rolled back by Fault::apply: do_revert takes out what shapes_,
+  // lines_ and chains_ hold.
+  if (backend_ == "netem") {
+    // On the receiver's bridge port: the packet then enters the receiver's namespace
+    // after its delay, so even the receiver's arrival timestamps (ping's RTT) see it.
+    for (const auto& f : by_receiver(flows, plane_->nodes())) {
+      ShapeRule rule;
+      if (f.sender != kAnyNode) rule.match_src = plane_->node(f.sender).address;
+      rule.netem = to_netem(imp_);
+      shapes_.push_back(plane_->add_shape(plane_->bridge_netns_fd(), plane_->node(f.receiver).bridge_port, rule, log()));
     }
-    // One delay line in the bridge namespace, fed by the FORWARD hook: it holds packets
-    // after they left the sender's namespace (the sender's TCP stack is not throttled by
-    // them) and before they enter the receiver's (whose timestamps then see the delay).
-    const std::uint16_t queue = plane_->next_queue();
-    lines_.push_back(std::make_unique<DelayLine>(plane_->bridge_netns_fd(), queue,
-                                                 to_delay_line(imp_, plane_->seed() ^ (queue * 0x9E3779B97F4A7C15ull))));
-    std::vector<std::string> rules;
-    for (const auto& f : flows)
-      rules.push_back(fmt::format("{} -j NFQUEUE --queue-num {} --queue-bypass", plane_->match(f.sender, f.receiver), queue));
-    chains_.push_back(plane_->add_bridge_chain(rules, log()));
-  } catch (const std::exception& e) {
-    try {
-      do_revert();  // never half-apply
-    } catch (...) {
-    }
-    throw FaultError(e.what());
+    return;
   }
+  // One delay line in the bridge namespace, fed by the FORWARD hook: it holds packets
+  // after they left the sender's namespace (the sender's TCP stack is not throttled by
+  // them) and before they enter the receiver's (whose timestamps then see the delay).
+  const std::uint16_t queue = plane_->next_queue();
+  lines_.push_back(std::make_unique<DelayLine>(plane_->bridge_netns_fd(), queue,
+                                               to_delay_line(imp_, plane_->seed() ^ (queue * 0x9E3779B97F4A7C15ull))));
+  std::vector<std::string> rules;
+  for (const auto& f : flows)
+    rules.push_back(fmt::format("{} -j NFQUEUE --queue-num {} --queue-bypass", plane_->match(f.sender, f.receiver), queue));
+  chains_.push_back(plane_->add_bridge_chain(rules, log()));
 }
 
 DelayLineStats ImpairmentFault::delay_line_stats() const {

@@ -45,6 +45,21 @@ constexpr std::array kPartition{
               "cut only what the first side sends (the nodes; the first group; a -> b), not the way back"},
     ParamSpec{"backend", ParamKind::kString, false, "auto", "auto or iptables"}};
 
+// netem and htb are set through netlink (libnl), so the tc tool is not needed; the delay
+// line's rules go in with iptables.
+constexpr std::string_view kNetemNeeds[] = {"cap_net_admin", "sch_netem", "sch_htb", "cls_u32"};
+constexpr std::string_view kNfqueueNeeds[] = {"cap_net_admin", "nfnetlink_queue", "xt_NFQUEUE", "iptables"};
+constexpr std::string_view kHtbNeeds[] = {"cap_net_admin", "sch_htb", "cls_u32"};
+constexpr std::string_view kIptablesNeeds[] = {"cap_net_admin", "iptables"};
+constexpr BackendOption kImpairmentOptions[] = {{"netem", kNetemNeeds}, {"nfqueue", kNfqueueNeeds}};
+constexpr BackendOption kDuplicateOptions[] = {{"netem", kNetemNeeds}};
+constexpr BackendOption kRateOptions[] = {{"htb", kHtbNeeds}};
+constexpr BackendOption kPartitionOptions[] = {{"iptables", kIptablesNeeds}};
+constexpr BackendChoice kImpairmentBackends{"", kImpairmentOptions};
+constexpr BackendChoice kDuplicateBackends{"", kDuplicateOptions};
+constexpr BackendChoice kRateBackends{"", kRateOptions};
+constexpr BackendChoice kPartitionBackends{"", kPartitionOptions};
+
 Direction direction_of(const Params& p) { return parse_direction(p.get<std::string>("direction")).value_or(Direction::kEgress); }
 double fraction(const Params& p, const char* name) { return p.has(name) ? p.get<Percent>(name).fraction() : 0.0; }
 
@@ -111,6 +126,11 @@ std::unique_ptr<Fault> make_network_rate(const Params& p) {
 std::unique_ptr<Fault> make_network_partition(const Params& p) {
   return std::make_unique<PartitionFault>(p.get<bool>("one_way"));
 }
+
+const BackendChoice& impairment_backends() { return kImpairmentBackends; }
+const BackendChoice& duplicate_backends() { return kDuplicateBackends; }
+const BackendChoice& rate_backends() { return kRateBackends; }
+const BackendChoice& partition_backends() { return kPartitionBackends; }
 
 std::string check_impairment(const Params& p) {
   if (auto e = check_choice(p, "direction", {"egress", "ingress", "both"}); !e.empty()) return e;

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 
+#include "faults/backend_choice.h"
 #include "faults/fault.h"
 #include "faults/param.h"
 
@@ -34,6 +35,14 @@ std::unique_ptr<Fault> make_network_reorder(const Params& p);
 std::string check_impairment(const Params& p);
 std::string check_rate(const Params& p);
 std::string check_partition(const Params& p);
+
+// How each network type can run on a host (the doctor's view; every backend needs
+// CAP_NET_ADMIN): delay, loss, corrupt and reorder netem, else the nfqueue delay line;
+// duplicate netem only (the delay line cannot duplicate); rate htb; partition iptables.
+const BackendChoice& impairment_backends();
+const BackendChoice& duplicate_backends();
+const BackendChoice& rate_backends();
+const BackendChoice& partition_backends();
 
 // The backend this host will use for a fault of `type` with `p`, or "" with the reason.
 std::string network_backend(std::string_view type, const Params& p, std::string* why);

@@ -12,24 +12,17 @@ void RateFault::do_apply(const ResolvedTarget& target) {
   if (!plane_) throw FaultError("network faults need the cluster in network namespaces (root; see chaosbench doctor)");
   const auto flows = target_flows(target, direction_);
   if (flows.empty()) throw FaultError("the target names no traffic between two nodes");
-  try {
-    for (const auto& f : flows) {
-      ShapeRule rule;
-      rule.rate_bytes_per_s = bits_per_second_ / 8;
-      rule.burst_bytes = static_cast<std::uint32_t>(burst_bytes_);
-      if (f.sender != kAnyNode) {
-        if (f.receiver != kAnyNode) rule.match_dst = plane_->node(f.receiver).address;
-        shapes_.push_back(plane_->add_shape(plane_->node(f.sender).netns_fd, plane_->node_interface(), rule, log()));
-      } else {
-        shapes_.push_back(plane_->add_shape(plane_->bridge_netns_fd(), plane_->node(f.receiver).bridge_port, rule, log()));
-      }
+  // A failure halfway is rolled back by Fault::apply: do_revert removes shapes_.
+  for (const auto& f : flows) {
+    ShapeRule rule;
+    rule.rate_bytes_per_s = bits_per_second_ / 8;
+    rule.burst_bytes = static_cast<std::uint32_t>(burst_bytes_);
+    if (f.sender != kAnyNode) {
+      if (f.receiver != kAnyNode) rule.match_dst = plane_->node(f.receiver).address;
+      shapes_.push_back(plane_->add_shape(plane_->node(f.sender).netns_fd, plane_->node_interface(), rule, log()));
+    } else {
+      shapes_.push_back(plane_->add_shape(plane_->bridge_netns_fd(), plane_->node(f.receiver).bridge_port, rule, log()));
     }
-  } catch (const std::exception& e) {
-    try {
-      do_revert();
-    } catch (...) {
-    }
-    throw FaultError(e.what());
   }
 }
 

@@ -20,18 +20,15 @@ void CgroupSettingFault::do_apply(const ResolvedTarget& target) {
   const int version = target.cgroup_version;
   backend_ = std::string(cgroup_backend(version, knob_));
   const std::string file(cgroup_file(version, knob_));
-  try {
-    for (const auto& dir : it->second) {
-      std::string path = dir + "/" + file;
-      std::string original = read_setting(path);
-      std::string value = value_for_(version, dir, original);
-      entries_.push_back(log().record("write", {{"path", path}, {"value", original}}));
-      originals_.emplace_back(path, original);
-      write_setting(path, value);
-    }
-  } catch (...) {
-    do_revert();  // never half-apply
-    throw;
+  // A failure halfway is rolled back by Fault::apply through do_revert: every file
+  // written so far is in originals_.
+  for (const auto& dir : it->second) {
+    std::string path = dir + "/" + file;
+    std::string original = read_setting(path);
+    std::string value = value_for_(version, dir, original);
+    entries_.push_back(log().record("write", {{"path", path}, {"value", original}}));
+    originals_.emplace_back(path, original);
+    write_setting(path, value);
   }
 }
 
@@ -58,6 +55,12 @@ constexpr std::array kCpuParams{
     ParamSpec{"cpus", ParamKind::kNumber, true, "", "CPUs the node may use, e.g. 0.2 for a fifth of one CPU", 0.01, 1024}};
 constexpr std::array kMemoryParams{
     ParamSpec{"limit", ParamKind::kSize, true, "", "the node's memory limit, e.g. \"256MiB\"; past it the kernel reclaims or OOM-kills"}};
+constexpr std::string_view kCpuNeeds[] = {"cgroup.cpu"};
+constexpr std::string_view kMemoryNeeds[] = {"cgroup.memory"};
+constexpr BackendOption kCpuOptions[] = {{"cpu cgroup", kCpuNeeds}};
+constexpr BackendOption kMemoryOptions[] = {{"memory cgroup", kMemoryNeeds}};
+constexpr BackendChoice kCpuBackends{"", kCpuOptions};
+constexpr BackendChoice kMemoryBackends{"", kMemoryOptions};
 
 }  // namespace
 
@@ -74,6 +77,8 @@ std::unique_ptr<Fault> make_cpu_throttle(const Params& params) {
 }
 
 std::span<const ParamSpec> memory_limit_params() { return kMemoryParams; }
+const BackendChoice& cpu_throttle_backends() { return kCpuBackends; }
+const BackendChoice& memory_limit_backends() { return kMemoryBackends; }
 
 std::unique_ptr<Fault> make_memory_limit(const Params& params) {
   const auto bytes = params.get<Size>("limit").bytes;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "faults/backend_choice.h"
 #include "faults/fault.h"
 #include "faults/node/cgroup_files.h"
 
@@ -43,10 +44,14 @@ class CgroupSettingFault : public Fault {
 // quota: v1 cpu.cfs_quota_us = cpus x cpu.cfs_period_us; v2 cpu.max = "QUOTA PERIOD".
 std::span<const ParamSpec> cpu_throttle_params();
 std::unique_ptr<Fault> make_cpu_throttle(const Params& params);
+// The cpu cgroup (cgroup.cpu); nothing else.
+const BackendChoice& cpu_throttle_backends();
 
 // node.memory_limit: lower the node's memory limit (v1 memory.limit_in_bytes, v2
 // memory.max) to `limit`.
 std::span<const ParamSpec> memory_limit_params();
 std::unique_ptr<Fault> make_memory_limit(const Params& params);
+// The memory cgroup (cgroup.memory); nothing else.
+const BackendChoice& memory_limit_backends();
 
 }  // namespace chaosbench::faults

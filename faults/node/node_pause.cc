@@ -10,7 +10,16 @@
 
 namespace chaosbench::faults {
 
+namespace {
+
+constexpr std::string_view kFreezerNeeds[] = {"cgroup.freezer"};
+constexpr BackendOption kOptions[] = {{"freezer cgroup", kFreezerNeeds}, {"signal", {}}};
+constexpr BackendChoice kBackends{"", kOptions};
+
+}  // namespace
+
 std::span<const ParamSpec> NodePauseFault::params() { return {}; }
+const BackendChoice& NodePauseFault::backends() { return kBackends; }
 
 void NodePauseFault::do_apply(const ResolvedTarget& target) {
   auto freezer = target.cgroups.find("freezer");
@@ -32,8 +41,7 @@ void NodePauseFault::do_apply(const ResolvedTarget& target) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (const auto& dir : frozen_) {
       while (!freeze_done(version_, read_setting(dir + "/" + state))) {
-        if (std::chrono::steady_clock::now() > deadline) {
-          do_revert();
+        if (std::chrono::steady_clock::now() > deadline) {  // Fault::apply thaws what froze
           throw FaultError(fmt::format("{} did not reach {} within 2 s", dir, version_ == 2 ? "\"frozen 1\"" : "FROZEN"));
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "faults/backend_choice.h"
 #include "faults/fault.h"
 
 namespace chaosbench::faults {
@@ -14,6 +15,8 @@ namespace chaosbench::faults {
 class NodePauseFault final : public Fault {
  public:
   static std::span<const ParamSpec> params();
+  // The freezer cgroup (cgroup.freezer), else signals on any host.
+  static const BackendChoice& backends();
   std::string backend() const override { return backend_; }
 
  private:

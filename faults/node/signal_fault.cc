@@ -12,8 +12,8 @@
 namespace chaosbench::faults {
 namespace {
 
-constexpr std::array kKillParams{ParamSpec{"restart_after", ParamKind::kDuration, false, "",
-                                           "start the killed ranks again after this long (a replacement node)"}};
+constexpr BackendOption kSignalOptions[] = {{"signal", {}}};
+constexpr BackendChoice kSignalBackends{"", kSignalOptions};
 constexpr std::array kSignalParams{
     ParamSpec{"signal", ParamKind::kString, true, "", "signal name or number: \"SIGTERM\", \"USR1\", \"9\""}};
 
@@ -60,7 +60,8 @@ void SignalFault::do_apply(const ResolvedTarget& target) {
   }
 }
 
-std::span<const ParamSpec> kill_params() { return kKillParams; }
+const BackendChoice& signal_backends() { return kSignalBackends; }
+std::span<const ParamSpec> kill_params() { return {}; }
 std::span<const ParamSpec> signal_params() { return kSignalParams; }
 
 std::unique_ptr<Fault> make_node_kill(const Params&) { return std::make_unique<SignalFault>(SIGKILL, true); }

@@ -1,14 +1,16 @@
 // Faults that signal processes and cannot be reverted: node.kill (every process of the
 // node, SIGKILL), rank.kill (one rank's processes), process.signal (any signal to the
-// chosen ranks). A kill's `restart_after` is the runner's to act on: it starts the ranks
-// again as a replacement node would.
+// chosen ranks). A kill's `restart_after` (an envelope key the registry allows for the
+// kills) is the runner's to act on: it starts the ranks again as a replacement node would.
 #pragma once
 
 #include <csignal>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
+#include "faults/backend_choice.h"
 #include "faults/fault.h"
 
 namespace chaosbench::faults {
@@ -31,7 +33,13 @@ class SignalFault final : public Fault {
   std::vector<pid_t> ended_;
 };
 
+// "signal": any host (node.kill, rank.kill, process.signal).
+const BackendChoice& signal_backends();
+
+// The kills' own parameters: none (restart_after is the envelope's).
 std::span<const ParamSpec> kill_params();
+// What restart_after does after a kill (the registry's restart_after of node.kill, rank.kill).
+inline constexpr std::string_view kKillRestartAfter = "start the killed ranks again after this long (a replacement node)";
 std::span<const ParamSpec> signal_params();
 std::unique_ptr<Fault> make_node_kill(const Params& params);
 std::unique_ptr<Fault> make_rank_kill(const Params& params);

@@ -47,7 +47,7 @@ int cmd_faults(const Args& args) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto& t : registry) {
       nlohmann::ordered_json params = nlohmann::ordered_json::array();
-      for (const auto& p : t.params)
+      for (const auto& p : faults::declared_params(t))
         params.push_back({{"name", p.name}, {"kind", faults::to_string(p.kind)}, {"required", p.required},
                           {"default", p.default_text}, {"description", p.description}});
       out.push_back({{"type", t.type}, {"summary", t.summary}, {"reversible", t.reversible},
@@ -67,8 +67,9 @@ int cmd_faults(const Args& args) {
                              t.needs_cgroup.empty() ? "" : fmt::format("; needs the node {} cgroup (root)", t.needs_cgroup));
     if (!t.surfaces.empty()) std::cout << fmt::format("  surfaces: {}\n", t.surfaces);
     if (!t.workloads.empty()) std::cout << fmt::format("  acted out by workloads: {}\n", t.workloads);
-    if (t.params.empty()) std::cout << "  parameters: none\n";
-    for (const auto& p : t.params)
+    const auto params = faults::declared_params(t);
+    if (params.empty()) std::cout << "  parameters: none\n";
+    for (const auto& p : params)
       std::cout << fmt::format("  {:<14} {:<10} {:<10} {}\n", p.name, faults::to_string(p.kind),
                                p.required ? "required" : (p.default_text.empty() ? "optional" : p.default_text),
                                p.description);

@@ -5,47 +5,33 @@
 #include <fmt/ranges.h>
 #include <string_view>
 
+#include "faults/registry.h"
+
 namespace chaosbench::harness {
 namespace {
 
 using S = CapabilityStatus;
 
-struct BackendOption {
-  std::string_view backend;
-  std::vector<std::string_view> needs;  // capability names that must be ok
-  bool addition = false;  // an extra backend beside the others, not a fallback for them
-};
-
+// One line of the doctor's backend list: a fault type, or a family of types sharing one
+// BackendChoice, with that choice's options.
 struct FamilyRule {
-  std::string_view fault;
-  std::vector<BackendOption> options;  // most preferred first
+  std::string fault;
+  const faults::BackendChoice* choice;
 };
 
-// Every network backend needs CAP_NET_ADMIN. netem and htb are set through netlink
-// (libnl), so the tc tool is not needed; the delay line's rules go in with iptables.
-// The delay line cannot duplicate packets, so network.duplicate has netem only.
+// The registry's backend choices in their listing order, each under its family name or
+// once per fault type using it (faults/registry.h, faults/backend_choice.h).
 const std::vector<FamilyRule>& family_rules() {
   static const std::vector<FamilyRule> rules = [] {
-    const BackendOption netem{"netem", {"cap_net_admin", "sch_netem", "sch_htb", "cls_u32"}};
-    const BackendOption nfqueue{"nfqueue", {"cap_net_admin", "nfnetlink_queue", "xt_NFQUEUE", "iptables"}};
     std::vector<FamilyRule> r;
-    r.push_back({"marker", {{"none", {}}}});
-    for (auto fault : {"network.delay", "network.loss", "network.corrupt", "network.reorder"})
-      r.push_back({fault, {netem, nfqueue}});
-    r.push_back({"network.duplicate", {netem}});
-    r.push_back({"network.rate", {{"htb", {"cap_net_admin", "sch_htb", "cls_u32"}}}});
-    r.push_back({"network.partition", {{"iptables", {"cap_net_admin", "iptables"}}}});
-    r.push_back({"node.kill", {{"signal", {}}}});
-    r.push_back({"rank.kill", {{"signal", {}}}});
-    r.push_back({"process.signal", {{"signal", {}}}});
-    r.push_back({"node.pause", {{"freezer cgroup", {"cgroup.freezer"}}, {"signal", {}}}});
-    r.push_back({"node.cpu_throttle", {{"cpu cgroup", {"cgroup.cpu"}}}});
-    r.push_back({"node.memory_limit", {{"memory cgroup", {"cgroup.memory"}}}});
-    // GPU and collective faults: the built-in workloads act them out on any host (their
-    // control block); a command workload needs the interposer, which only matters where
-    // a GPU and its driver are.
-    r.push_back({"gpu.*, collective.*", {{"control block (train, serve)", {}},
-                                         {"cuda interposer (command)", {"cuda_interposer", "nvidia_device", "libcuda"}, true}}});
+    for (const auto* choice : faults::backend_choices()) {
+      if (!choice->family.empty()) {
+        r.push_back({std::string(choice->family), choice});
+        continue;
+      }
+      for (const auto& info : faults::fault_registry())
+        if (info.backends == choice) r.push_back({std::string(info.type), choice});
+    }
     return r;
   }();
   return rules;
@@ -68,7 +54,7 @@ CapabilityStatus status_of(const std::vector<Capability>& caps, std::string_view
   return S::kUnknown;
 }
 
-std::vector<std::string> unmet(const std::vector<Capability>& caps, const BackendOption& option) {
+std::vector<std::string> unmet(const std::vector<Capability>& caps, const faults::BackendOption& option) {
   std::vector<std::string> out;
   for (auto need : option.needs)
     if (auto s = status_of(caps, need); s != S::kOk) out.push_back(fmt::format("{} {}", need, to_string(s)));
@@ -122,16 +108,17 @@ std::string_view fixed_note(std::string_view name) {
 std::vector<FaultBackend> derive_fault_backends(const std::vector<Capability>& caps) {
   std::vector<FaultBackend> out;
   for (const auto& rule : family_rules()) {
-    FaultBackend fb{std::string(rule.fault), {}, {}};
-    std::size_t first_usable = rule.options.size();
-    for (std::size_t i = 0; i < rule.options.size(); ++i)
-      if (unmet(caps, rule.options[i]).empty()) {
-        fb.usable.emplace_back(rule.options[i].backend);
+    const auto options = rule.choice->options;
+    FaultBackend fb{rule.fault, {}, {}};
+    std::size_t first_usable = options.size();
+    for (std::size_t i = 0; i < options.size(); ++i)
+      if (unmet(caps, options[i]).empty()) {
+        fb.usable.emplace_back(options[i].backend);
         first_usable = std::min(first_usable, i);
       }
     std::vector<std::string> why;
-    for (std::size_t i = 0; i < rule.options.size(); ++i) {
-      const auto& option = rule.options[i];
+    for (std::size_t i = 0; i < options.size(); ++i) {
+      const auto& option = options[i];
       auto missing = unmet(caps, option);
       // Unusable fallbacks below a usable choice do not matter here; additions always do.
       if (missing.empty() || (i > first_usable && !option.addition)) continue;
@@ -178,17 +165,18 @@ void explain_impacts(HostReport& report) {
       auto derived = std::find_if(report.backends.begin(), report.backends.end(),
                                   [&](const auto& b) { return b.fault == rule.fault; });
       if (derived == report.backends.end()) continue;
-      for (std::size_t i = 0; i < rule.options.size(); ++i) {
-        const auto& option = rule.options[i];
+      const auto options = rule.choice->options;
+      for (std::size_t i = 0; i < options.size(); ++i) {
+        const auto& option = options[i];
         if (std::find(option.needs.begin(), option.needs.end(), cap.name) == option.needs.end()) continue;
         if (derived->usable.empty()) {
           add_effect("{} cannot be injected", rule.fault);
         } else if (option.addition) {
           add_effect(fmt::format("{{}} has no {} backend", option.backend), rule.fault);
         } else {
-          auto chosen = std::find_if(rule.options.begin(), rule.options.end(),
+          auto chosen = std::find_if(options.begin(), options.end(),
                                      [&](const auto& o) { return o.backend == derived->usable.front(); });
-          if (static_cast<std::size_t>(chosen - rule.options.begin()) > i)
+          if (static_cast<std::size_t>(chosen - options.begin()) > i)
             add_effect(fmt::format("{{}} will use the {} backend", derived->usable.front()), rule.fault);
           else
             add_effect(fmt::format("no {} fallback for {{}}", option.backend), rule.fault);

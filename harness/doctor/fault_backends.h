@@ -1,6 +1,7 @@
 // Which backend each fault family and the cluster would use, derived from the probed
 // capabilities alone (no system access), so the rules are testable with made-up reports.
-// The fault families named here may not exist yet: doctor tells users what the HOST can do.
+// What each fault type can use and needs comes from the fault registry (each row's
+// BackendChoice, faults/backend_choice.h); this file only judges it against the host.
 #pragma once
 
 #include <vector>
@@ -9,8 +10,9 @@
 
 namespace chaosbench::harness {
 
-// One entry per family, in a fixed order: marker, network.delay/loss/corrupt/duplicate/
-// reorder/rate/partition, node.kill/pause/cpu_throttle/memory_limit, "gpu.*, collective.*".
+// One entry per family, in the registry's backend_choices() order: marker,
+// network.delay/loss/corrupt/reorder/duplicate/rate/partition, node.kill, rank.kill,
+// process.signal, node.pause/cpu_throttle/memory_limit, "gpu.*, collective.*".
 std::vector<FaultBackend> derive_fault_backends(const std::vector<Capability>& capabilities);
 
 struct ClusterChoice {

@@ -5,8 +5,8 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "faults/network/impairment_fault.h"
-#include "faults/network/rate_fault.h"
+#include "faults/network/network_plane.h"
+#include "faults/registry.h"
 #include "harness/host_error.h"
 
 namespace chaosbench::harness {
@@ -16,6 +16,16 @@ using Clock = std::chrono::steady_clock;
 using TL = TimelineLog;
 
 bool link_asked(const ClusterSpec& c) { return c.link.rate || c.link.delay; }
+
+// A fault of registry type `type` with its declared defaults (egress, backend "auto", no
+// jitter...) and `key` set to `value`: cluster.link's shaping is that fault, for the run.
+std::unique_ptr<faults::Fault> make_link_fault(std::string_view type, const std::string& key, faults::ParamValue value) {
+  const auto* info = faults::find_fault_type(type);
+  if (!info) throw std::logic_error(fmt::format("cluster.link: no fault type {}", type));
+  faults::Params params = faults::defaults_of(info->params);
+  params.set(key, std::move(value));
+  return info->make(params);
+}
 
 }  // namespace
 
@@ -72,8 +82,8 @@ void ClusterNetwork::name_nodes(TimelineLog& timeline) {
 }
 
 // cluster.link: every node's link gets the rate (its egress, as a NIC) and the one-way
-// delay (each packet once), for the whole run: the same fault classes, never reverted
-// before the end.
+// delay (each packet once), for the whole run: network.rate and network.delay faults made
+// through the registry, never reverted before the end.
 void ClusterNetwork::shape_links(Journal& journal, TimelineLog& timeline, double now_s) {
   const auto& link = cluster_.link;
   faults::ResolvedTarget all;
@@ -81,13 +91,11 @@ void ClusterNetwork::shape_links(Journal& journal, TimelineLog& timeline, double
   all.network = plane_.get();
   try {
     if (link.rate) {
-      shaping_.push_back(std::make_unique<faults::RateFault>(link.rate->bits_per_second, 0, faults::Direction::kEgress));
+      shaping_.push_back(make_link_fault("network.rate", "rate", *link.rate));
       shaping_.back()->apply(all, journal);
     }
     if (link.delay) {
-      faults::Impairment imp;
-      imp.delay = link.delay->value;
-      shaping_.push_back(std::make_unique<faults::ImpairmentFault>(imp, faults::Direction::kEgress, "auto"));
+      shaping_.push_back(make_link_fault("network.delay", "delay", *link.delay));
       shaping_.back()->apply(all, journal);
     }
   } catch (const faults::FaultError& e) {

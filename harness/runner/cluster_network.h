@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "faults/fault.h"
-#include "faults/network/network_plane.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/cluster/node_identity.h"
 #include "harness/journal/journal.h"

@@ -60,8 +60,8 @@ std::optional<FaultEffect> FaultDriver::apply(std::size_t i, const std::vector<R
   effect.occurrence = i;
   effect.fault = spec.name;
   effect.ended = fault.ended_processes();
-  if (spec.params.has("restart_after")) {
-    effect.restart_at_s = t + spec.params.get<common::Duration>("restart_after").seconds();
+  if (spec.restart_after) {
+    effect.restart_at_s = t + spec.restart_after->seconds();
     effect.repair_before_restart = fault.reversible();
   } else {
     effect.node_gone = faults::fault_has_trait(spec.type, faults::kNodeGone);  // recovery restarts without it

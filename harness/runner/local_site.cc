@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "common/fault_control.h"
-#include "faults/gpu/gpu_fault.h"
 #include "faults/node/cgroup_files.h"
 #include "faults/registry.h"
+#include "faults/target.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/host_error.h"
 #include "harness/journal/process_group_undo.h"

@@ -1,5 +1,6 @@
-// faults: the generic envelope (name, type, target, trigger, duration, repeat) parsed
-// once here; each type's own parameters come from its declarations in the registry.
+// faults: the generic envelope (name, type, target, trigger, duration, repeat, and
+// restart_after for the types whose registry row takes it) parsed once here; each type's
+// own parameters come from its declarations in the registry.
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -127,33 +128,11 @@ std::optional<TargetSpec> parse_target(ParseContext& ctx, const json& v, const s
   return t;
 }
 
-// A declared default, typed as if the scenario had written it; faults then read every
-// parameter that has a default without checking has(). The table's defaults are tested
-// to parse (registry test), so a failure here is a programming error.
-std::optional<faults::ParamValue> default_value(const faults::ParamSpec& p) {
-  if (p.default_text.empty()) return std::nullopt;
-  auto value_or_throw = [&](auto parsed) -> faults::ParamValue {
-    if (!parsed) throw std::logic_error(fmt::format("bad default for {}: {}", p.name, p.default_text));
-    return *parsed.value;
-  };
-  switch (p.kind) {
-    case ParamKind::kDuration: return value_or_throw(common::parse_duration(p.default_text));
-    case ParamKind::kRate: return value_or_throw(common::parse_rate(p.default_text));
-    case ParamKind::kSize: return value_or_throw(common::parse_size(p.default_text));
-    case ParamKind::kPercent: return value_or_throw(common::parse_percent(p.default_text));
-    case ParamKind::kInteger: return static_cast<std::int64_t>(std::stoll(std::string(p.default_text)));
-    case ParamKind::kNumber: return std::stod(std::string(p.default_text));
-    case ParamKind::kString: return std::string(p.default_text);
-    case ParamKind::kBool: return p.default_text == "true";
-  }
-  return std::nullopt;
-}
-
 void parse_params(ObjectReader& r, const faults::FaultTypeInfo& info, faults::Params& out) {
   for (const auto& p : info.params) {
     if (!r.has(p.name)) {
       if (p.required) r.require(p.name, fmt::format("a {}: {}", to_string(p.kind), p.description));
-      else if (auto d = default_value(p)) out.set(std::string(p.name), std::move(*d));
+      else if (auto d = faults::default_value(p)) out.set(std::string(p.name), std::move(*d));
       continue;
     }
     std::optional<faults::ParamValue> v;
@@ -243,7 +222,7 @@ std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const 
     const faults::FaultTypeInfo* info = fault_type_of(ctx, f, path);
     std::vector<std::string_view> allowed = kEnvelope;
     if (info)
-      for (const auto& p : info->params) allowed.push_back(p.name);
+      for (const auto& p : faults::declared_params(*info)) allowed.push_back(p.name);
     else  // without a known type, only report what is surely wrong
       for (const auto& [k, _] : f.items()) allowed.push_back(k);
     ObjectReader r(ctx, f, path, allowed);
@@ -263,6 +242,7 @@ std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const 
         if (auto ts = parse_target(ctx, *t, r.path_of("target"), cluster, info->target_forms)) spec.target = *ts;
       }
       parse_params(r, *info, spec.params);
+      if (!info->restart_after.empty()) spec.restart_after = r.duration("restart_after");
       bool params_complete = true;
       for (const auto& p : info->params) params_complete = params_complete && (!p.required || spec.params.has(p.name));
       if (info->check && params_complete) {

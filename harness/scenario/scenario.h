@@ -169,6 +169,9 @@ struct FaultSpec {
   std::optional<std::int64_t> at_step;
   std::optional<Duration> duration;
   std::optional<RepeatSpec> repeat;
+  // When the ranks the fault ended start again; only for types whose registry row takes
+  // it (FaultTypeInfo::restart_after). The run driver acts on it, never the fault.
+  std::optional<Duration> restart_after;
   faults::Params params;
 };
 

@@ -84,12 +84,11 @@ void check_fault_workloads(ParseContext& ctx, const Scenario& s) {
     if (!ok)
       ctx.error(join_path(join_path("faults", i), "type"),
                 fmt::format("{} is acted out by {} workloads; this workload is {}", info->type, info->workloads, kind));
-    // A replica answers errors under gpu.oom and queues under gpu.hang, but lives on:
-    // there is no ended process to start again.
-    const auto& type = s.faults[i].type;
-    if (kind == "serve" && (type == "gpu.oom" || type == "gpu.hang") && s.faults[i].params.has("restart_after"))
+    // A replica answers errors under gpu.oom and queues under gpu.hang, but lives on
+    // (kServeReplicaLives): there is no ended process to start again.
+    if (kind == "serve" && (info->traits & faults::kServeReplicaLives) != 0 && s.faults[i].restart_after)
       ctx.error(join_path(join_path("faults", i), "restart_after"),
-                fmt::format("{} does not end a serve replica, so there is nothing to restart (gpu.xid does)", type));
+                fmt::format("{} does not end a serve replica, so there is nothing to restart (gpu.xid does)", info->type));
   }
 }
 
