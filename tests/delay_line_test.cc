@@ -17,14 +17,14 @@
 #include <unistd.h>
 
 #include "faults/network/delay_line.h"
-#include "faults/network/netns.h"
+#include "common/netns.h"
 #include "harness/cluster/netns_cluster.h"
 #include "net_probe.h"
 #include "test_util.h"
 
 using chaosbench::faults::DelayLine;
 using chaosbench::faults::DelayLineSettings;
-using chaosbench::faults::run_in_netns;
+using chaosbench::common::run_in_netns;
 using chaosbench::harness::NetnsCluster;
 using chaosbench::test::skip_without_root;
 using namespace std::chrono_literals;
@@ -48,10 +48,10 @@ std::vector<std::string> steering_rule(const NetnsCluster& c, const char* action
 class SteeringRule {
  public:
   explicit SteeringRule(const NetnsCluster& c) : c_(c) {
-    auto r = run_in_netns(c.node_netns_fd(1), steering_rule(c, "-A"), 5s);
+    auto r = chaosbench::common::run_in_netns(c.node_netns_fd(1), steering_rule(c, "-A"), 5s);
     REQUIRE(r.exit_code == 0);
   }
-  ~SteeringRule() { run_in_netns(c_.node_netns_fd(1), steering_rule(c_, "-D"), 5s); }
+  ~SteeringRule() { chaosbench::common::run_in_netns(c_.node_netns_fd(1), steering_rule(c_, "-D"), 5s); }
 
  private:
   const NetnsCluster& c_;
@@ -84,7 +84,7 @@ int binomial_quantile(int n, double p, double q) {
 
 // A counter from /proc/net/snmp as the namespace sees it ("Udp", "InCsumErrors").
 long snmp_counter(int netns_fd, const std::string& proto, const std::string& field) {
-  auto r = run_in_netns(netns_fd, {"cat", "/proc/net/snmp"}, 5s);
+  auto r = chaosbench::common::run_in_netns(netns_fd, {"cat", "/proc/net/snmp"}, 5s);
   std::istringstream in(r.out);
   std::string names, values;
   while (std::getline(in, names) && std::getline(in, values)) {

@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "faults/network/netns.h"
+#include "common/netns.h"
 
 namespace chaosbench::test {
 
-using faults::run_in_netns;
+using chaosbench::common::run_in_netns;
 
 PingResult parse_ping(const std::string& output) {
   PingResult r;
@@ -34,7 +34,7 @@ PingResult parse_ping(const std::string& output) {
 
 PingResult ping(int netns_fd, const std::string& address, int count, double interval_s) {
   const auto limit = std::chrono::milliseconds(static_cast<int>((count * interval_s + 5) * 1000));
-  auto out = run_in_netns(netns_fd, {"ping", "-n", "-q", "-c", std::to_string(count), "-i", fmt::format("{}", interval_s),
+  auto out = chaosbench::common::run_in_netns(netns_fd, {"ping", "-n", "-q", "-c", std::to_string(count), "-i", fmt::format("{}", interval_s),
                                      "-W", "1", address},
                           limit);
   return parse_ping(out.out + out.err);
@@ -44,15 +44,15 @@ double iperf3_mbit(int client_fd, int server_fd, const std::string& server_addre
   static int port = 5301;
   const std::string p = std::to_string(port++);
   auto server = std::async(std::launch::async, [&] {
-    return run_in_netns(server_fd, {"iperf3", "-s", "-1", "-B", server_address, "-p", p}, std::chrono::seconds(seconds + 20));
+    return chaosbench::common::run_in_netns(server_fd, {"iperf3", "-s", "-1", "-B", server_address, "-p", p}, std::chrono::seconds(seconds + 20));
   });
   // Wait until it listens, looking rather than connecting: a probing connection would be
   // the one test the server serves.
   for (int i = 0; i < 250; ++i) {
-    if (!run_in_netns(server_fd, {"ss", "-Hltn", "sport", "=", ":" + p}, std::chrono::seconds(2)).out.empty()) break;
+    if (!chaosbench::common::run_in_netns(server_fd, {"ss", "-Hltn", "sport", "=", ":" + p}, std::chrono::seconds(2)).out.empty()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  auto out = run_in_netns(client_fd, {"iperf3", "-c", server_address, "-p", p, "-t", std::to_string(seconds), "-J"},
+  auto out = chaosbench::common::run_in_netns(client_fd, {"iperf3", "-c", server_address, "-p", p, "-t", std::to_string(seconds), "-J"},
                           std::chrono::seconds(seconds + 15));
   server.wait();
   try {

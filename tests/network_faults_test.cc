@@ -12,8 +12,8 @@
 #include <memory>
 
 #include "faults/network/impairment_fault.h"
-#include "faults/network/netns.h"
-#include "faults/network/network_plane.h"
+#include "common/netns.h"
+#include "faults/network_plane.h"
 #include "faults/network/partition_fault.h"
 #include "faults/network/rate_fault.h"
 #include "faults/network/traffic_flows.h"
@@ -73,19 +73,19 @@ struct Net {
     return test::ping(cluster.node_netns_fd(from), cluster.address(to), count, interval);
   }
   std::string bridge_iptables() const {
-    return faults::run_in_netns(cluster.bridge_netns_fd(), {"iptables", "-S"}, std::chrono::seconds(5)).out;
+    return common::run_in_netns(cluster.bridge_netns_fd(), {"iptables", "-S"}, std::chrono::seconds(5)).out;
   }
   // Everything of ours around a node: iptables chains and bridge-nf-call-iptables in the
   // bridge namespace, htb or netem qdiscs on its interface and on its bridge port.
   std::string leftovers(int node) const {
     std::string out;
     if (bridge_iptables().find("chaosbench") != std::string::npos) out += bridge_iptables();
-    auto nf = faults::run_in_netns(cluster.bridge_netns_fd(), {"cat", "/proc/sys/net/bridge/bridge-nf-call-iptables"},
+    auto nf = common::run_in_netns(cluster.bridge_netns_fd(), {"cat", "/proc/sys/net/bridge/bridge-nf-call-iptables"},
                                    std::chrono::seconds(5));
     if (nf.out != "0\n") out += "bridge-nf-call-iptables " + nf.out;  // off but in fault windows
     for (auto [fd, dev] : {std::pair{cluster.node_netns_fd(node), std::string("eth0")},
                            std::pair{cluster.bridge_netns_fd(), harness::NetnsCluster::bridge_port(node)}}) {
-      auto tc = faults::run_in_netns(fd, {"tc", "qdisc", "show", "dev", dev}, std::chrono::seconds(5));
+      auto tc = common::run_in_netns(fd, {"tc", "qdisc", "show", "dev", dev}, std::chrono::seconds(5));
       if (tc.out.find("htb") != std::string::npos || tc.out.find("netem") != std::string::npos) out += tc.out;
     }
     return out;
@@ -260,16 +260,16 @@ TEST_CASE("cleanup of a network entry acts only in the journaled namespace, foun
   Net net(1);
   const int fd = net.cluster.node_netns_fd(0);
   // A process in the namespace, as a rank would be: cleanup finds namespaces through them.
-  auto holder = std::async(std::launch::async, [&] { return faults::run_in_netns(fd, {"sleep", "2"}, std::chrono::seconds(5)); });
+  auto holder = std::async(std::launch::async, [&] { return common::run_in_netns(fd, {"sleep", "2"}, std::chrono::seconds(5)); });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   harness::JournalEntry e;
   e.kind = "tc_root";
   e.fields = {{"netns", faults::NetworkPlane::netns_id(fd)}, {"interface", "nosuchdev"}, {"handle", "1:"},
-              {"netns_cookie", std::to_string(faults::netns_cookie(fd) + 1)}};
+              {"netns_cookie", std::to_string(common::netns_cookie(fd) + 1)}};
   // Same inode, another cookie: a namespace that merely reuses the number; not touched.
   CHECK_THAT(harness::undo_tc_root(e, false), Catch::Contains("namespace is gone"));
   // Ours, but the interface went with its veth peer's namespace: nothing left to undo.
-  e.fields["netns_cookie"] = std::to_string(faults::netns_cookie(fd));
+  e.fields["netns_cookie"] = std::to_string(common::netns_cookie(fd));
   CHECK_THAT(harness::undo_tc_root(e, false), Catch::Contains("interface is gone"));
   e.fields.erase("netns_cookie");  // no cookie to be sure by: left alone
   CHECK_THAT(harness::undo_tc_root(e, false), Catch::Contains("namespace is gone"));

@@ -21,7 +21,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "faults/node/cgroup_files.h"
+#include "common/cgroup_files.h"
 #include "faults/node/node_pause.h"
 #include "faults/node/signal_fault.h"
 #include "harness/cluster/node_cgroups.h"
@@ -160,51 +160,51 @@ std::string host_v2_cgroup() {
 }  // namespace
 
 TEST_CASE("node cgroups v2: v1 and v2 file names and values for the same settings", "[node-faults]") {
-  CHECK(cgroup_file(1, CgroupKnob::kFreeze) == "freezer.state");
-  CHECK(cgroup_file(2, CgroupKnob::kFreeze) == "cgroup.freeze");
-  CHECK(cgroup_file(1, CgroupKnob::kFreezeState) == "freezer.state");
-  CHECK(cgroup_file(2, CgroupKnob::kFreezeState) == "cgroup.events");
-  CHECK(cgroup_file(1, CgroupKnob::kCpuQuota) == "cpu.cfs_quota_us");
-  CHECK(cgroup_file(2, CgroupKnob::kCpuQuota) == "cpu.max");
-  CHECK(cgroup_file(1, CgroupKnob::kMemoryLimit) == "memory.limit_in_bytes");
-  CHECK(cgroup_file(2, CgroupKnob::kMemoryLimit) == "memory.max");
-  CHECK(cgroup_file(1, CgroupKnob::kOomEvents) == "memory.oom_control");
-  CHECK(cgroup_file(2, CgroupKnob::kOomEvents) == "memory.events");
+  CHECK(chaosbench::common::cgroup_file(1, chaosbench::common::CgroupKnob::kFreeze) == "freezer.state");
+  CHECK(chaosbench::common::cgroup_file(2, chaosbench::common::CgroupKnob::kFreeze) == "cgroup.freeze");
+  CHECK(chaosbench::common::cgroup_file(1, chaosbench::common::CgroupKnob::kFreezeState) == "freezer.state");
+  CHECK(chaosbench::common::cgroup_file(2, chaosbench::common::CgroupKnob::kFreezeState) == "cgroup.events");
+  CHECK(chaosbench::common::cgroup_file(1, chaosbench::common::CgroupKnob::kCpuQuota) == "cpu.cfs_quota_us");
+  CHECK(chaosbench::common::cgroup_file(2, chaosbench::common::CgroupKnob::kCpuQuota) == "cpu.max");
+  CHECK(chaosbench::common::cgroup_file(1, chaosbench::common::CgroupKnob::kMemoryLimit) == "memory.limit_in_bytes");
+  CHECK(chaosbench::common::cgroup_file(2, chaosbench::common::CgroupKnob::kMemoryLimit) == "memory.max");
+  CHECK(chaosbench::common::cgroup_file(1, chaosbench::common::CgroupKnob::kOomEvents) == "memory.oom_control");
+  CHECK(chaosbench::common::cgroup_file(2, chaosbench::common::CgroupKnob::kOomEvents) == "memory.events");
   // v1 backends stay what results and the doctor have always said.
-  CHECK(cgroup_backend(1, CgroupKnob::kFreeze) == "freezer cgroup");
-  CHECK(cgroup_backend(1, CgroupKnob::kCpuQuota) == "cpu cgroup (CFS quota)");
-  CHECK(cgroup_backend(1, CgroupKnob::kMemoryLimit) == "memory cgroup");
-  CHECK(cgroup_backend(2, CgroupKnob::kCpuQuota) == "cpu cgroup (v2 cpu.max)");
+  CHECK(chaosbench::common::cgroup_backend(1, chaosbench::common::CgroupKnob::kFreeze) == "freezer cgroup");
+  CHECK(chaosbench::common::cgroup_backend(1, chaosbench::common::CgroupKnob::kCpuQuota) == "cpu cgroup (CFS quota)");
+  CHECK(chaosbench::common::cgroup_backend(1, chaosbench::common::CgroupKnob::kMemoryLimit) == "memory cgroup");
+  CHECK(chaosbench::common::cgroup_backend(2, chaosbench::common::CgroupKnob::kCpuQuota) == "cpu cgroup (v2 cpu.max)");
 
-  CHECK(freeze_value(1, true) == "FROZEN");
-  CHECK(freeze_value(1, false) == "THAWED");
-  CHECK(freeze_value(2, true) == "1");
-  CHECK(freeze_value(2, false) == "0");
-  CHECK(freeze_requested(1, "FREEZING"));
-  CHECK(freeze_requested(1, "FROZEN"));
-  CHECK_FALSE(freeze_requested(1, "THAWED"));
-  CHECK(freeze_requested(2, "1"));
-  CHECK_FALSE(freeze_requested(2, "0"));
-  CHECK(freeze_done(1, "FROZEN"));
-  CHECK_FALSE(freeze_done(1, "FREEZING"));
-  CHECK(freeze_done(2, "populated 1\nfrozen 1"));
-  CHECK_FALSE(freeze_done(2, "populated 1\nfrozen 0"));
-  CHECK_FALSE(freeze_done(2, ""));
+  CHECK(chaosbench::common::freeze_value(1, true) == "FROZEN");
+  CHECK(chaosbench::common::freeze_value(1, false) == "THAWED");
+  CHECK(chaosbench::common::freeze_value(2, true) == "1");
+  CHECK(chaosbench::common::freeze_value(2, false) == "0");
+  CHECK(chaosbench::common::freeze_requested(1, "FREEZING"));
+  CHECK(chaosbench::common::freeze_requested(1, "FROZEN"));
+  CHECK_FALSE(chaosbench::common::freeze_requested(1, "THAWED"));
+  CHECK(chaosbench::common::freeze_requested(2, "1"));
+  CHECK_FALSE(chaosbench::common::freeze_requested(2, "0"));
+  CHECK(chaosbench::common::freeze_done(1, "FROZEN"));
+  CHECK_FALSE(chaosbench::common::freeze_done(1, "FREEZING"));
+  CHECK(chaosbench::common::freeze_done(2, "populated 1\nfrozen 1"));
+  CHECK_FALSE(chaosbench::common::freeze_done(2, "populated 1\nfrozen 0"));
+  CHECK_FALSE(chaosbench::common::freeze_done(2, ""));
 
   // v1: the quota alone, in the period of cpu.cfs_period_us; never below 1 ms.
-  CHECK(cpu_quota_us(0.2, 100000) == 20000);
-  CHECK(cpu_quota_us(1.5, 50000) == 75000);
-  CHECK(cpu_quota_us(0.001, 100000) == 1000);
+  CHECK(chaosbench::common::cpu_quota_us(0.2, 100000) == 20000);
+  CHECK(chaosbench::common::cpu_quota_us(1.5, 50000) == 75000);
+  CHECK(chaosbench::common::cpu_quota_us(0.001, 100000) == 1000);
   // v2: "QUOTA PERIOD", keeping the period cpu.max has; its original is what revert writes.
-  CHECK(cpu_max_value(0.2, "max 100000") == "20000 100000");
-  CHECK(cpu_max_value(0.5, "50000 200000") == "100000 200000");
-  CHECK(cpu_max_value(0.001, "max 100000") == "1000 100000");
-  CHECK(cpu_max_value(2, "max") == "200000 100000");
-  CHECK(cpu_max_value(2, "") == "200000 100000");
+  CHECK(chaosbench::common::cpu_max_value(0.2, "max 100000") == "20000 100000");
+  CHECK(chaosbench::common::cpu_max_value(0.5, "50000 200000") == "100000 200000");
+  CHECK(chaosbench::common::cpu_max_value(0.001, "max 100000") == "1000 100000");
+  CHECK(chaosbench::common::cpu_max_value(2, "max") == "200000 100000");
+  CHECK(chaosbench::common::cpu_max_value(2, "") == "200000 100000");
 
-  CHECK(oom_kill_count("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n") == 3);  // v1 memory.oom_control
-  CHECK(oom_kill_count("low 0\nhigh 0\nmax 4\noom 2\noom_kill 1\noom_group_kill 0\n") == 1);  // v2 memory.events
-  CHECK_FALSE(oom_kill_count("low 0\n"));
+  CHECK(chaosbench::common::oom_kill_count("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n") == 3);  // v1 memory.oom_control
+  CHECK(chaosbench::common::oom_kill_count("low 0\nhigh 0\nmax 4\noom 2\noom_kill 1\noom_group_kill 0\n") == 1);  // v2 memory.events
+  CHECK_FALSE(chaosbench::common::oom_kill_count("low 0\n"));
 }
 
 TEST_CASE("node cgroups v2: the harness's own v2 cgroup and the version chosen", "[node-faults]") {

@@ -9,14 +9,14 @@
 #include <sstream>
 #include <thread>
 
-#include "faults/network/netns.h"
+#include "common/netns.h"
 #include "faults/network/tc_plan.h"
 #include "faults/network/tc_shaper.h"
 #include "harness/cluster/netns_cluster.h"
 #include "net_probe.h"
 #include "test_util.h"
 
-using chaosbench::faults::run_in_netns;
+using chaosbench::common::run_in_netns;
 using chaosbench::faults::ShapeRule;
 using chaosbench::faults::TcShaper;
 using chaosbench::harness::NetnsCluster;
@@ -29,7 +29,7 @@ constexpr std::uint64_t k100Mbit = 100'000'000 / 8;  // bytes per second
 
 std::string tc(int netns_fd, std::vector<std::string> args) {
   args.insert(args.begin(), "tc");
-  auto r = run_in_netns(netns_fd, args, 5s);
+  auto r = chaosbench::common::run_in_netns(netns_fd, args, 5s);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   return r.out;

@@ -48,7 +48,7 @@ extern "C" {
 }
 
 #include "faults/network/delay_schedule.h"
-#include "faults/network/netns.h"
+#include "common/netns.h"
 
 namespace chaosbench::faults {
 namespace {
@@ -126,7 +126,7 @@ struct DelayLine::Impl {
 
 void DelayLine::Impl::run(std::promise<void>& ready) {
   try {
-    enter_netns(netns_fd);
+    common::enter_netns(netns_fd);
     bind();
   } catch (...) {
     if (qhandle) nfq_destroy_queue(qhandle);

@@ -28,8 +28,8 @@
 #include <unistd.h>
 #include <utility>
 
-#include "faults/network/netns.h"
-#include "faults/network/route_socket.h"
+#include "common/netns.h"
+#include "common/route_socket.h"
 #include "faults/network/tc_plan.h"
 #include "faults/network/tc_requests.h"
 
@@ -197,14 +197,14 @@ NetemProbe probe_netem() {
   NetemProbe probe;
   int ns = -1;
   try {
-    ns = new_netns();
+    ns = common::new_netns();
   } catch (const std::system_error& e) {
     probe.why = fmt::format("cannot make a throwaway network namespace to try netem in: {} (needs CAP_SYS_ADMIN)",
                             e.code().message());
     return probe;
   }
   try {
-    RouteSocket sock(ns);
+    common::RouteSocket sock(ns);
     const int lo = 1;  // the loopback device is ifindex 1 in every namespace
     NetemPlan plan;
     plan.delay_us = 1000;
@@ -335,7 +335,7 @@ struct TcShaper::Impl {
   }
 
   std::string interface;
-  RouteSocket sock;
+  common::RouteSocket sock;
   int ifindex = 0;
   bool root = false;
   std::map<int, RulePlan> rules;

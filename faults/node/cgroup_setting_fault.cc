@@ -3,12 +3,12 @@
 #include <array>
 #include <fmt/format.h>
 
-#include "faults/node/sysfs_file.h"
+#include "common/sysfs_file.h"
 
 namespace chaosbench::faults {
 
-CgroupSettingFault::CgroupSettingFault(std::string controller, CgroupKnob knob, ValueFor value_for)
-    : controller_(std::move(controller)), knob_(knob), backend_(cgroup_backend(1, knob)),
+CgroupSettingFault::CgroupSettingFault(std::string controller, common::CgroupKnob knob, ValueFor value_for)
+    : controller_(std::move(controller)), knob_(knob), backend_(common::cgroup_backend(1, knob)),
       value_for_(std::move(value_for)) {}
 
 void CgroupSettingFault::do_apply(const ResolvedTarget& target) {
@@ -18,17 +18,17 @@ void CgroupSettingFault::do_apply(const ResolvedTarget& target) {
                                  "(run as root; on cgroup v2 the controller must be delegated to chaosbench's "
                                  "cgroup; see chaosbench doctor)", controller_));
   const int version = target.cgroup_version;
-  backend_ = std::string(cgroup_backend(version, knob_));
-  const std::string file(cgroup_file(version, knob_));
+  backend_ = std::string(common::cgroup_backend(version, knob_));
+  const std::string file(common::cgroup_file(version, knob_));
   // A failure halfway is rolled back by Fault::apply through do_revert: every file
   // written so far is in originals_.
   for (const auto& dir : it->second) {
     std::string path = dir + "/" + file;
-    std::string original = read_setting(path);
+    std::string original = common::read_setting(path);
     std::string value = value_for_(version, dir, original);
     entries_.push_back(log().record("write", {{"path", path}, {"value", original}}));
     originals_.emplace_back(path, original);
-    write_setting(path, value);
+    common::write_setting(path, value);
   }
 }
 
@@ -38,9 +38,9 @@ void CgroupSettingFault::do_revert() {
   std::string errors;
   for (std::size_t k = originals_.size(); k-- > 0;) {
     try {
-      write_setting(originals_[k].first, originals_[k].second);
+      common::write_setting(originals_[k].first, originals_[k].second);
       log().done(entries_[k]);
-    } catch (const FaultError& e) {
+    } catch (const std::exception& e) {
       errors += (errors.empty() ? "" : "; ") + std::string(e.what());
     }
   }
@@ -69,10 +69,10 @@ std::span<const ParamSpec> cpu_throttle_params() { return kCpuParams; }
 std::unique_ptr<Fault> make_cpu_throttle(const Params& params) {
   const double cpus = params.get<double>("cpus");
   return std::make_unique<CgroupSettingFault>(
-      "cpu", CgroupKnob::kCpuQuota, [cpus](int version, const std::string& dir, const std::string& original) {
+      "cpu", common::CgroupKnob::kCpuQuota, [cpus](int version, const std::string& dir, const std::string& original) {
         // v2 keeps the period cpu.max already names; v1 keeps it in a file of its own.
-        if (version == 2) return cpu_max_value(cpus, original);
-        return std::to_string(cpu_quota_us(cpus, std::stoll(read_setting(dir + "/cpu.cfs_period_us"))));
+        if (version == 2) return common::cpu_max_value(cpus, original);
+        return std::to_string(common::cpu_quota_us(cpus, std::stoll(common::read_setting(dir + "/cpu.cfs_period_us"))));
       });
 }
 
@@ -83,7 +83,7 @@ const BackendChoice& memory_limit_backends() { return kMemoryBackends; }
 std::unique_ptr<Fault> make_memory_limit(const Params& params) {
   const auto bytes = params.get<Size>("limit").bytes;
   return std::make_unique<CgroupSettingFault>(
-      "memory", CgroupKnob::kMemoryLimit,
+      "memory", common::CgroupKnob::kMemoryLimit,
       [bytes](int, const std::string&, const std::string&) { return std::to_string(bytes); });
 }
 

@@ -13,7 +13,7 @@
 
 #include "faults/backend_choice.h"
 #include "faults/fault.h"
-#include "faults/node/cgroup_files.h"
+#include "common/cgroup_files.h"
 
 namespace chaosbench::faults {
 
@@ -25,7 +25,7 @@ class CgroupSettingFault : public Fault {
 
   // `controller` names the cgroup hierarchy; `knob` the setting in each node's directory
   // (its file depends on the target's cgroup version); `value_for` computes the value.
-  CgroupSettingFault(std::string controller, CgroupKnob knob, ValueFor value_for);
+  CgroupSettingFault(std::string controller, common::CgroupKnob knob, ValueFor value_for);
   std::string backend() const override { return backend_; }
 
  private:
@@ -33,7 +33,7 @@ class CgroupSettingFault : public Fault {
   void do_revert() override;
 
   std::string controller_;
-  CgroupKnob knob_;
+  common::CgroupKnob knob_;
   std::string backend_;
   ValueFor value_for_;
   std::vector<std::pair<std::string, std::string>> originals_;  // path, value

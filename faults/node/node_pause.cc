@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <thread>
 
-#include "faults/node/cgroup_files.h"
-#include "faults/node/sysfs_file.h"
+#include "common/cgroup_files.h"
+#include "common/sysfs_file.h"
 
 namespace chaosbench::faults {
 
@@ -25,22 +25,22 @@ void NodePauseFault::do_apply(const ResolvedTarget& target) {
   auto freezer = target.cgroups.find("freezer");
   if (freezer != target.cgroups.end() && !freezer->second.empty()) {
     version_ = target.cgroup_version;
-    backend_ = std::string(cgroup_backend(version_, CgroupKnob::kFreeze));
-    const auto control = std::string(cgroup_file(version_, CgroupKnob::kFreeze));
-    const auto state = std::string(cgroup_file(version_, CgroupKnob::kFreezeState));
+    backend_ = std::string(common::cgroup_backend(version_, common::CgroupKnob::kFreeze));
+    const auto control = std::string(common::cgroup_file(version_, common::CgroupKnob::kFreeze));
+    const auto state = std::string(common::cgroup_file(version_, common::CgroupKnob::kFreezeState));
     // v1: echo FROZEN > <node>/freezer.state; undo: echo THAWED > <node>/freezer.state
     // v2: echo 1 > <node>/cgroup.freeze;      undo: echo 0 > <node>/cgroup.freeze
     for (const auto& dir : freezer->second) {
-      const std::string thawed(freeze_value(version_, false));
+      const std::string thawed(common::freeze_value(version_, false));
       entries_.push_back(log().record("write", {{"path", dir + "/" + control}, {"value", thawed}}));
-      write_setting(dir + "/" + control, std::string(freeze_value(version_, true)));
+      common::write_setting(dir + "/" + control, std::string(common::freeze_value(version_, true)));
       frozen_.push_back(dir);
     }
     // v1 passes through FREEZING, v2 reports "frozen 1" in cgroup.events once done; the
     // fault is in effect once every task is frozen.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (const auto& dir : frozen_) {
-      while (!freeze_done(version_, read_setting(dir + "/" + state))) {
+      while (!common::freeze_done(version_, common::read_setting(dir + "/" + state))) {
         if (std::chrono::steady_clock::now() > deadline) {  // Fault::apply thaws what froze
           throw FaultError(fmt::format("{} did not reach {} within 2 s", dir, version_ == 2 ? "\"frozen 1\"" : "FROZEN"));
         }
@@ -65,10 +65,10 @@ void NodePauseFault::do_revert() {
   std::string errors;
   for (std::size_t i = 0; i < frozen_.size(); ++i) {
     try {
-      write_setting(frozen_[i] + "/" + std::string(cgroup_file(version_, CgroupKnob::kFreeze)),
-                    std::string(freeze_value(version_, false)));
+      common::write_setting(frozen_[i] + "/" + std::string(common::cgroup_file(version_, common::CgroupKnob::kFreeze)),
+                    std::string(common::freeze_value(version_, false)));
       log().done(entries_[i]);
-    } catch (const FaultError& e) {
+    } catch (const std::exception& e) {
       errors += (errors.empty() ? "" : "; ") + std::string(e.what());
     }
   }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "faults/node/sysfs_file.h"
+#include "common/sysfs_file.h"
 
 namespace chaosbench::faults {
 namespace {
@@ -48,9 +48,9 @@ void SignalFault::do_apply(const ResolvedTarget& target) {
     // no fork. Elsewhere, or for another signal, each process listed is signalled.
     if (target.cgroup_version == 2 && signal_ == SIGKILL && ::access((dir + "/cgroup.kill").c_str(), W_OK) == 0) {
       try {
-        write_setting(dir + "/cgroup.kill", "1");
+        common::write_setting(dir + "/cgroup.kill", "1");
         continue;
-      } catch (const FaultError&) {
+      } catch (const std::exception&) {
         // fall back to the processes one by one
       }
     }

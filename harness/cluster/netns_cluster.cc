@@ -13,17 +13,17 @@
 #include <system_error>
 #include <unistd.h>
 
-#include "faults/network/netns.h"
-#include "faults/network/route_socket.h"
+#include "common/netns.h"
+#include "common/route_socket.h"
 #include "harness/host_error.h"
 
 namespace chaosbench::harness {
 namespace {
 
-// faults::new_netns with the reason as a host error (exit 3).
+// common::new_netns with the reason as a host error (exit 3).
 int new_netns() {
   try {
-    return faults::new_netns();
+    return common::new_netns();
   } catch (const std::system_error& e) {
     throw HostError(fmt::format("{} (needs root or CAP_SYS_ADMIN)", e.what()));
   }
@@ -31,11 +31,11 @@ int new_netns() {
 
 // A route netlink socket in the namespace, a host error when it cannot be made.
 struct RouteSocket {
-  std::unique_ptr<faults::RouteSocket> sock;
+  std::unique_ptr<common::RouteSocket> sock;
   nl_sock* sk = nullptr;
   explicit RouteSocket(int netns_fd) {
     try {
-      sock = std::make_unique<faults::RouteSocket>(netns_fd);
+      sock = std::make_unique<common::RouteSocket>(netns_fd);
     } catch (const std::exception& e) {
       throw HostError(e.what());
     }
@@ -79,7 +79,7 @@ int ifindex(nl_sock* sk, const std::string& name) {
 
 void NetnsCluster::in_netns(int netns_fd, const std::function<void()>& fn) {
   try {
-    faults::in_netns(netns_fd, fn);
+    common::in_netns(netns_fd, fn);
   } catch (const std::system_error& e) {
     throw HostError(fmt::format("{} (needs root or CAP_SYS_ADMIN)", e.what()));
   }

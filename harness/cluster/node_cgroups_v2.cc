@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
-#include "faults/node/sysfs_file.h"
+#include "common/sysfs_file.h"
 #include "harness/cluster/mountinfo.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
@@ -153,7 +153,7 @@ void NodeCgroups::move_into_leaf(const std::string& leaf, const std::string& bas
                                                      {"start_time", std::to_string(st ? st->start_time : 0)},
                                                      {"from", leaf},
                                                      {"to", base}}));
-  faults::write_setting(leaf + "/cgroup.procs", std::to_string(self));
+  common::write_setting(leaf + "/cgroup.procs", std::to_string(self));
 }
 
 void NodeCgroups::enable_controllers(const std::string& dir, const std::vector<std::string>& controllers,
@@ -168,7 +168,7 @@ void NodeCgroups::enable_controllers(const std::string& dir, const std::vector<s
   std::map<std::string, std::string> undo{{"path", file}, {"value", fmt::format("{}", fmt::join(off, " "))}};
   if (!own_child.empty()) undo["own_child"] = own_child;  // shared: undone only while ours is its only child
   entries_.push_back(journal_.record("write", std::move(undo)));
-  faults::write_setting(file, fmt::format("{}", fmt::join(on, " ")));
+  common::write_setting(file, fmt::format("{}", fmt::join(on, " ")));
 }
 
 }  // namespace chaosbench::harness

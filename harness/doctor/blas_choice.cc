@@ -19,7 +19,7 @@
 #include "common/json_limits.h"
 #include "common/safe_files.h"
 #include "bench/blas/cpu_peak.h"
-#include "faults/network/netns.h"
+#include "common/netns.h"
 #include "harness/host_error.h"
 #include "harness/runner/run_directory.h"
 #include "reports/blas_json.h"
@@ -94,9 +94,9 @@ reports::BlasCandidateRecord probe_one(const std::string& self_exe, const std::s
   c.name = name;
   const std::vector<std::string> argv{self_exe, "worker", "blas-probe"};
   const auto env = probe_environment(name);
-  faults::CommandOutput r;
+  common::CommandOutput r;
   try {
-    r = faults::run_in_netns(-1, argv, kProbeLimit, &env);
+    r = common::run_in_netns(-1, argv, kProbeLimit, &env);
   } catch (const std::exception& e) {
     c.problem = fmt::format("could not start the probe: {}", e.what());
     return c;

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <unistd.h>
 
-#include "faults/network/netns.h"
-#include "faults/network/network_plane.h"
+#include "common/netns.h"
+#include "faults/network_plane.h"
 #include "harness/journal/process_identity.h"
 
 namespace chaosbench::harness {
@@ -28,7 +28,7 @@ int find_netns(const JournalEntry& e) {
     if (n <= 0 || std::string(buf, static_cast<std::size_t>(n)) != id) continue;
     int fd = ::open(link.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
-    if (faults::netns_cookie(fd) == cookie) return fd;
+    if (common::netns_cookie(fd) == cookie) return fd;
     ::close(fd);
     return -1;  // the same inode number, another namespace: ours is gone
   }
@@ -51,13 +51,13 @@ std::string undo_tc_root(const JournalEntry& e, bool dry_run) {
   Fd ns{find_netns(e)};
   if (ns.fd < 0) return fmt::format("qdisc {} on {} in {}: the namespace is gone, and the qdisc with it", handle, iface, id);
   if (dry_run) return fmt::format("would delete qdisc {} (root) of {} in {}", handle, iface, id);
-  auto out = faults::run_in_netns(ns.fd, {"tc", "qdisc", "del", "dev", iface, "root", "handle", handle},
+  auto out = common::run_in_netns(ns.fd, {"tc", "qdisc", "del", "dev", iface, "root", "handle", handle},
                                   std::chrono::seconds(10));
   if (out.exit_code != 0 && out.err.find("Cannot find device") != std::string::npos)
     return fmt::format("qdisc {} on {} in {}: the interface is gone (its veth peer's namespace went), and the qdisc "
                        "with it", handle, iface, id);
   if (out.exit_code != 0) {
-    auto show = faults::run_in_netns(ns.fd, {"tc", "qdisc", "show", "dev", iface, "root"}, std::chrono::seconds(10));
+    auto show = common::run_in_netns(ns.fd, {"tc", "qdisc", "show", "dev", iface, "root"}, std::chrono::seconds(10));
     if (show.exit_code == 0 && show.out.find("qdisc htb " + handle) == std::string::npos)
       return fmt::format("qdisc {} on {} in {}: already gone", handle, iface, id);
     throw std::runtime_error(fmt::format("cannot delete qdisc {} of {} in {}: {}", handle, iface, id, out.err));

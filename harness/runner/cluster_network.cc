@@ -5,7 +5,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "faults/network/network_plane.h"
+#include "faults/network_plane.h"
 #include "faults/registry.h"
 #include "harness/host_error.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "common/fault_control.h"
-#include "faults/node/cgroup_files.h"
+#include "common/cgroup_files.h"
 #include "faults/registry.h"
 #include "faults/target.h"
 #include "harness/cluster/netns_cluster.h"
@@ -120,19 +120,19 @@ bool LocalSite::frozen(int node) const {
   const std::string dir = cgroups_.dir(node, "freezer");
   if (dir.empty()) return false;
   const int version = cgroups_.version();  // v1 freezer.state not THAWED, v2 cgroup.freeze 1
-  std::ifstream in(dir + "/" + std::string(faults::cgroup_file(version, faults::CgroupKnob::kFreeze)));
+  std::ifstream in(dir + "/" + std::string(common::cgroup_file(version, common::CgroupKnob::kFreeze)));
   std::string state;
-  return in >> state && faults::freeze_requested(version, state);
+  return in >> state && common::freeze_requested(version, state);
 }
 
 // "oom_kill N" in v1 memory.oom_control, v2 memory.events.
 bool LocalSite::oom_killed(int node) const {
   const std::string dir = cgroups_.dir(node, "memory");
   if (dir.empty()) return false;
-  std::ifstream in(dir + "/" + std::string(faults::cgroup_file(cgroups_.version(), faults::CgroupKnob::kOomEvents)));
+  std::ifstream in(dir + "/" + std::string(common::cgroup_file(cgroups_.version(), common::CgroupKnob::kOomEvents)));
   std::stringstream text;
   text << in.rdbuf();
-  return faults::oom_kill_count(text.str()).value_or(0) > 0;
+  return common::oom_kill_count(text.str()).value_or(0) > 0;
 }
 
 }  // namespace chaosbench::harness

@@ -26,8 +26,8 @@
 
 #include "faults/network/delay_line.h"
 #include "faults/network/impairment_fault.h"
-#include "faults/network/network_plane.h"
-#include "faults/network/netns.h"
+#include "faults/network_plane.h"
+#include "common/netns.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/host_error.h"
 #include "harness/runner/run_directory.h"
@@ -36,7 +36,7 @@ namespace chaosbench::harness {
 namespace {
 
 using namespace std::chrono_literals;
-using faults::run_in_netns;
+using common::run_in_netns;
 
 constexpr double kMaxEffectErrorPct = 5.0;
 constexpr double kMinGbitPerS = 1.0;
@@ -106,7 +106,7 @@ class DelayFault {
 
 // Per-reply RTTs of `count` pings from node 0 to node 1, 20 ms apart.
 std::vector<double> ping_rtts(const NetnsCluster& c, int count) {
-  auto r = run_in_netns(c.node_netns_fd(0),
+  auto r = common::run_in_netns(c.node_netns_fd(0),
                         {"ping", "-n", "-c", std::to_string(count), "-i", "0.02", "-W", "2", c.address(1)}, 60s);
   if (r.exit_code < 0) throw HostError("ping did not run (is it installed?): " + r.err);
   std::vector<double> rtts;
@@ -151,7 +151,7 @@ LatencyResult measure_latency(BenchNet& net, double delay_ms, int pings) {
 
 // "4096 131072 6291456": a namespace's sysctl, tabs as spaces, for the record.
 std::string sysctl_value(int netns_fd, const char* name) {
-  std::string v = run_in_netns(netns_fd, {"sysctl", "-n", name}, 5s).out;
+  std::string v = common::run_in_netns(netns_fd, {"sysctl", "-n", name}, 5s).out;
   std::replace(v.begin(), v.end(), '\t', ' ');
   v.erase(std::remove(v.begin(), v.end(), '\n'), v.end());
   return v;
@@ -168,11 +168,11 @@ ThroughputResult measure_throughput(BenchNet& net, double delay_ms, int seconds)
   if (delay_ms > 0) fault = std::make_unique<DelayFault>(net, delay_ms);
   // The server serves one test and exits; the client retries while it is not yet listening.
   const auto limit = std::chrono::seconds(seconds + 20);
-  std::thread server([&] { run_in_netns(c.node_netns_fd(1), {"iperf3", "-s", "-1", "-B", c.address(1)}, limit); });
-  faults::CommandOutput client;
+  std::thread server([&] { common::run_in_netns(c.node_netns_fd(1), {"iperf3", "-s", "-1", "-B", c.address(1)}, limit); });
+  common::CommandOutput client;
   for (int attempt = 0; attempt < 20; ++attempt) {
     std::this_thread::sleep_for(150ms);
-    client = run_in_netns(c.node_netns_fd(0), {"iperf3", "-c", c.address(1), "-t", std::to_string(seconds), "-J"}, limit);
+    client = common::run_in_netns(c.node_netns_fd(0), {"iperf3", "-c", c.address(1), "-t", std::to_string(seconds), "-J"}, limit);
     if (client.exit_code == 0 || client.out.find("Connection refused") == std::string::npos) break;
   }
   server.join();

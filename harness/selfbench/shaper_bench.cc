@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "faults/network/netns.h"
+#include "common/netns.h"
 #include "faults/network/tc_commands.h"
 #include "faults/network/tc_shaper.h"
 #include "harness/cluster/netns_cluster.h"
@@ -52,7 +52,7 @@ struct Series {
 
 void run_tc(int netns_fd, const std::vector<faults::Argv>& commands) {
   for (const auto& argv : commands) {
-    auto r = faults::run_in_netns(netns_fd, argv, std::chrono::seconds(5));
+    auto r = common::run_in_netns(netns_fd, argv, std::chrono::seconds(5));
     if (r.exit_code != 0) throw std::runtime_error(fmt::format("{}: {}", fmt::join(argv, " "), r.err));
   }
 }
@@ -61,7 +61,7 @@ void run_tc(int netns_fd, const std::vector<faults::Argv>& commands) {
 std::string tc_show(int netns_fd) {
   std::string out;
   for (const char* object : {"qdisc", "class", "filter"})
-    out += faults::run_in_netns(netns_fd, {"tc", object, "show", "dev", NetnsCluster::kNodeInterface},
+    out += common::run_in_netns(netns_fd, {"tc", object, "show", "dev", NetnsCluster::kNodeInterface},
                                 std::chrono::seconds(5)).out;
   return out;
 }

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace chaosbench::faults {
+namespace chaosbench::common {
 
 // Runs `fn` with the calling thread inside `netns_fd`, then switches back (also when `fn`
 // throws). Throws std::system_error when setns fails (needs CAP_SYS_ADMIN).
@@ -45,4 +45,4 @@ struct CommandOutput {
 CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, std::chrono::milliseconds limit,
                            const std::vector<std::string>* environment = nullptr);
 
-}  // namespace chaosbench::faults
+}  // namespace chaosbench::common

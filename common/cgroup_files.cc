@@ -1,11 +1,11 @@
-#include "faults/node/cgroup_files.h"
+#include "common/cgroup_files.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <sstream>
 
-namespace chaosbench::faults {
+namespace chaosbench::common {
 namespace {
 
 struct KnobNames {
@@ -74,4 +74,4 @@ std::string cpu_max_value(double cpus, std::string_view current_cpu_max) {
 
 std::optional<long long> oom_kill_count(std::string_view events_text) { return keyed_value(events_text, "oom_kill"); }
 
-}  // namespace chaosbench::faults
+}  // namespace chaosbench::common

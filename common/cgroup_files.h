@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace chaosbench::faults {
+namespace chaosbench::common {
 
 enum class CgroupKnob {
   kFreeze,       // request a freeze or thaw:     freezer.state      | cgroup.freeze
@@ -44,4 +44,4 @@ std::string cpu_max_value(double cpus, std::string_view current_cpu_max);
 // The count on the line "oom_kill N" of memory.oom_control (v1) or memory.events (v2).
 std::optional<long long> oom_kill_count(std::string_view events_text);
 
-}  // namespace chaosbench::faults
+}  // namespace chaosbench::common

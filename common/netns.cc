@@ -1,4 +1,4 @@
-#include "faults/network/netns.h"
+#include "common/netns.h"
 
 #include <cerrno>
 #include <csignal>
@@ -13,7 +13,7 @@
 
 #include "common/program_path.h"
 
-namespace chaosbench::faults {
+namespace chaosbench::common {
 namespace {
 
 int open_thread_netns() {
@@ -193,4 +193,4 @@ CommandOutput run_in_netns(int netns_fd, const std::vector<std::string>& argv, s
   return result;
 }
 
-}  // namespace chaosbench::faults
+}  // namespace chaosbench::common

@@ -1,4 +1,4 @@
-#include "faults/network/route_socket.h"
+#include "common/route_socket.h"
 
 #include <cstring>
 #include <fmt/format.h>
@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <sys/socket.h>
 
-#include "faults/network/netns.h"
+#include "common/netns.h"
 
-namespace chaosbench::faults {
+namespace chaosbench::common {
 
 RouteSocket::RouteSocket(int netns_fd) {
   auto open = [this] {
@@ -76,4 +76,4 @@ int RouteSocket::on_error(sockaddr_nl*, nlmsgerr* err, void* arg) {
   return NL_STOP;
 }
 
-}  // namespace chaosbench::faults
+}  // namespace chaosbench::common

@@ -12,6 +12,8 @@
 // it and acts only when the cookie matches too (inode numbers are reused), or it is gone
 // and so is everything in it.
 //
+// Part of the faults' public face (with fault.h, registry.h, target.h, param.h): the
+// cluster builds the plane, network faults act on it.
 // Threads: the runner's thread only (faults apply and revert there).
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "faults/network/network_plane.h"
+#include "faults/network_plane.h"
 
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "faults/fault.h"
-#include "faults/network/netns.h"
+#include "common/netns.h"
 
 namespace chaosbench::faults {
 namespace {
@@ -27,7 +27,7 @@ std::string iptables_restore(int netns_fd, const std::string& script) {
   }
   // The child inherits the memfd (no CLOEXEC) and reopens it from offset 0.
   const std::string path = fmt::format("/proc/self/fd/{}", fd);
-  auto out = run_in_netns(netns_fd, {"iptables-restore", "-w", "--noflush", path}, kIptablesLimit);
+  auto out = common::run_in_netns(netns_fd, {"iptables-restore", "-w", "--noflush", path}, kIptablesLimit);
   ::close(fd);
   if (out.exit_code == 0) return "";
   if (out.timed_out) return "iptables-restore timed out";
@@ -35,7 +35,7 @@ std::string iptables_restore(int netns_fd, const std::string& script) {
 }
 
 bool iptables_chain_exists(int netns_fd, const std::string& chain) {
-  return run_in_netns(netns_fd, {"iptables", "-w", "-n", "-L", chain}, kIptablesLimit).exit_code == 0;
+  return common::run_in_netns(netns_fd, {"iptables", "-w", "-n", "-L", chain}, kIptablesLimit).exit_code == 0;
 }
 
 namespace {
@@ -46,7 +46,7 @@ constexpr const char* kBridgeNf = "/proc/sys/net/bridge/bridge-nf-call-iptables"
 // Linux 5.3) to `value`, returning the value it had in *old; "" or why not.
 std::string set_bridge_nf(int bridge_fd, char value, char* old) {
   std::string err;
-  in_netns(bridge_fd, [&] {
+  common::in_netns(bridge_fd, [&] {
     // /proc/sys/net shows the namespace of the thread that opens it.
     int fd = ::open(kBridgeNf, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
@@ -101,7 +101,7 @@ NetworkPlane::ShapeHandle NetworkPlane::add_shape(int netns_fd, const std::strin
       // The root does not exist yet: journal it before the shaper makes it.
       root_entries_[key] =
           log.record("tc_root", {{"netns", netns_id(netns_fd)},
-                                 {"netns_cookie", std::to_string(netns_cookie(netns_fd))},
+                                 {"netns_cookie", std::to_string(common::netns_cookie(netns_fd))},
                                  {"interface", interface},
                                  {"handle", "1:"}});
     }
@@ -145,7 +145,7 @@ std::string NetworkPlane::match(int sender, int receiver) const {
 NetworkPlane::ChainHandle NetworkPlane::add_bridge_chain(const std::vector<std::string>& rules, UndoLog& log) {
   ChainHandle h{bridge_fd_, fmt::format("chaosbench{}", next_chain_++), "FORWARD", 0};
   h.entry = log.record("iptables_chain", {{"netns", netns_id(h.netns_fd)},
-                                          {"netns_cookie", std::to_string(netns_cookie(h.netns_fd))},
+                                          {"netns_cookie", std::to_string(common::netns_cookie(h.netns_fd))},
                                           {"chain", h.chain},
                                           {"hook", h.hook}});
   std::string script = fmt::format("*filter\n:{} - [0:0]\n", h.chain);

@@ -10,7 +10,7 @@
 #include <netlink/netlink.h>
 #include <string>
 
-namespace chaosbench::faults {
+namespace chaosbench::common {
 
 class RouteSocket {
  public:
@@ -36,4 +36,4 @@ class RouteSocket {
   std::string kernel_message_;
 };
 
-}  // namespace chaosbench::faults
+}  // namespace chaosbench::common
