@@ -4,20 +4,15 @@
 
 namespace chaosbench::bench::load {
 
-std::optional<LoadScenario> parse_load_scenario(std::string_view text) {
-  if (text == "server") return LoadScenario::kServer;
-  if (text == "offline") return LoadScenario::kOffline;
-  if (text == "single-stream") return LoadScenario::kSingleStream;
-  return std::nullopt;
-}
-
-const char* to_string(LoadScenario scenario) {
-  switch (scenario) {
-    case LoadScenario::kServer: return "server";
-    case LoadScenario::kOffline: return "offline";
-    case LoadScenario::kSingleStream: return "single-stream";
-  }
-  return "?";
+LoadConfig load_config(const LoadSettings& settings) {
+  LoadConfig config;
+  config.scenario = settings.scenario;
+  config.qps = settings.qps;
+  config.duration = settings.duration.value;
+  config.connections = settings.connections;
+  config.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(settings.timeout.value);
+  config.rows = settings.rows;
+  return config;
 }
 
 std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error) {

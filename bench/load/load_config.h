@@ -10,16 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/load/load_scenario.h"
+#include "bench/load/load_settings.h"
+
 namespace chaosbench::bench::load {
-
-enum class LoadScenario {
-  kServer,        // open loop: Poisson arrivals at `qps` for `duration`
-  kOffline,       // maximum throughput: every connection keeps one request in flight
-  kSingleStream,  // one request at a time, the next when the previous finishes
-};
-
-std::optional<LoadScenario> parse_load_scenario(std::string_view text);
-const char* to_string(LoadScenario scenario);
 
 // "http://host:port" (port 80 when left out; a trailing path is refused).
 struct Endpoint {
@@ -33,16 +27,17 @@ std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error)
 
 struct LoadConfig {
   std::vector<Endpoint> endpoints;
-  LoadScenario scenario = LoadScenario::kServer;
-  double qps = 100;  // server scenario only
-  std::chrono::nanoseconds duration = std::chrono::seconds(10);
-  int connections = 32;  // per endpoint
-  std::chrono::milliseconds timeout{1000};  // per attempt, from the time it was queued
+  // The settings' part, with their defaults (load_settings.h; see there for meanings).
+  LoadScenario scenario = LoadSettings{}.scenario;
+  double qps = LoadSettings{}.qps;
+  std::chrono::nanoseconds duration = LoadSettings{}.duration.value;
+  int connections = LoadSettings{}.connections;
+  std::chrono::milliseconds timeout = std::chrono::duration_cast<std::chrono::milliseconds>(LoadSettings{}.timeout.value);
   // The request: POST /v2/models/{model}/infer with `rows` x `dim` random FP32 values,
   // unless `path` is set, when `method` `path` with `body` (may be empty) is sent instead.
   std::string model = "mlp";
   std::string input_name = "input";
-  int rows = 1;
+  int rows = LoadSettings{}.rows;
   int dim = 256;
   int body_variants = 16;  // distinct pre-built infer bodies, sent in turn
   std::string path;
@@ -52,6 +47,9 @@ struct LoadConfig {
   // Keep every request's scheduled time and latency in the result (tests, analysis).
   bool keep_requests = false;
 };
+
+// `settings` as a LoadConfig; the rest (endpoints, the request) as LoadConfig{}'s.
+LoadConfig load_config(const LoadSettings& settings);
 
 // Why `config` cannot run, or std::nullopt.
 std::optional<std::string> load_config_error(const LoadConfig& config);

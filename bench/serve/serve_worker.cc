@@ -28,6 +28,20 @@ void forward_samples(ServeMetrics& from, MetricsClient& to) {
 
 }  // namespace
 
+ServeConfig serve_config(const ServeSettings& s) {
+  ServeConfig cfg;
+  cfg.model_name = s.model_name;
+  cfg.layers = s.layers;
+  cfg.dtype = s.dtype;
+  cfg.checkpoint_dir = s.checkpoint_dir;
+  cfg.http.port = static_cast<unsigned short>(s.port);
+  cfg.batching.max_batch_size = s.batching.max_batch_size;
+  cfg.batching.max_queue_delay = std::chrono::duration_cast<std::chrono::microseconds>(s.batching.max_queue_delay.value);
+  cfg.batching.preferred_batch_sizes = s.batching.preferred_batch_sizes;
+  cfg.batching.queue_limit = s.queue_limit;
+  return cfg;
+}
+
 std::optional<std::string> serve_config_error(const ServeConfig& cfg) {
   if (cfg.layers.size() < 2) return "--layers: at least an input and an output width";
   for (int w : cfg.layers)

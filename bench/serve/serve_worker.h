@@ -11,19 +11,26 @@
 #include "bench/protocol/metrics_client.h"
 #include "bench/serve/dynamic_batcher.h"
 #include "bench/serve/http_server.h"
+#include "bench/serve/serve_settings.h"
 
 namespace chaosbench::bench::serve {
 
+// Built by serve_config() from the workload's settings (serve_settings.h, which holds their
+// defaults) plus the worker's own flags.
 struct ServeConfig {
-  std::string model_name = "mlp";
-  std::vector<int> layers{256, 1024, 1024, 1024, 16};
-  std::string dtype = "fp32";  // fp32 or int8
+  std::string model_name;
+  std::vector<int> layers;
+  std::string dtype;           // fp32 or int8
   std::string checkpoint_dir;  // empty: seeded random weights
   std::uint64_t seed = 42;
   int blas_threads = 1;
   BatcherConfig batching;
   HttpServerConfig http;
 };
+
+// The settings' part of a ServeConfig: model, weights, batching, queue limit and port; the
+// rest as ServeConfig{}'s.
+ServeConfig serve_config(const ServeSettings& s);
 
 // Upper bounds of the options (each allocates by it: the model's batch buffers, a
 // descriptor per connection).

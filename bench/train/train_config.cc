@@ -33,13 +33,30 @@ std::optional<std::string> train_config_error(const TrainConfig& cfg) {
   return std::nullopt;
 }
 
-const char* to_string(RecoveryMode m) {
-  switch (m) {
-    case RecoveryMode::kRestart: return "restart";
-    case RecoveryMode::kElastic: return "elastic";
-    case RecoveryMode::kNone: break;
-  }
-  return "none";
+TrainConfig train_config(const TrainSettings& s) {
+  TrainConfig cfg;
+  cfg.layers = s.layers;
+  cfg.batch_size = s.batch_size;
+  cfg.steps = s.steps;
+  cfg.target_loss = s.target_loss;
+  cfg.optimizer = OptimizerConfig{.kind = s.optimizer, .lr = s.lr, .momentum = s.momentum,
+                                  .weight_decay = s.weight_decay, .beta1 = s.beta1, .beta2 = s.beta2, .eps = s.eps};
+  cfg.bucket_bytes = s.bucket_size.bytes;
+  cfg.algorithm = s.algorithm == "ring"       ? AllreduceAlgorithm::kRing
+                  : s.algorithm == "tcp_ring" ? AllreduceAlgorithm::kTcpRing
+                                              : AllreduceAlgorithm::kBcube;
+  cfg.threads = s.threads;
+  cfg.device = s.device;
+  cfg.backend = s.backend;
+  cfg.checkpoint_dir = s.checkpoint.dir;
+  cfg.checkpoint_every = s.checkpoint.every_steps;
+  cfg.checkpoint_incremental = s.checkpoint.incremental;
+  cfg.checkpoint_full_every = s.checkpoint.full_every;
+  cfg.checkpoint_async = s.checkpoint.async;
+  cfg.recovery = s.recovery.mode;
+  cfg.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(s.timeout.value);
+  cfg.sdc_check_every = s.sdc_check_every.value_or(kDefaultSdcCheckEvery);
+  return cfg;
 }
 
 }  // namespace chaosbench::bench::train

@@ -1,7 +1,7 @@
 // Everything one rank of the built-in trainer needs to run, as plain values: the model,
 // the data, the optimizer, gradient bucketing, checkpoints, recovery and where the ranks
-// meet. `chaosbench worker train` fills it from its command line; the harness builds
-// that command line from the scenario's workload (harness/runner/workload_launcher.cc).
+// meet. Built by train_config() from the workload's settings (train_settings.h, which holds
+// every default) and the per-launch values `chaosbench worker train` reads beside them.
 #pragma once
 
 #include <chrono>
@@ -12,16 +12,10 @@
 
 #include "bench/train/grad_allreducer.h"
 #include "bench/train/optimizer.h"
+#include "bench/train/recovery_mode.h"
+#include "bench/train/train_settings.h"
 
 namespace chaosbench::bench::train {
-
-enum class RecoveryMode {
-  kNone,     // a collective failure ends the rank with an error
-  kRestart,  // as torchrun: the rank exits on a failure; the harness restarts every rank,
-             // which resume from the newest good checkpoint
-  kElastic,  // survivors agree on a new membership and go on from memory; a returning
-             // rank joins at a step boundary and receives the state
-};
 
 struct TrainConfig {
   int rank = 0;        // this rank among the ranks started together
@@ -29,40 +23,44 @@ struct TrainConfig {
   int attempt = 0;     // restarts of the whole job so far (rendezvous keys differ per attempt)
   bool rejoin = false;  // elastic: this rank was restarted and joins the running job
 
-  std::vector<int> layers{256, 1024, 1024, 1024, 16};  // input width first
-  int batch_size = 1024;  // global: samples per optimizer step over all ranks
-  std::int64_t steps = 400;
+  // From TrainSettings (see there for meanings and defaults).
+  std::vector<int> layers;  // input width first
+  int batch_size = 0;       // global: samples per optimizer step over all ranks
+  std::int64_t steps = 0;
   std::uint64_t seed = 42;
   std::optional<double> target_loss;  // a "target_reached" event when the loss first gets there
   OptimizerConfig optimizer;
-  std::uint64_t bucket_bytes = 1u << 20;  // gradient bucket size for the overlapped allreduce
+  std::uint64_t bucket_bytes = 0;  // gradient bucket size for the overlapped allreduce
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::kTcpRing;
-  int threads = 1;                        // OpenBLAS threads
-  std::string device = "cpu";             // "cpu" or "cuda" (device_factory.h)
-  std::string backend = "gloo";           // gradient allreduce: "gloo" (host buffers) or "nccl" (cuda)
+  int threads = 0;      // OpenBLAS threads
+  std::string device;   // "cpu" or "cuda" (device_factory.h)
+  std::string backend;  // gradient allreduce: "gloo" (host buffers) or "nccl" (cuda)
 
-  std::string checkpoint_dir;       // empty: no checkpoints
-  int checkpoint_every = 0;         // steps between checkpoints; 0: none
+  std::string checkpoint_dir;  // empty: no checkpoints
+  int checkpoint_every = 0;    // steps between checkpoints; 0: none
   bool checkpoint_incremental = true;
-  int checkpoint_full_every = 4;
+  int checkpoint_full_every = 0;
   bool checkpoint_async = true;
 
   RecoveryMode recovery = RecoveryMode::kNone;
   std::string store;                 // "file:/dir", the rendezvous store
   std::string prefix = "chaosbench";  // store key prefix, unique per run
   std::string host = "127.0.0.1";    // address to bind
-  std::chrono::milliseconds timeout{10000};  // a collective (or joining) that takes longer has failed
+  std::chrono::milliseconds timeout{0};  // a collective (or joining) that takes longer has failed
   std::chrono::milliseconds settle{300};     // elastic: how long survivors wait for each other
   // A step in progress longer than this ends the rank (step_watchdog.h); 0: no watchdog.
   std::chrono::milliseconds watchdog{0};
   // Replicas compare a hash of parameters and gradients every this many steps
   // (replica_check.h); 0: never.
-  int sdc_check_every = 1;
+  int sdc_check_every = 0;
 };
+
+// The settings' part of a TrainConfig (everything but rank, world, attempt, rejoin, seed,
+// store, prefix, host, settle and watchdog); an unset sdc_check_every becomes
+// kDefaultSdcCheckEvery. `s.algorithm` must be one of the three (read_train_settings checks).
+TrainConfig train_config(const TrainSettings& s);
 
 // Why `cfg` cannot run ("batch_size 3 is smaller than world_size 4"), or nullopt.
 std::optional<std::string> train_config_error(const TrainConfig& cfg);
-
-const char* to_string(RecoveryMode m);  // "none", "restart", "elastic"
 
 }  // namespace chaosbench::bench::train

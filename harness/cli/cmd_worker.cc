@@ -9,7 +9,8 @@
 
 #include "bench/blas/blas_probe.h"
 #include "bench/collective/collective_benchmark.h"
-#include "common/units.h"
+#include "bench/collective/collective_config.h"
+#include "bench/collective/collective_settings.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/worker_args.h"
 #include "harness/cli/cmd_worker_load.h"
@@ -20,28 +21,13 @@
 namespace chaosbench::harness {
 namespace {
 
-std::uint64_t size_option(const po::variables_map& vm, const char* name) {
-  auto parsed = common::parse_size(vm[name].as<std::string>());
-  if (!parsed) throw UsageError(std::string("--") + name + ": " + parsed.error);
-  return parsed->bytes;
-}
-
 int worker_collective(const Args& args) {
   po::options_description options("Options");
+  bench::add_collective_settings_flags(options);
   options.add_options()
-      ("collectives", po::value<std::string>()->default_value("allreduce"), "comma-separated collectives")
-      ("algorithms", po::value<std::string>()->default_value("ring"), "comma-separated allreduce algorithms")
-      ("min-size", po::value<std::string>()->default_value("1KiB"), "smallest message")
-      ("max-size", po::value<std::string>()->default_value("16MiB"), "largest message")
-      ("factor", po::value<std::uint64_t>()->default_value(2), "size step factor")
-      ("warmup", po::value<int>()->default_value(5), "warm-up iterations per size")
-      ("iters", po::value<int>()->default_value(20), "timed iterations per size")
-      ("duration-ms", po::value<long>()->default_value(0), "repeat the sweep until this long has passed (0: once)")
-      ("check", po::value<bool>()->default_value(true), "check results (0 or 1)")
       ("store", po::value<std::string>()->required(), "rendezvous store, file:/dir")
       ("prefix", po::value<std::string>()->default_value("chaosbench"), "store key prefix")
-      ("host", po::value<std::string>()->default_value("127.0.0.1"), "address to bind")
-      ("timeout-ms", po::value<long>()->default_value(30000), "gloo operation timeout");
+      ("host", po::value<std::string>()->default_value("127.0.0.1"), "address to bind");
   po::options_description visible("Options");
   visible.add(options);
   auto cl = parse_command_line(args, options, {});
@@ -52,22 +38,12 @@ int worker_collective(const Args& args) {
                visible);
     return kExitPass;
   }
-  bench::CollectiveConfig cfg;
+  auto cfg = bench::collective_config(read_settings(cl.vm, bench::read_collective_settings));
   cfg.rank = env_int("CHAOSBENCH_RANK", 0);
   cfg.world_size = env_int("CHAOSBENCH_WORLD_SIZE", 1);
-  cfg.collectives = split_list(cl.vm["collectives"].as<std::string>());
-  cfg.algorithms = split_list(cl.vm["algorithms"].as<std::string>());
-  cfg.min_bytes = size_option(cl.vm, "min-size");
-  cfg.max_bytes = size_option(cl.vm, "max-size");
-  cfg.factor = cl.vm["factor"].as<std::uint64_t>();
-  cfg.warmup_iters = cl.vm["warmup"].as<int>();
-  cfg.iters = cl.vm["iters"].as<int>();
-  cfg.duration = std::chrono::milliseconds(std::max(0L, cl.vm["duration-ms"].as<long>()));
-  cfg.check = cl.vm["check"].as<bool>();
   cfg.store = cl.vm["store"].as<std::string>();
   cfg.store_prefix = cl.vm["prefix"].as<std::string>();
   cfg.host = cl.vm["host"].as<std::string>();
-  cfg.timeout = std::chrono::milliseconds(cl.vm["timeout-ms"].as<long>());
   if (auto why = bench::collective_config_error(cfg)) throw UsageError(*why);
   auto metrics = bench::MetricsClient::from_environment();
   return bench::run_collective_benchmark(cfg, metrics);

@@ -9,12 +9,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "bench/load/load_config.h"
 #include "bench/load/load_generator.h"
+#include "bench/load/load_settings.h"
 #include "bench/load/readiness.h"
 #include "bench/load/load_report.h"
-#include "common/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
+#include "harness/cli/worker_args.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -36,22 +38,20 @@ std::vector<bench::load::Endpoint> endpoint_list(const std::string& text) {
 }  // namespace
 
 int worker_load(const Args& args) {
+  // The request's flags default to LoadConfig{}'s, the settings' to LoadSettings{}'s.
+  const bench::load::LoadConfig d;
   po::options_description options("Options");
   options.add_options()
       ("endpoints", po::value<std::string>(), "comma-separated http://host:port (required)")
-      ("model", po::value<std::string>()->default_value("mlp"), "model name in /v2/models/NAME/infer")
-      ("input-name", po::value<std::string>()->default_value("input"), "name of the input tensor")
-      ("scenario", po::value<std::string>()->default_value("server"), "server, offline or single-stream")
-      ("qps", po::value<double>()->default_value(100), "server: mean Poisson arrival rate")
-      ("duration", po::value<std::string>()->default_value("10s"), "how long to issue requests")
-      ("rows", po::value<int>()->default_value(1), "rows per infer request")
-      ("dim", po::value<int>()->default_value(256), "FP32 values per row")
-      ("connections", po::value<int>()->default_value(32), "keep-alive connections per endpoint")
-      ("timeout-ms", po::value<long>()->default_value(1000), "per-attempt timeout")
+      ("model", po::value<std::string>()->default_value(d.model), "model name in /v2/models/NAME/infer")
+      ("input-name", po::value<std::string>()->default_value(d.input_name), "name of the input tensor");
+  bench::load::add_load_settings_flags(options);
+  options.add_options()
+      ("dim", po::value<int>()->default_value(d.dim), "FP32 values per row")
       ("path", po::value<std::string>()->default_value(""), "send METHOD PATH instead of infer requests")
-      ("method", po::value<std::string>()->default_value("GET"), "with --path")
+      ("method", po::value<std::string>()->default_value(d.method), "with --path")
       ("body", po::value<std::string>()->default_value(""), "with --path: fixed request body")
-      ("seed", po::value<std::uint64_t>()->default_value(1), "arrival and data seed")
+      ("seed", po::value<std::uint64_t>()->default_value(d.seed), "arrival and data seed")
       ("wait-ready-ms", po::value<long>()->default_value(30000),
        "first wait this long for every endpoint's GET /v2/health/ready to answer 200 (0: do not wait)");
   auto cl = parse_command_line(args, options, {});
@@ -65,21 +65,12 @@ int worker_load(const Args& args) {
   }
   if (!cl.vm.count("endpoints")) throw UsageError("--endpoints is required: comma-separated http://host:port");
   const auto& vm = cl.vm;
-  bench::load::LoadConfig cfg;
-  cfg.endpoints = endpoint_list(vm["endpoints"].as<std::string>());
-  auto scenario = bench::load::parse_load_scenario(vm["scenario"].as<std::string>());
-  if (!scenario) throw UsageError("--scenario: expected server, offline or single-stream");
-  cfg.scenario = *scenario;
-  cfg.qps = vm["qps"].as<double>();
-  auto duration = common::parse_duration(vm["duration"].as<std::string>());
-  if (!duration) throw UsageError("--duration: " + duration.error);
-  cfg.duration = duration->value;
+  const auto endpoints = endpoint_list(vm["endpoints"].as<std::string>());
+  auto cfg = bench::load::load_config(read_settings(vm, bench::load::read_load_settings));
+  cfg.endpoints = endpoints;
   cfg.model = vm["model"].as<std::string>();
   cfg.input_name = vm["input-name"].as<std::string>();
-  cfg.rows = vm["rows"].as<int>();
   cfg.dim = vm["dim"].as<int>();
-  cfg.connections = vm["connections"].as<int>();
-  cfg.timeout = std::chrono::milliseconds(vm["timeout-ms"].as<long>());
   cfg.path = vm["path"].as<std::string>();
   cfg.method = vm["method"].as<std::string>();
   cfg.body = vm["body"].as<std::string>();

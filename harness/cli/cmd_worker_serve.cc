@@ -3,36 +3,34 @@
 // SIGTERM; reports to CHAOSBENCH_METRICS when set.
 #include "harness/cli/cmd_worker_serve.h"
 
-
 #include <fmt/format.h>
 
+#include "bench/serve/serve_settings.h"
 #include "bench/serve/serve_worker.h"
 #include "common/units.h"
 #include "harness/cli/cli_options.h"
-#include "harness/cli/worker_args.h"
 #include "harness/cli/exit_code.h"
+#include "harness/cli/worker_args.h"
 
 namespace chaosbench::harness {
 int worker_serve(const Args& args) {
+  // The server's own flags default to ServeConfig{}'s, the settings' to ServeSettings{}'s.
+  const bench::serve::ServeConfig d;
   po::options_description options("Options");
+  bench::serve::add_serve_settings_flags(options);
   options.add_options()
-      ("model", po::value<std::string>()->default_value("mlp"), "model name in /v2/models/NAME")
-      ("layers", po::value<std::string>()->default_value("256,1024,1024,1024,16"), "layer widths, input first")
-      ("dtype", po::value<std::string>()->default_value("fp32"), "fp32 or int8 weights")
-      ("checkpoint-dir", po::value<std::string>()->default_value(""), "the trainer's checkpoints (empty: seeded weights)")
-      ("seed", po::value<std::uint64_t>()->default_value(42), "weight seed when there is no checkpoint")
-      ("host", po::value<std::string>()->default_value("127.0.0.1"), "address to bind")
-      ("port", po::value<unsigned short>()->default_value(8000), "port to listen on (0: any)")
-      ("threads", po::value<int>()->default_value(2), "HTTP io threads")
-      ("blas-threads", po::value<int>()->default_value(1), "OpenBLAS threads for the model")
-      ("max-batch-size", po::value<int>()->default_value(64), "rows per model call")
-      ("max-queue-delay-us", po::value<long>()->default_value(2000), "how long a request waits for a batch")
-      ("preferred-batch-sizes", po::value<std::string>()->default_value(""), "comma-separated; dispatch at once at the largest")
-      ("queue-limit", po::value<int>()->default_value(1024), "waiting requests before 503")
-      ("body-limit", po::value<std::string>()->default_value("4MiB"), "largest request body (413 above)")
-      ("max-connections", po::value<long>()->default_value(512), "open connections at most (503 and close above)")
-      ("max-buffered", po::value<std::string>()->default_value("64MiB"), "request-body bytes buffered over all connections (503 above)")
-      ("request-timeout", po::value<std::string>()->default_value("30s"), "from a request's first byte to its last (408 above)");
+      ("seed", po::value<std::uint64_t>()->default_value(d.seed), "weight seed when there is no checkpoint")
+      ("host", po::value<std::string>()->default_value(d.http.host), "address to bind")
+      ("threads", po::value<int>()->default_value(d.http.threads), "HTTP io threads")
+      ("blas-threads", po::value<int>()->default_value(d.blas_threads), "OpenBLAS threads for the model")
+      ("body-limit", po::value<std::string>()->default_value(common::to_string(common::Size{d.http.body_limit})),
+       "largest request body (413 above)")
+      ("max-connections", po::value<long>()->default_value(static_cast<long>(d.http.max_connections)),
+       "open connections at most (503 and close above)")
+      ("max-buffered", po::value<std::string>()->default_value(common::to_string(common::Size{d.http.max_buffered})),
+       "request-body bytes buffered over all connections (503 above)")
+      ("request-timeout", po::value<std::string>()->default_value(common::to_string(common::Duration{d.http.request_timeout})),
+       "from a request's first byte to its last (408 above)");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
     print_help("chaosbench worker serve [options]",
@@ -43,20 +41,11 @@ int worker_serve(const Args& args) {
     return kExitPass;
   }
   const auto& vm = cl.vm;
-  bench::serve::ServeConfig cfg;
-  cfg.model_name = vm["model"].as<std::string>();
-  cfg.layers = int_list(vm["layers"].as<std::string>(), "layers");
-  cfg.dtype = vm["dtype"].as<std::string>();
-  cfg.checkpoint_dir = vm["checkpoint-dir"].as<std::string>();
+  auto cfg = bench::serve::serve_config(read_settings(vm, bench::serve::read_serve_settings));
   cfg.seed = vm["seed"].as<std::uint64_t>();
   cfg.http.host = vm["host"].as<std::string>();
-  cfg.http.port = vm["port"].as<unsigned short>();
   cfg.http.threads = vm["threads"].as<int>();
   cfg.blas_threads = vm["blas-threads"].as<int>();
-  cfg.batching.max_batch_size = vm["max-batch-size"].as<int>();
-  cfg.batching.max_queue_delay = std::chrono::microseconds(vm["max-queue-delay-us"].as<long>());
-  cfg.batching.preferred_batch_sizes = int_list(vm["preferred-batch-sizes"].as<std::string>(), "preferred-batch-sizes");
-  cfg.batching.queue_limit = vm["queue-limit"].as<int>();
   auto body_limit = common::parse_size(vm["body-limit"].as<std::string>());
   if (!body_limit) throw UsageError("--body-limit: " + body_limit.error);
   cfg.http.body_limit = body_limit->bytes;

@@ -6,6 +6,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "bench/collective/collective_settings.h"
+#include "bench/common/flag_values.h"
+#include "bench/load/load_settings.h"
+#include "bench/serve/serve_settings.h"
+#include "bench/train/train_settings.h"
 #include "faults/registry.h"
 #include "harness/scenario/placeholders.h"
 
@@ -13,75 +18,30 @@ namespace chaosbench::harness {
 namespace {
 
 std::vector<std::string> collective_argv(const CollectiveWorkload& w, const LaunchContext& ctx, const std::string& host) {
-  return {ctx.self_exe,
-          "worker",
-          "collective",
-          "--collectives", fmt::format("{}", fmt::join(w.collectives, ",")),
-          "--algorithms", fmt::format("{}", fmt::join(w.algorithms, ",")),
-          "--min-size", fmt::format("{}B", w.min_size.bytes),
-          "--max-size", fmt::format("{}B", w.max_size.bytes),
-          "--factor", std::to_string(w.factor),
-          "--warmup", std::to_string(w.warmup_iters),
-          "--iters", std::to_string(w.iters),
-          "--duration-ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(w.duration.value).count()),
-          "--check", w.check ? "1" : "0",
-          "--store", "file:" + ctx.runtime_dir + "/store",
-          "--prefix", ctx.run_id,
-          "--host", host,
-          "--timeout-ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(w.timeout.value).count())};
-}
-
-std::string ms_string(const Duration& d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d.value).count());
+  std::vector<std::string> argv{ctx.self_exe, "worker", "collective"};
+  for (auto& flag : bench::encode_collective_settings(w)) argv.push_back(std::move(flag));
+  argv.insert(argv.end(), {"--store", "file:" + ctx.runtime_dir + "/store", "--prefix", ctx.run_id, "--host", host});
+  return argv;
 }
 
 std::vector<std::string> train_argv(const Scenario& scenario, const TrainWorkload& w, const LaunchContext& ctx,
                                     const std::string& host) {
-  std::vector<std::string> layers;
-  for (int l : w.layers) layers.push_back(std::to_string(l));
-  std::string dir = w.checkpoint.dir;
+  TrainWorkload settings = w;
+  auto& dir = settings.checkpoint.dir;
   if (dir.empty()) dir = ctx.run_dir + "/checkpoints";
   else if (dir.front() != '/') dir = ctx.scenario_dir + "/" + dir;
-  const char* recovery = w.recovery.mode == RecoveryMode::kRestart   ? "restart"
-                         : w.recovery.mode == RecoveryMode::kElastic ? "elastic"
-                                                                     : "none";
-  std::vector<std::string> argv{ctx.self_exe,
-                                "worker",
-                                "train",
-                                "--layers", fmt::format("{}", fmt::join(layers, ",")),
-                                "--batch-size", std::to_string(w.batch_size),
-                                "--steps", std::to_string(w.steps),
-                                "--seed", std::to_string(ctx.seed),
-                                "--optimizer", w.optimizer,
-                                "--lr", fmt::format("{}", w.lr),
-                                "--momentum", fmt::format("{}", w.momentum),
-                                "--weight-decay", fmt::format("{}", w.weight_decay),
-                                "--beta1", fmt::format("{}", w.beta1),
-                                "--beta2", fmt::format("{}", w.beta2),
-                                "--eps", fmt::format("{}", w.eps),
-                                "--bucket-size", fmt::format("{}B", w.bucket_size.bytes),
-                                "--algorithm", w.algorithm,
-                                "--threads", std::to_string(w.threads),
-                                "--device", w.device,
-                                "--backend", w.backend,
-                                "--recovery", recovery,
-                                "--store", "file:" + ctx.runtime_dir + "/store",
-                                "--prefix", ctx.run_id,
-                                "--host", host,
-                                "--timeout-ms", ms_string(w.timeout),
-                                "--sdc-check-every", std::to_string(w.sdc_check_every.value_or(
-                                                         has_fault_with(scenario, faults::kSilentCorruption) ? 1 : 0))};
+  if (!settings.sdc_check_every) settings.sdc_check_every = has_fault_with(scenario, faults::kSilentCorruption) ? 1 : 0;
+  std::vector<std::string> argv{ctx.self_exe, "worker", "train"};
+  for (auto& flag : bench::train::encode_train_settings(settings)) argv.push_back(std::move(flag));
+  argv.insert(argv.end(), {"--seed", std::to_string(ctx.seed),
+                           "--store", "file:" + ctx.runtime_dir + "/store",
+                           "--prefix", ctx.run_id,
+                           "--host", host});
   // With recovery and a hang to expect, a step that hangs past recovery.hang_timeout ends
   // the rank (its watchdog), so a GPU or collective hang becomes a failure recovery acts
   // on. Not otherwise: a rank paused (node.pause) past it would end on thawing.
   if (w.recovery.mode != RecoveryMode::kNone && has_fault_with(scenario, faults::kHangs))
-    argv.insert(argv.end(), {"--watchdog-ms", ms_string(w.recovery.hang_timeout)});
-  if (w.target_loss) argv.insert(argv.end(), {"--target-loss", fmt::format("{}", *w.target_loss)});
-  if (w.checkpoint.every_steps > 0)
-    argv.insert(argv.end(), {"--checkpoint-dir", dir, "--checkpoint-every", std::to_string(w.checkpoint.every_steps),
-                             "--checkpoint-mode", w.checkpoint.incremental ? "incremental" : "full",
-                             "--checkpoint-full-every", std::to_string(w.checkpoint.full_every), "--checkpoint-async",
-                             w.checkpoint.async ? "1" : "0"});
+    argv.insert(argv.end(), {"--watchdog-ms", bench::ms_flag(w.recovery.hang_timeout)});
   return argv;
 }
 
@@ -107,32 +67,15 @@ int replica_port(const ServeWorkload& w, const ClusterSpec& cluster, const Launc
   return w.port + (shared_address ? static_cast<int>(at) : 0);
 }
 
-std::string joined(const std::vector<int>& v) {
-  std::vector<std::string> parts;
-  for (int x : v) parts.push_back(std::to_string(x));
-  return fmt::format("{}", fmt::join(parts, ","));
-}
-
 std::vector<std::string> serve_argv(const ServeWorkload& w, const LaunchContext& ctx, const ClusterSpec& cluster,
                                     int node, const std::string& host) {
-  std::vector<std::string> argv{ctx.self_exe, "worker", "serve",
-                                "--model", w.model_name,
-                                "--layers", joined(w.layers),
-                                "--dtype", w.dtype,
-                                "--host", host,
-                                "--port", std::to_string(replica_port(w, cluster, ctx, node)),
-                                "--max-batch-size", std::to_string(w.batching.max_batch_size),
-                                "--max-queue-delay-us",
-                                std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
-                                                   w.batching.max_queue_delay.value).count()),
-                                "--queue-limit", std::to_string(w.queue_limit),
-                                "--seed", std::to_string(ctx.seed)};
-  if (!w.batching.preferred_batch_sizes.empty())
-    argv.insert(argv.end(), {"--preferred-batch-sizes", joined(w.batching.preferred_batch_sizes)});
-  if (!w.checkpoint_dir.empty()) {
-    std::string dir = w.checkpoint_dir.front() == '/' ? w.checkpoint_dir : ctx.scenario_dir + "/" + w.checkpoint_dir;
-    argv.insert(argv.end(), {"--checkpoint-dir", dir});
-  }
+  bench::serve::ServeSettings settings = w;
+  settings.port = replica_port(w, cluster, ctx, node);
+  auto& dir = settings.checkpoint_dir;
+  if (!dir.empty() && dir.front() != '/') dir = ctx.scenario_dir + "/" + dir;
+  std::vector<std::string> argv{ctx.self_exe, "worker", "serve"};
+  for (auto& flag : bench::serve::encode_serve_settings(settings)) argv.push_back(std::move(flag));
+  argv.insert(argv.end(), {"--host", host, "--seed", std::to_string(ctx.seed)});
   return argv;
 }
 
@@ -141,16 +84,12 @@ std::vector<std::string> load_argv(const ServeWorkload& w, const LaunchContext& 
   for (int n : serve_replicas(w, cluster))
     endpoints.push_back(fmt::format("http://{}:{}", ctx.node_addrs.at(static_cast<std::size_t>(n)),
                                     replica_port(w, cluster, ctx, n)));
-  return {ctx.self_exe, "worker", "load",
-          "--endpoints", fmt::format("{}", fmt::join(endpoints, ",")),
-          "--model", w.model_name,
-          "--scenario", w.load.scenario,
-          "--qps", fmt::format("{}", w.load.qps),
-          "--duration", fmt::format("{}ms", std::chrono::duration_cast<std::chrono::milliseconds>(w.load.duration.value).count()),
-          "--rows", std::to_string(w.load.rows),
-          "--dim", std::to_string(w.layers.front()),
-          "--connections", std::to_string(w.load.connections),
-          "--timeout-ms", ms_string(w.load.timeout)};
+  std::vector<std::string> argv{ctx.self_exe, "worker", "load"};
+  for (auto& flag : bench::load::encode_load_settings(w.load)) argv.push_back(std::move(flag));
+  argv.insert(argv.end(), {"--endpoints", fmt::format("{}", fmt::join(endpoints, ",")),
+                           "--model", w.model_name,
+                           "--dim", std::to_string(w.layers.front())});
+  return argv;
 }
 
 }  // namespace

@@ -12,7 +12,12 @@
 #include <variant>
 #include <vector>
 
+#include "bench/collective/collective_settings.h"
+#include "bench/load/load_settings.h"
 #include "bench/protocol/record.h"
+#include "bench/serve/serve_settings.h"
+#include "bench/train/recovery_spec.h"
+#include "bench/train/train_settings.h"
 #include "faults/param.h"
 #include "faults/registry.h"
 #include "faults/target.h"
@@ -45,91 +50,29 @@ struct ClusterSpec {
   int world_size() const { return nodes * ranks_per_node; }
 };
 
-struct CollectiveWorkload {
-  std::string backend = "gloo";
-  std::vector<std::string> collectives{"allreduce"};
-  std::vector<std::string> algorithms{"ring"};
-  Size min_size{1024};
-  Size max_size{16u << 20};
-  std::uint64_t factor = 2;
-  int warmup_iters = 5;
-  int iters = 20;
-  Duration duration{};  // zero: the sweep once; else repeated until this long has passed
-  bool check = true;
-  Duration timeout{std::chrono::seconds(30)};
-};
+// The collective workload is its settings, shared with `chaosbench worker collective`.
+using CollectiveWorkload = bench::CollectiveSettings;
 
-// What the harness does when a rank fails (dies, or hangs past hang_timeout).
-enum class RecoveryMode {
-  kNone,     // the run fails
-  kRestart,  // as torchrun: every rank is stopped and started again (attempt + 1)
-  kElastic,  // the workload carries on without the rank; the harness restarts a killed
-             // rank when its node is back and the workload admits it
-};
-
-struct RecoverySpec {
-  RecoveryMode mode = RecoveryMode::kNone;
-  int max_restarts = 3;
-  std::optional<int> min_nodes;  // restart on fewer nodes, down to this many; unset: all
-  Duration hang_timeout{std::chrono::seconds(60)};  // no step from any rank for this long: hung
-};
-
-struct TrainCheckpointSpec {
-  int every_steps = 0;  // 0: no checkpoints
-  bool incremental = true;
-  int full_every = 4;
-  bool async = true;
-  std::string dir;  // empty: <out>/checkpoints
-};
-
-struct TrainWorkload {
-  std::string backend = "gloo";  // "gloo" or "nccl" (device cuda)
-  std::string device = "cpu";    // "cpu" or "cuda"
-  std::vector<int> layers{256, 1024, 1024, 1024, 16};
-  int batch_size = 1024;
-  std::int64_t steps = 400;
-  std::string optimizer = "sgd";
-  double lr = 0.05, momentum = 0.9, weight_decay = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  Size bucket_size{1u << 20};
-  std::string algorithm = "tcp_ring";  // gradient allreduce: "tcp_ring" (its own), "bcube" or "ring" (gloo)
-  int threads = 1;
-  std::optional<double> target_loss;
-  TrainCheckpointSpec checkpoint;
-  RecoverySpec recovery;
-  Duration timeout{std::chrono::seconds(10)};
-  // Replicas compare fingerprints every N steps; 0: never. Unset: every step when the
-  // scenario injects bit flips, else never (the check costs a hash of the state per step).
-  std::optional<int> sdc_check_every;
-};
+// The train workload is its settings (one definition of each default, shared with
+// `chaosbench worker train`); its recovery block is the command workload's too.
+using RecoveryMode = bench::train::RecoveryMode;
+using RecoverySpec = bench::train::RecoverySpec;
+using TrainWorkload = bench::train::TrainSettings;
 
 // The serving workload: KServe v2 servers of the trainer's MLP on some nodes (replicas,
 // services: they run until the load is done) and the open-loop load generator on another
-// (the driver: the run ends when it does).
-struct ServeBatching {
-  int max_batch_size = 64;
-  Duration max_queue_delay{std::chrono::microseconds(2000)};
-  std::vector<int> preferred_batch_sizes;
-};
-
-struct LoadSpec {
+// (the driver: the run ends when it does). Each is its workload's settings, shared with
+// its `chaosbench worker`, plus where it runs, which only the harness knows.
+struct LoadSpec : bench::load::LoadSettings {
+  // A scenario's load runs 20s unless it says otherwise (docs/scenario-format.md); a
+  // worker started alone keeps LoadSettings' 10s. The one default that differs on purpose
+  // (tests/workload_settings_test.cc checks both).
+  LoadSpec() { duration = Duration{std::chrono::seconds(20)}; }
   int node = -1;  // -1: the last node
-  std::string scenario = "server";  // "server", "offline", "single-stream"
-  double qps = 100;
-  Duration duration{std::chrono::seconds(20)};
-  int rows = 1;
-  int connections = 32;
-  Duration timeout{std::chrono::seconds(1)};
 };
 
-struct ServeWorkload {
-  std::string model_name = "mlp";
-  std::vector<int> layers{256, 1024, 1024, 1024, 16};
-  std::string dtype = "fp32";  // "fp32" or "int8"
-  std::vector<int> replicas;   // nodes; empty: every node but the load's
-  int port = 8000;
-  ServeBatching batching;
-  int queue_limit = 1024;
-  std::string checkpoint_dir;  // the trainer's checkpoints; empty: seeded weights
+struct ServeWorkload : bench::serve::ServeSettings {
+  std::vector<int> replicas;  // nodes; empty: every node but the load's
   LoadSpec load;
 };
 

@@ -27,7 +27,8 @@ void parse_load(ParseContext& ctx, const json& value, const ClusterSpec& cluster
   ObjectReader r(ctx, value, "workload.load",
                  {"node", "scenario", "qps", "duration", "rows", "connections", "timeout"});
   if (auto v = r.integer("node", 0, std::max(0, cluster.nodes - 1))) l.node = static_cast<int>(*v);
-  if (auto v = r.choice("scenario", {"server", "offline", "single-stream"})) l.scenario = *v;
+  if (auto v = r.choice("scenario", {"server", "offline", "single-stream"}))
+    l.scenario = bench::load::parse_load_scenario(*v).value_or(bench::load::LoadScenario::kServer);
   if (auto v = r.number("qps")) {
     if (!(*v > 0 && *v <= 1e6)) ctx.error(r.path_of("qps"), fmt::format("expected a rate in (0, 1e6], got {}", *v));
     else l.qps = *v;

@@ -30,16 +30,16 @@ void parse_model(ParseContext& ctx, const json& value, TrainWorkload& w) {
 void parse_optimizer(ParseContext& ctx, const json& value, TrainWorkload& w) {
   ObjectReader r(ctx, value, "workload.optimizer", {"kind", "lr", "momentum", "weight_decay", "beta1", "beta2", "eps"});
   if (auto v = r.choice("kind", {"sgd", "adamw"})) w.optimizer = *v;
-  auto positive = [&](const char* key, double& out, double max) {
+  auto positive = [&](const char* key, float& out, double max) {
     if (auto v = r.number(key)) {
       if (!(*v > 0 && *v <= max)) ctx.error(r.path_of(key), fmt::format("expected a number in (0, {}], got {}", max, *v));
-      else out = *v;
+      else out = static_cast<float>(*v);
     }
   };
-  auto fraction = [&](const char* key, double& out) {
+  auto fraction = [&](const char* key, float& out) {
     if (auto v = r.number(key)) {
       if (!(*v >= 0 && *v < 1)) ctx.error(r.path_of(key), fmt::format("expected a number in [0, 1), got {}", *v));
-      else out = *v;
+      else out = static_cast<float>(*v);
     }
   };
   positive("lr", w.lr, 10);
@@ -70,9 +70,7 @@ RecoverySpec parse_recovery(ParseContext& ctx, const json& value, const ClusterS
   ObjectReader r(ctx, value, "workload.recovery", {"mode", "max_restarts", "min_nodes", "hang_timeout"});
   std::vector<std::string_view> modes{"none", "restart"};
   if (elastic_allowed) modes.push_back("elastic");
-  if (auto v = r.choice("mode", modes)) {
-    spec.mode = *v == "restart" ? RecoveryMode::kRestart : *v == "elastic" ? RecoveryMode::kElastic : RecoveryMode::kNone;
-  }
+  if (auto v = r.choice("mode", modes)) spec.mode = bench::train::parse_recovery_mode(*v).value_or(RecoveryMode::kNone);
   if (auto v = r.integer("max_restarts", 0, 1000)) spec.max_restarts = static_cast<int>(*v);
   if (auto v = r.integer("min_nodes", 1, std::max(1, cluster.nodes))) spec.min_nodes = static_cast<int>(*v);
   if (auto v = r.duration("hang_timeout", /*allow_zero=*/false)) spec.hang_timeout = *v;
