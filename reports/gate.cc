@@ -173,7 +173,7 @@ MetricComparison compare_single(const MetricRecord& base, const MetricRecord& cu
   m.current = cur.value;
   m.change = relative_change(base.value, cur.value);
   const bool regressed = worse_sign(cur.better) * m.change > tolerance;
-  m.status = regressed ? "warn" : "pass";
+  m.status = regressed ? GateStatus::kWarn : GateStatus::kPass;
   m.reason = fmt::format("single value, no test: {}, tolerance {:g}%{}", pct(m.change), tolerance * 100.0,
                          regressed ? " (a regression beyond the tolerance)" : "");
   return m;
@@ -211,7 +211,7 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
                : fmt::format("{}, tolerance {:g}%", pct(m.change), tolerance * 100.0);
 
   if (test_base.size() < options.min_samples || test_cur.size() < options.min_samples) {
-    m.status = "warn";
+    m.status = GateStatus::kWarn;
     m.reason = fmt::format("too few samples: {} baseline, {} current{}, need {}{}: {}", test_base.size(),
                            test_cur.size(), tail ? " in the upper decile" : "", options.min_samples,
                            tail ? " there" : "", numbers);
@@ -228,10 +228,10 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
   const bool beyond = m.ci_low && (sign > 0 ? *m.ci_low > band : *m.ci_high < -band);
   if (noise > 0) numbers += fmt::format(", within-run noise {:.1f}%", noise * 100);
   if (significant && beyond) {
-    m.status = "fail";
+    m.status = GateStatus::kFail;
     m.reason = "regression: " + numbers;
   } else {
-    m.status = "pass";
+    m.status = GateStatus::kPass;
     if (sign * m.change < 0 && significant) m.reason = "improvement: " + numbers;
     else if (!significant) m.reason = "no significant change: " + numbers;
     else if (sign * m.change <= tolerance) m.reason = "within tolerance: " + numbers;
@@ -273,11 +273,8 @@ Comparison compare_runs(const RunResult& baseline, const RunResult& current, con
       out.metrics.push_back(compare_sampled(cur, *base_values, *cur_values, 99, "p99", tol, options));
   }
 
-  out.verdict = "pass";
-  for (const auto& m : out.metrics) {
-    if (m.status == "fail") out.verdict = "fail";
-    else if (m.status == "warn" && out.verdict == "pass") out.verdict = "warn";
-  }
+  out.verdict = GateStatus::kPass;
+  for (const auto& m : out.metrics) out.verdict = std::max(out.verdict, m.status);
   return out;
 }
 

@@ -9,6 +9,10 @@
 #include <variant>
 #include <vector>
 
+#include "reports/check_status.h"
+#include "reports/gate_status.h"
+#include "reports/verdict.h"
+
 namespace chaosbench::reports {
 
 inline constexpr int kSchemaVersion = 1;
@@ -77,7 +81,7 @@ struct CheckResult {
   std::string op;  // ">=", "<="
   double threshold = 0;
   std::optional<double> value;  // absent when no record matched
-  std::string status;           // "pass", "fail"
+  CheckStatus status = CheckStatus::kFail;
   std::string message;
 };
 
@@ -165,7 +169,7 @@ struct MetricComparison {
   std::optional<double> ci_low, ci_high;        // confidence interval of change (1 - alpha)
   std::optional<double> p_value;                // two-sided Mann-Whitney U
   double tolerance = 0.05;                      // a regression within it passes
-  std::string status;                           // "pass", "warn", "fail"
+  GateStatus status = GateStatus::kFail;
   std::string reason;                           // why, with the numbers
 };
 
@@ -174,7 +178,7 @@ struct Comparison {
   std::string baseline_started_at;
   double alpha = 0.01;
   std::vector<MetricComparison> metrics;
-  std::string verdict;  // "pass", "warn" (too little data somewhere), "fail" (a significant regression)
+  GateStatus verdict = GateStatus::kPass;  // the worst status of its metrics
 };
 
 struct RunResult {
@@ -188,7 +192,7 @@ struct RunResult {
   std::uint64_t seed = 0;
   std::string started_at;  // UTC, ISO 8601
   double duration_s = 0;
-  std::string verdict;  // "pass", "fail", "error", "interrupted"
+  Verdict verdict = Verdict::kError;  // until judged: an unjudged result is no pass
   std::string reason;
   std::vector<Phase> phases;
   std::vector<FaultRecord> faults;

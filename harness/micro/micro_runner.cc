@@ -139,7 +139,7 @@ MicroRunOutcome run_micro_suite(const std::vector<MicroBenchmark>& suite, const 
   }
   r.scenario_json = suite_description(options, ran);
   r.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.verdict = failures.empty() ? "pass" : "fail";
+  r.verdict = failures.empty() ? reports::Verdict::kPass : reports::Verdict::kFail;
   for (const auto& f : failures) r.reason += (r.reason.empty() ? "" : "; ") + f;
   return out;
 }

@@ -34,6 +34,7 @@
 #include "harness/runner/target_resolver.h"
 #include "harness/runner/timeline_log.h"
 #include "harness/runner/workload_launcher.h"
+#include "reports/judgement.h"
 #include "reports/run_model.h"
 
 namespace chaosbench::harness {
@@ -89,7 +90,7 @@ class Run {
   bool oom_killed(int rank) const;
   bool node_frozen(int node) const;
   bool only_services_left() const;  // every driver (non-service) process has ended
-  void fail(std::string reason, std::string verdict = "fail");
+  void fail(std::string reason, reports::Verdict verdict = reports::Verdict::kFail);
   std::vector<RankProcess> rank_processes() const;
 
   const Scenario& scenario_;
@@ -150,9 +151,8 @@ class Run {
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   // Read by the metrics server thread (event times), written once before ranks start.
   std::atomic<double> t0_wall_{bench::wall_time_now()};
-  std::string verdict_ = "pass";
-  std::string reason_;
-  int exit_code_ = kExitPass;
+  reports::Judgement verdict_;  // folded by fail() and an interruption (reports/judgement.h)
+  VerdictSource verdict_source_ = VerdictSource::kThisRun;
   std::optional<double> first_failure_s_;
 };
 

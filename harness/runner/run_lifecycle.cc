@@ -36,9 +36,9 @@ RunOutcome Run::execute() {
   const bool timed_out = main_loop();
   const double end_s = now_s();
   if (int sig = SignalGuard::received()) {
-    verdict_ = "interrupted";
-    reason_ = fmt::format("interrupted by signal {}", sig);
-    spdlog::warn("{}: stopping every process and reverting every fault", reason_);
+    verdict_ = reports::fold(std::move(verdict_),
+                             {reports::Verdict::kInterrupted, fmt::format("interrupted by signal {}", sig)});
+    spdlog::warn("{}: stopping every process and reverting every fault", verdict_.reason);
   }
   progress_.reset();
   unwind(timed_out);
@@ -139,7 +139,7 @@ bool Run::main_loop() {
         if (action.kind == ScheduledAction::kApply) apply(action.occurrence);
         else revert(action.occurrence);
       }
-      if (verdict_ == "error") break;  // a fault could not be applied: stop, do not half-run
+      if (verdict_.verdict == reports::Verdict::kError) break;  // a fault could not be applied: stop, do not half-run
       if (first_failure_s_ && t - *first_failure_s_ > kPeerGraceS) break;
       if (!wait_for_events()) continue;
       if (!supervisor_.any_running() && pending_restarts_.empty() && !group_restart_at_) break;
@@ -150,11 +150,10 @@ bool Run::main_loop() {
       }
     }
   } catch (const HostError& e) {
-    fail(e.what(), "error");
-    exit_code_ = kExitHost;
+    fail(e.what(), reports::Verdict::kError);
+    verdict_source_ = VerdictSource::kHostLimit;
   } catch (const std::exception& e) {
-    fail(e.what(), "error");
-    exit_code_ = kExitUsage;
+    fail(e.what(), reports::Verdict::kError);  // unexpected: exit 1, as for any error (exit_code.h)
   }
   return false;
 }
@@ -195,14 +194,14 @@ void Run::unwind(bool timed_out) {
     try {
       journal_->undo(id);
     } catch (const std::exception& e) {
-      fail(fmt::format("cleanup: {}", e.what()), "error");
+      fail(fmt::format("cleanup: {}", e.what()), reports::Verdict::kError);
     }
   }
   cgroups_.reset();
-  for (const auto& e : cluster_->shut_down()) fail(fmt::format("cleanup: cluster.link: {}", e), "error");
+  for (const auto& e : cluster_->shut_down()) fail(fmt::format("cleanup: cluster.link: {}", e), reports::Verdict::kError);
   dir_.reset();
-  for (const auto& e : journal_->finish()) fail(fmt::format("cleanup: {}", e), "error");
-  timeline_->write(now_s(), "run_finished", {{"verdict", TL::str(verdict_)}, {"timed_out", timed_out ? "true" : "false"}});
+  for (const auto& e : journal_->finish()) fail(fmt::format("cleanup: {}", e), reports::Verdict::kError);
+  timeline_->write(now_s(), "run_finished", {{"verdict", TL::str(std::string(reports::to_string(verdict_.verdict)))}, {"timed_out", timed_out ? "true" : "false"}});
 }
 
 // What results.json is to hold, and the exit code (exit_code.h).
@@ -211,17 +210,14 @@ RunOutcome Run::outcome(const std::string& started_at, double end_s) {
                   server_->malformed(), server_->malformed_examples()};
   RunOutcome out;
   out.run_dir = out_dir_;
-  out.result = build_result(in, verdict_, reason_);
+  out.result = build_result(in, verdict_);
   out.result.run_id = run_id_;
   out.result.environment.blas = blas_;
   out.result.environment.cluster =
       fmt::format("{}, {}", netns_used_ ? "network namespaces (veth, bridge)" : "local processes on loopback",
                   cgroups_available_ ? fmt::format("node cgroups (v{}: {})", cgroup_version_, cgroup_list_)
                                      : fmt::format("no node cgroups ({})", cgroups_why_not_));
-  if (out.result.verdict == "interrupted") out.exit_code = kExitInterrupted;
-  else if (exit_code_ != kExitPass) out.exit_code = exit_code_;
-  else if (out.result.verdict != "pass") out.exit_code = kExitCheckFailed;
-  else out.exit_code = kExitPass;
+  out.exit_code = exit_code_for(out.result.verdict, verdict_source_);
   return out;
 }
 

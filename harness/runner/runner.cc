@@ -111,12 +111,9 @@ std::string Run::progress_text(double t) const {
   return text;
 }
 
-void Run::fail(std::string reason, std::string verdict) {
-  if (verdict_ == "pass") {
-    verdict_ = std::move(verdict);
-    reason_ = std::move(reason);
-    spdlog::error("{}", reason_);
-  }
+void Run::fail(std::string reason, reports::Verdict verdict) {
+  if (verdict_.verdict == reports::Verdict::kPass) spdlog::error("{}", reason);
+  verdict_ = reports::fold(std::move(verdict_), {verdict, std::move(reason)});
   if (!first_failure_s_) first_failure_s_ = now_s();
 }
 
@@ -324,7 +321,7 @@ void Run::apply(std::size_t i) {
     schedule_.mark_failed(i);
     rec.error = e.what();
     timeline_->write(now_s(), "fault_failed", {{"fault", TL::str(spec.name)}, {"error", TL::str(e.what())}});
-    fail(fmt::format("fault {} ({}) could not be applied: {}", spec.name, spec.type, e.what()), "error");
+    fail(fmt::format("fault {} ({}) could not be applied: {}", spec.name, spec.type, e.what()), reports::Verdict::kError);
   }
 }
 
@@ -344,7 +341,7 @@ void Run::revert(std::size_t i) {
     schedule_.mark_failed(i);
     rec.error = fmt::format("revert failed: {}", e.what());
     timeline_->write(now_s(), "fault_revert_failed", {{"fault", TL::str(spec.name)}, {"error", TL::str(e.what())}});
-    fail(fmt::format("fault {} could not be reverted: {}", spec.name, e.what()), "error");
+    fail(fmt::format("fault {} could not be reverted: {}", spec.name, e.what()), reports::Verdict::kError);
   }
 }
 
