@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -71,57 +70,15 @@ std::optional<std::vector<double>> samples_of(const RunResult& run, const Metric
   return out;
 }
 
-// Per-metric tolerances from the scenario's checks: {"metric", "labels"?, "phase"?,
-// "tolerance": "10%" or 10}. A check without a phase applies to every phase.
-struct ToleranceRule {
-  std::string metric;
-  nlohmann::json labels;
-  std::optional<std::string> phase;
-  double tolerance = 0;
-};
-
-// A check's tolerance as a fraction: "10%" (the scenario's own percent syntax) or 10.
-std::optional<double> tolerance_fraction(const nlohmann::json& v) {
-  if (v.is_number()) return v.get<double>() / 100.0;
-  if (!v.is_string()) return std::nullopt;
-  auto p = common::parse_percent(v.get<std::string>());
-  if (!p) return std::nullopt;
-  return p->value / 100.0;
-}
-
-std::vector<ToleranceRule> tolerance_rules(const std::string& scenario_json) {
-  std::vector<ToleranceRule> rules;
-  auto doc = nlohmann::json::parse(scenario_json, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("checks") || !doc["checks"].is_array()) return rules;
-  for (const auto& c : doc["checks"]) {
-    if (!c.is_object() || !c.contains("tolerance") || !c.contains("metric") || !c["metric"].is_string()) continue;
-    auto tol = tolerance_fraction(c["tolerance"]);
-    if (!tol) continue;
-    ToleranceRule r{c["metric"].get<std::string>(), c.value("labels", nlohmann::json::object()), std::nullopt, *tol};
-    if (c.contains("phase") && c["phase"].is_string()) r.phase = c["phase"].get<std::string>();
-    rules.push_back(std::move(r));
-  }
-  return rules;
-}
-
-std::string json_label_text(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
-  if (v.is_number()) return fmt::format("{}", v.get<double>());
-  return v.dump();
-}
-
 // The last matching rule wins, as a later entry overrides an earlier one.
-double tolerance_for(const MetricRecord& r, const std::vector<ToleranceRule>& rules, double dflt) {
+double tolerance_for(const MetricRecord& r, const std::vector<ScenarioFacts::CheckTolerance>& rules, double dflt) {
   double tol = dflt;
   for (const auto& rule : rules) {
     if (rule.metric != r.name || (rule.phase && *rule.phase != phase_of(r.labels))) continue;
     bool match = true;
-    if (rule.labels.is_object()) {
-      for (const auto& [k, v] : rule.labels.items()) {
-        auto it = r.labels.find(k);
-        match = match && it != r.labels.end() && label_to_string(it->second) == json_label_text(v);
-      }
+    for (const auto& [k, text] : rule.labels) {
+      auto it = r.labels.find(k);
+      match = match && it != r.labels.end() && label_to_string(it->second) == text;
     }
     if (match) tol = rule.tolerance;
   }
@@ -247,7 +204,7 @@ Comparison compare_runs(const RunResult& baseline, const RunResult& current, con
   out.baseline_run = baseline.run_id;
   out.baseline_started_at = baseline.started_at;
   out.alpha = options.alpha;
-  const auto rules = tolerance_rules(current.scenario_json);
+  const auto& rules = current.scenario_facts.tolerances;
 
   for (const auto& cur : current.metrics) {
     if (starts_with(cur.name, "fault/") || (cur.better != "lower" && cur.better != "higher")) continue;

@@ -234,7 +234,7 @@ RunResult from_json(const std::string& text) {
     r.tool_version = str(*it, "version");
   }
   if (auto it = j.find("scenario"); it != j.end()) {
-    r.scenario_json = it->dump();
+    set_scenario(r, it->dump());
     if (it->is_object()) r.scenario_name = str(*it, "name");
   }
   if (auto it = j.find("environment"); it != j.end() && it->is_object()) r.environment = read_environment(*it);

@@ -11,6 +11,7 @@
 
 #include "reports/check_status.h"
 #include "reports/gate_status.h"
+#include "reports/scenario_facts.h"
 #include "reports/verdict.h"
 
 namespace chaosbench::reports {
@@ -186,6 +187,7 @@ struct RunResult {
   std::string tool_name = "chaosbench";
   std::string tool_version;
   std::string scenario_json;  // the resolved scenario, overrides applied (JSON text)
+  ScenarioFacts scenario_facts;  // derived from scenario_json by set_scenario(), not serialized
   std::string scenario_name;
   std::string run_id;  // names the run's journal, runtime directory and cgroups
   Environment environment;
@@ -206,5 +208,10 @@ struct RunResult {
 };
 
 std::string label_to_string(const LabelValue& v);
+
+// Sets the run's resolved scenario and the facts reports read from it: the one way both
+// are set (where a run's result is built and where results.json is read back), so they
+// never disagree.
+void set_scenario(RunResult& run, std::string resolved_json);
 
 }  // namespace chaosbench::reports

@@ -56,7 +56,7 @@ MetricRecord record(const std::string& name, const std::string& unit, const std:
 RunResult make_run(const RunSpec& spec) {
   RunResult run;
   run.run_id = "run";
-  run.scenario_json = spec.scenario_json;
+  set_scenario(run, spec.scenario_json);
   double end = 0;
   for (std::size_t r = 0; r < spec.ranks.size(); ++r) {
     Series s;

@@ -35,7 +35,7 @@ RunResult synthetic_run(std::size_t points) {
   RunResult run;
   run.tool_version = "0.1.0";
   run.scenario_name = "html-test";
-  run.scenario_json = R"({"name":"html-test","workload":{"kind":"train"}})";
+  set_scenario(run, R"({"name":"html-test","workload":{"kind":"train"}})");
   run.run_id = "html-test-1";
   run.seed = 7;
   run.started_at = "2026-11-30T00:00:00Z";

@@ -46,9 +46,9 @@ RunResult golden_run() {
   RunResult run;
   run.tool_version = "0.1.0";
   run.scenario_name = "golden";
-  run.scenario_json = R"({"name":"golden","cluster":{"nodes":2},"workload":{"kind":"train","bucket_size":"256KiB",)"
+  set_scenario(run, R"({"name":"golden","cluster":{"nodes":2},"workload":{"kind":"train","bucket_size":"256KiB",)"
                       R"("model":{"layers":[64,64,8]},"checkpoint":{"every_steps":10,"mode":"full","async":false},)"
-                      R"("recovery":{"mode":"restart"}}})";
+                      R"("recovery":{"mode":"restart"}}})");
   run.run_id = "20240101T000000Z-golden";
   run.environment.host = "testhost";
   run.seed = 7;
@@ -132,8 +132,8 @@ RunResult golden_run() {
 RunResult clean_train_run() {
   RunResult run;
   run.scenario_name = "clean";
-  run.scenario_json = R"({"name":"clean","cluster":{"nodes":4},"workload":{"kind":"train","bucket_size":"4MiB",)"
-                      R"("model":{"layers":[256,1024,16]},"checkpoint":{"every_steps":50},"recovery":{"mode":"elastic"}}})";
+  set_scenario(run, R"({"name":"clean","cluster":{"nodes":4},"workload":{"kind":"train","bucket_size":"4MiB",)"
+                      R"("model":{"layers":[256,1024,16]},"checkpoint":{"every_steps":50},"recovery":{"mode":"elastic"}}})");
   run.duration_s = 60;
   run.verdict = Verdict::kPass;
   run.phases = {{"baseline", 0, 20}, {"fault:slow-link", 20, 40}, {"recovery:slow-link", 40, 60}};

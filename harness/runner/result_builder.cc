@@ -27,7 +27,7 @@ reports::Environment describe_environment() {
 reports::RunResult build_result(const ResultInputs& in, const reports::Judgement& verdict) {
   reports::RunResult r;
   r.tool_version = CHAOSBENCH_VERSION;
-  r.scenario_json = in.scenario.resolved_json;
+  reports::set_scenario(r, in.scenario.resolved_json);
   r.scenario_name = in.scenario.name;
   r.environment = describe_environment();
   for (const auto& f : in.faults)
