@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "reports/text_format.h"
+
 namespace chaosbench::reports {
 namespace {
 
@@ -97,7 +99,7 @@ std::string format_value(double value, const std::string& unit) {
 
 std::string console_summary(const RunResult& run, const std::string& run_dir) {
   std::string out;
-  out += fmt::format("\n{} — {} in {:.1f}s\n", run.scenario_name, run.verdict == "pass" ? "PASS" : run.verdict == "fail" ? "FAIL" : run.verdict == "interrupted" ? "INTERRUPTED" : "ERROR", run.duration_s);
+  out += fmt::format("\n{} — {} in {:.1f}s\n", run.scenario_name, verdict_text(run.verdict), run.duration_s);
   if (!run.reason.empty()) out += fmt::format("  {}\n", run.reason);
 
   // Collectives: busbw per collective/algorithm at each size, overall phase.
@@ -144,7 +146,7 @@ std::string console_summary(const RunResult& run, const std::string& run_dir) {
   if (!run.checks.empty()) {
     out += "\n";
     for (const auto& c : run.checks)
-      out += fmt::format("  [{}] {} {} {:g}: {}\n", c.status == "pass" ? "PASS" : "FAIL", c.metric, c.op, c.threshold,
+      out += fmt::format("  [{}] {} {} {:g}: {}\n", verdict_text(c.status), c.metric, c.op, c.threshold,
                          c.message);
   }
   if (run.protocol.malformed)

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -71,57 +70,15 @@ std::optional<std::vector<double>> samples_of(const RunResult& run, const Metric
   return out;
 }
 
-// Per-metric tolerances from the scenario's checks: {"metric", "labels"?, "phase"?,
-// "tolerance": "10%" or 10}. A check without a phase applies to every phase.
-struct ToleranceRule {
-  std::string metric;
-  nlohmann::json labels;
-  std::optional<std::string> phase;
-  double tolerance = 0;
-};
-
-// A check's tolerance as a fraction: "10%" (the scenario's own percent syntax) or 10.
-std::optional<double> tolerance_fraction(const nlohmann::json& v) {
-  if (v.is_number()) return v.get<double>() / 100.0;
-  if (!v.is_string()) return std::nullopt;
-  auto p = common::parse_percent(v.get<std::string>());
-  if (!p) return std::nullopt;
-  return p->value / 100.0;
-}
-
-std::vector<ToleranceRule> tolerance_rules(const std::string& scenario_json) {
-  std::vector<ToleranceRule> rules;
-  auto doc = nlohmann::json::parse(scenario_json, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("checks") || !doc["checks"].is_array()) return rules;
-  for (const auto& c : doc["checks"]) {
-    if (!c.is_object() || !c.contains("tolerance") || !c.contains("metric") || !c["metric"].is_string()) continue;
-    auto tol = tolerance_fraction(c["tolerance"]);
-    if (!tol) continue;
-    ToleranceRule r{c["metric"].get<std::string>(), c.value("labels", nlohmann::json::object()), std::nullopt, *tol};
-    if (c.contains("phase") && c["phase"].is_string()) r.phase = c["phase"].get<std::string>();
-    rules.push_back(std::move(r));
-  }
-  return rules;
-}
-
-std::string json_label_text(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
-  if (v.is_number()) return fmt::format("{}", v.get<double>());
-  return v.dump();
-}
-
 // The last matching rule wins, as a later entry overrides an earlier one.
-double tolerance_for(const MetricRecord& r, const std::vector<ToleranceRule>& rules, double dflt) {
+double tolerance_for(const MetricRecord& r, const std::vector<ScenarioFacts::CheckTolerance>& rules, double dflt) {
   double tol = dflt;
   for (const auto& rule : rules) {
     if (rule.metric != r.name || (rule.phase && *rule.phase != phase_of(r.labels))) continue;
     bool match = true;
-    if (rule.labels.is_object()) {
-      for (const auto& [k, v] : rule.labels.items()) {
-        auto it = r.labels.find(k);
-        match = match && it != r.labels.end() && label_to_string(it->second) == json_label_text(v);
-      }
+    for (const auto& [k, text] : rule.labels) {
+      auto it = r.labels.find(k);
+      match = match && it != r.labels.end() && label_to_string(it->second) == text;
     }
     if (match) tol = rule.tolerance;
   }
@@ -173,7 +130,7 @@ MetricComparison compare_single(const MetricRecord& base, const MetricRecord& cu
   m.current = cur.value;
   m.change = relative_change(base.value, cur.value);
   const bool regressed = worse_sign(cur.better) * m.change > tolerance;
-  m.status = regressed ? "warn" : "pass";
+  m.status = regressed ? GateStatus::kWarn : GateStatus::kPass;
   m.reason = fmt::format("single value, no test: {}, tolerance {:g}%{}", pct(m.change), tolerance * 100.0,
                          regressed ? " (a regression beyond the tolerance)" : "");
   return m;
@@ -211,7 +168,7 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
                : fmt::format("{}, tolerance {:g}%", pct(m.change), tolerance * 100.0);
 
   if (test_base.size() < options.min_samples || test_cur.size() < options.min_samples) {
-    m.status = "warn";
+    m.status = GateStatus::kWarn;
     m.reason = fmt::format("too few samples: {} baseline, {} current{}, need {}{}: {}", test_base.size(),
                            test_cur.size(), tail ? " in the upper decile" : "", options.min_samples,
                            tail ? " there" : "", numbers);
@@ -228,10 +185,10 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
   const bool beyond = m.ci_low && (sign > 0 ? *m.ci_low > band : *m.ci_high < -band);
   if (noise > 0) numbers += fmt::format(", within-run noise {:.1f}%", noise * 100);
   if (significant && beyond) {
-    m.status = "fail";
+    m.status = GateStatus::kFail;
     m.reason = "regression: " + numbers;
   } else {
-    m.status = "pass";
+    m.status = GateStatus::kPass;
     if (sign * m.change < 0 && significant) m.reason = "improvement: " + numbers;
     else if (!significant) m.reason = "no significant change: " + numbers;
     else if (sign * m.change <= tolerance) m.reason = "within tolerance: " + numbers;
@@ -247,7 +204,7 @@ Comparison compare_runs(const RunResult& baseline, const RunResult& current, con
   out.baseline_run = baseline.run_id;
   out.baseline_started_at = baseline.started_at;
   out.alpha = options.alpha;
-  const auto rules = tolerance_rules(current.scenario_json);
+  const auto& rules = current.scenario_facts.tolerances;
 
   for (const auto& cur : current.metrics) {
     if (starts_with(cur.name, "fault/") || (cur.better != "lower" && cur.better != "higher")) continue;
@@ -273,11 +230,8 @@ Comparison compare_runs(const RunResult& baseline, const RunResult& current, con
       out.metrics.push_back(compare_sampled(cur, *base_values, *cur_values, 99, "p99", tol, options));
   }
 
-  out.verdict = "pass";
-  for (const auto& m : out.metrics) {
-    if (m.status == "fail") out.verdict = "fail";
-    else if (m.status == "warn" && out.verdict == "pass") out.verdict = "warn";
-  }
+  out.verdict = GateStatus::kPass;
+  for (const auto& m : out.metrics) out.verdict = std::max(out.verdict, m.status);
   return out;
 }
 

@@ -42,7 +42,7 @@ std::string fill(std::string_view skeleton, const std::map<std::string, std::str
 
 std::string render_html(const RunResult& run) {
   using namespace html;
-  std::string verdict = run.verdict.empty() ? "error" : run.verdict;
+  const std::string_view verdict = to_string(run.verdict);
   std::string title = fmt::format("{} {} - chaosbench", run.scenario_name, verdict);
   std::map<std::string, std::string> values{
       {"GENERATOR", escape(fmt::format("{} {}", run.tool_name, run.tool_version))},

@@ -135,7 +135,7 @@ json checks_json(const std::vector<CheckResult>& checks) {
   for (const auto& c : checks) {
     out.push_back({{"metric", c.metric}, {"labels", labels_json(c.labels)}, {"op", c.op},
                    {"threshold", number(c.threshold)}, {"value", optional_number(c.value)},
-                   {"status", c.status}, {"message", c.message}});
+                   {"status", to_string(c.status)}, {"message", c.message}});
   }
   return out;
 }
@@ -162,9 +162,9 @@ json comparison_json(const Comparison& c) {
                     {"baseline", number(m.baseline)}, {"current", number(m.current)}, {"change", number(m.change)},
                     {"ci_low", optional_number(m.ci_low)}, {"ci_high", optional_number(m.ci_high)},
                     {"p_value", optional_number(m.p_value)}, {"tolerance", number(m.tolerance)},
-                    {"status", m.status}, {"reason", m.reason}});
+                    {"status", to_string(m.status)}, {"reason", m.reason}});
   return {{"baseline_run", c.baseline_run}, {"baseline_started_at", c.baseline_started_at},
-          {"alpha", number(c.alpha)}, {"verdict", c.verdict}, {"metrics", rows}};
+          {"alpha", number(c.alpha)}, {"verdict", to_string(c.verdict)}, {"metrics", rows}};
 }
 
 }  // namespace
@@ -180,7 +180,7 @@ std::string to_json(const RunResult& run, int indent) {
   j["seed"] = run.seed;
   j["started_at"] = run.started_at;
   j["duration_s"] = number(run.duration_s);
-  j["verdict"] = run.verdict;
+  j["verdict"] = to_string(run.verdict);
   j["reason"] = run.reason;
   json phases = json::array();
   for (const auto& p : run.phases)

@@ -142,7 +142,7 @@ CheckResult read_check(const json& c) {
   cr.op = str(c, "op");
   cr.threshold = num(c, "threshold");
   cr.value = opt_num(c, "value");
-  cr.status = str(c, "status");
+  cr.status = parse_check_status(str(c, "status"));
   cr.message = str(c, "message");
   return cr;
 }
@@ -181,7 +181,7 @@ MetricComparison read_metric_comparison(const json& m) {
   mc.ci_high = opt_num(m, "ci_high");
   mc.p_value = opt_num(m, "p_value");
   mc.tolerance = num(m, "tolerance");
-  mc.status = str(m, "status");
+  mc.status = parse_gate_status(str(m, "status"));
   mc.reason = str(m, "reason");
   return mc;
 }
@@ -191,7 +191,7 @@ Comparison read_comparison(const json& c) {
   cmp.baseline_run = str(c, "baseline_run");
   cmp.baseline_started_at = str(c, "baseline_started_at");
   cmp.alpha = num(c, "alpha");
-  cmp.verdict = str(c, "verdict");
+  cmp.verdict = parse_gate_status(str(c, "verdict"));
   for (const auto& m : array_at(c, "metrics")) cmp.metrics.push_back(read_metric_comparison(m));
   return cmp;
 }
@@ -234,7 +234,7 @@ RunResult from_json(const std::string& text) {
     r.tool_version = str(*it, "version");
   }
   if (auto it = j.find("scenario"); it != j.end()) {
-    r.scenario_json = it->dump();
+    set_scenario(r, it->dump());
     if (it->is_object()) r.scenario_name = str(*it, "name");
   }
   if (auto it = j.find("environment"); it != j.end() && it->is_object()) r.environment = read_environment(*it);
@@ -242,7 +242,7 @@ RunResult from_json(const std::string& text) {
   r.seed = integer<std::uint64_t>(j, "seed");
   r.started_at = str(j, "started_at");
   r.duration_s = num(j, "duration_s");
-  r.verdict = str(j, "verdict");
+  r.verdict = parse_verdict(str(j, "verdict"));
   r.reason = str(j, "reason");
   read_lists(j, r);
   if (auto it = j.find("comparison"); it != j.end() && it->is_object()) r.comparison = read_comparison(*it);

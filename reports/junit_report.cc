@@ -31,7 +31,7 @@ TestCase check_case(const CheckResult& c, const std::string& unit) {
   TestCase t;
   std::string labels = format_labels(c.labels);
   t.name = fmt::format("{}{}{} {} {:g}", c.metric, labels.empty() ? "" : " ", labels, c.op, c.threshold);
-  if (c.status == "pass") return t;
+  if (c.status == CheckStatus::kPass) return t;
   t.outcome = "failure";
   t.type = "check";
   t.message = c.message.empty() ? fmt::format("{} {} {:g} failed", c.metric, c.op, c.threshold) : c.message;
@@ -44,8 +44,8 @@ TestCase gate_case(const MetricComparison& c) {
   TestCase t;
   std::string labels = format_labels(c.labels);
   t.name = fmt::format("gate: {}{}{} {}", c.name, labels.empty() ? "" : " ", labels, c.stat);
-  if (c.status == "pass") return t;
-  t.outcome = c.status == "warn" ? "skipped" : "failure";
+  if (c.status == GateStatus::kPass) return t;
+  t.outcome = c.status == GateStatus::kWarn ? "skipped" : "failure";
   t.type = "gate";
   t.message = c.reason.empty() ? fmt::format("{} change {}", c.stat, format_change(c.change)) : c.reason;
   if (t.outcome == "skipped") return t;
@@ -80,9 +80,10 @@ std::string render_junit(const RunResult& run) {
     }
   // A run that errored, was interrupted or failed for a reason no check names still shows
   // red in CI: one testcase for the run itself.
-  if (run.verdict != "pass" && !(run.verdict == "fail" && explained)) {
-    TestCase t{"run", run.verdict == "fail" ? "failure" : "error", run.reason.empty() ? fmt::format("run {}", run.verdict) : run.reason, "run",
-               fmt::format("verdict: {}\n", run.verdict)};
+  if (run.verdict != Verdict::kPass && !(run.verdict == Verdict::kFail && explained)) {
+    const std::string_view verdict = to_string(run.verdict);
+    TestCase t{"run", run.verdict == Verdict::kFail ? "failure" : "error", run.reason.empty() ? fmt::format("run {}", verdict) : run.reason, "run",
+               fmt::format("verdict: {}\n", verdict)};
     cases.insert(cases.begin(), t);
   }
   make_unique(cases);
@@ -101,7 +102,7 @@ std::string render_junit(const RunResult& run) {
                      run.started_at.empty() ? "" : fmt::format(" timestamp=\"{}\"", xml_escape(run.started_at)));
   out += "    <properties>\n";
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"run_id", run.run_id}, {"verdict", run.verdict}, {"seed", std::to_string(run.seed)}, {"tool_version", run.tool_version}})
+           {"run_id", run.run_id}, {"verdict", std::string(to_string(run.verdict))}, {"seed", std::to_string(run.seed)}, {"tool_version", run.tool_version}})
     out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", key, xml_escape(value));
   out += "    </properties>\n";
   std::string classname = xml_escape(fmt::format("chaosbench.{}", scenario));

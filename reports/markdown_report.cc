@@ -43,7 +43,7 @@ std::string check_condition(const CheckResult& c) { return fmt::format("{} {:g}"
 std::string failed_checks(const RunResult& run) {
   std::vector<const CheckResult*> failed;
   for (const auto& c : run.checks)
-    if (c.status != "pass") failed.push_back(&c);
+    if (c.status != CheckStatus::kPass) failed.push_back(&c);
   if (failed.empty()) return run.checks.empty() ? "" : fmt::format("\nAll {} checks passed.\n", run.checks.size());
   std::string out = fmt::format("\n## Failed checks ({} of {})\n\n| metric | labels | condition | value | message |\n|---|---|---|---|---|\n",
                                 failed.size(), run.checks.size());
@@ -122,7 +122,7 @@ std::string gate(const RunResult& run) {
   const auto& cmp = *run.comparison;
   std::vector<const MetricComparison*> flagged;
   for (const auto& c : cmp.metrics)
-    if (c.status != "pass") flagged.push_back(&c);
+    if (c.status != GateStatus::kPass) flagged.push_back(&c);
   std::string out = fmt::format("\n## Baseline gate: {}\n\nAgainst run `{}`{}: {} metrics compared, {} not passing (alpha {:g}).\n",
                                 verdict_text(cmp.verdict), markdown_cell(cmp.baseline_run),
                                 cmp.baseline_started_at.empty() ? "" : fmt::format(" of {}", markdown_cell(cmp.baseline_started_at)),
@@ -192,7 +192,7 @@ std::vector<std::string> github_annotations(const RunResult& run, const std::str
   std::vector<std::string> out;
   std::size_t failed = 0;
   for (const auto& c : run.checks) {
-    if (c.status == "pass") continue;
+    if (c.status == CheckStatus::kPass) continue;
     if (++failed > kMaxAnnotations) continue;
     std::string message = fmt::format("{}{}{} {}: {}", c.metric, c.labels.empty() ? "" : " ", format_labels(c.labels),
                                       check_condition(c), c.message.empty() ? (c.value ? fmt::format("{:g}", *c.value) : "no record") : c.message);

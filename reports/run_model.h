@@ -9,6 +9,11 @@
 #include <variant>
 #include <vector>
 
+#include "reports/check_status.h"
+#include "reports/gate_status.h"
+#include "reports/scenario_facts.h"
+#include "reports/verdict.h"
+
 namespace chaosbench::reports {
 
 inline constexpr int kSchemaVersion = 1;
@@ -77,7 +82,7 @@ struct CheckResult {
   std::string op;  // ">=", "<="
   double threshold = 0;
   std::optional<double> value;  // absent when no record matched
-  std::string status;           // "pass", "fail"
+  CheckStatus status = CheckStatus::kFail;
   std::string message;
 };
 
@@ -165,7 +170,7 @@ struct MetricComparison {
   std::optional<double> ci_low, ci_high;        // confidence interval of change (1 - alpha)
   std::optional<double> p_value;                // two-sided Mann-Whitney U
   double tolerance = 0.05;                      // a regression within it passes
-  std::string status;                           // "pass", "warn", "fail"
+  GateStatus status = GateStatus::kFail;
   std::string reason;                           // why, with the numbers
 };
 
@@ -174,7 +179,7 @@ struct Comparison {
   std::string baseline_started_at;
   double alpha = 0.01;
   std::vector<MetricComparison> metrics;
-  std::string verdict;  // "pass", "warn" (too little data somewhere), "fail" (a significant regression)
+  GateStatus verdict = GateStatus::kPass;  // the worst status of its metrics
 };
 
 struct RunResult {
@@ -182,13 +187,14 @@ struct RunResult {
   std::string tool_name = "chaosbench";
   std::string tool_version;
   std::string scenario_json;  // the resolved scenario, overrides applied (JSON text)
+  ScenarioFacts scenario_facts;  // derived from scenario_json by set_scenario(), not serialized
   std::string scenario_name;
   std::string run_id;  // names the run's journal, runtime directory and cgroups
   Environment environment;
   std::uint64_t seed = 0;
   std::string started_at;  // UTC, ISO 8601
   double duration_s = 0;
-  std::string verdict;  // "pass", "fail", "error", "interrupted"
+  Verdict verdict = Verdict::kError;  // until judged: an unjudged result is no pass
   std::string reason;
   std::vector<Phase> phases;
   std::vector<FaultRecord> faults;
@@ -202,5 +208,10 @@ struct RunResult {
 };
 
 std::string label_to_string(const LabelValue& v);
+
+// Sets the run's resolved scenario and the facts reports read from it: the one way both
+// are set (where a run's result is built and where results.json is read back), so they
+// never disagree.
+void set_scenario(RunResult& run, std::string resolved_json);
 
 }  // namespace chaosbench::reports

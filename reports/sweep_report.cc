@@ -108,7 +108,7 @@ SweepSummary summarize_sweep(std::string scenario, std::vector<SweepPointResult>
   s.better = objective->better;
   std::vector<std::size_t> passing;
   for (std::size_t i = 0; i < s.points.size(); ++i)
-    if (s.points[i].result.verdict == "pass" && overall(s.points[i].result, s.objective)) passing.push_back(i);
+    if (s.points[i].result.verdict == Verdict::kPass && overall(s.points[i].result, s.objective)) passing.push_back(i);
   if (passing.empty()) {
     s.recommendation = "no point passed its checks: none is recommended.";
     return s;
@@ -149,7 +149,7 @@ std::string render_sweep_markdown(const SweepSummary& s) {
   out += "\n";
   for (std::size_t i = 0; i < s.points.size(); ++i) {
     const auto& p = s.points[i];
-    out += fmt::format("| {}{} | {} |", p.label, s.best && *s.best == i ? " **(best)**" : "", p.result.verdict);
+    out += fmt::format("| {}{} | {} |", p.label, s.best && *s.best == i ? " **(best)**" : "", to_string(p.result.verdict));
     for (const auto* c : columns) out += fmt::format(" {} |", cell(overall(p.result, c->metric, c->stat)));
     out += "\n";
   }
@@ -162,7 +162,7 @@ std::string render_sweep_console(const SweepSummary& s) {
   for (std::size_t i = 0; i < s.points.size(); ++i) {
     const auto& p = s.points[i];
     std::string value = s.objective.empty() ? "" : fmt::format("{} {}", s.objective, cell(overall(p.result, s.objective)));
-    out += fmt::format("  {} {:<40} {:<6} {}\n", s.best && *s.best == i ? "*" : " ", p.label, p.result.verdict, value);
+    out += fmt::format("  {} {:<40} {:<6} {}\n", s.best && *s.best == i ? "*" : " ", p.label, to_string(p.result.verdict), value);
   }
   out += fmt::format("\n  {}\n", s.recommendation);
   return out;
@@ -181,7 +181,7 @@ std::string sweep_to_json(const SweepSummary& s) {
     for (const auto& c : kColumns)
       if (auto v = overall(p.result, c.metric, c.stat)) values[std::string(c.metric) + (std::string_view(c.stat) == "value" ? "" : std::string(":") + c.stat)] = *v;
     points.push_back({{"label", p.label}, {"overrides", p.overrides}, {"run_dir", p.run_dir},
-                      {"verdict", p.result.verdict}, {"reason", p.result.reason}, {"values", values}});
+                      {"verdict", to_string(p.result.verdict)}, {"reason", p.result.reason}, {"values", values}});
   }
   return j.dump(2) + "\n";
 }

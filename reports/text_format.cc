@@ -44,13 +44,19 @@ std::string format_change(double change) {
   return fmt::format("{:+.1f}%", change * 100);
 }
 
-std::string verdict_text(const std::string& verdict) {
-  if (verdict == "pass") return "PASS";
-  if (verdict == "fail") return "FAIL";
-  if (verdict == "warn") return "WARN";
-  if (verdict == "interrupted") return "INTERRUPTED";
-  return "ERROR";
+namespace {
+
+std::string upper(std::string_view word) {
+  std::string out(word);
+  for (char& c : out) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return out;
 }
+
+}  // namespace
+
+std::string verdict_text(Verdict verdict) { return upper(to_string(verdict)); }
+std::string verdict_text(CheckStatus status) { return upper(to_string(status)); }
+std::string verdict_text(GateStatus status) { return upper(to_string(status)); }
 
 std::string xml_escape(std::string_view text) {
   std::string out;

@@ -31,9 +31,11 @@ std::string format_bytes(double bytes);
 // A relative change (0.032) as "+3.2%".
 std::string format_change(double change);
 
-// A run's verdict or a gate's status in capitals: "PASS", "WARN", "FAIL", "INTERRUPTED";
-// "ERROR" for "error" and for anything unknown.
-std::string verdict_text(const std::string& verdict);
+// A run's verdict, a check's or a gate's status in capitals, as results.json writes it:
+// "PASS", "FAIL", "ERROR", "INTERRUPTED"; "PASS", "WARN", "FAIL".
+std::string verdict_text(Verdict verdict);
+std::string verdict_text(CheckStatus status);
+std::string verdict_text(GateStatus status);
 
 // XML 1.0 text or attribute value: & < > " ' as entities, \n \r \t as character
 // references (attribute values would otherwise be normalised to spaces), other control

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 
@@ -15,12 +14,10 @@
 namespace chaosbench::reports {
 namespace {
 
-using nlohmann::json;
-
-// What a rule sees: the run and its resolved scenario, parsed once.
+// What a rule sees: the run and the facts of its scenario (set_scenario derived them).
 struct Context {
   const RunResult& run;
-  json scenario;
+  const ScenarioFacts& scenario;
 };
 
 // What a rule that fired found: the values (evidence) and the part of its recommendation
@@ -65,33 +62,7 @@ std::string tuning_phase(const RunResult& run, std::string_view name) {
   return "overall";
 }
 
-const json* scenario_at(const Context& c, const char* pointer) {
-  json::json_pointer p(pointer);
-  return c.scenario.contains(p) ? &c.scenario.at(p) : nullptr;
-}
-
-std::optional<double> scenario_number(const Context& c, const char* pointer) {
-  const json* v = scenario_at(c, pointer);
-  if (v && v->is_number()) return v->get<double>();
-  return std::nullopt;
-}
-
-std::string scenario_string(const Context& c, const char* pointer) {
-  const json* v = scenario_at(c, pointer);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-bool is_train(const Context& c) { return scenario_string(c, "/workload/kind") == "train"; }
-
-// The train workload's gradient bucket size in bytes (its default is 1 MiB).
-std::uint64_t bucket_bytes(const Context& c) {
-  if (const json* v = scenario_at(c, "/workload/bucket_size")) {
-    if (v->is_number_unsigned()) return v->get<std::uint64_t>();
-    if (v->is_string())
-      if (auto size = common::parse_size(v->get<std::string>())) return size->bytes;
-  }
-  return 1 << 20;
-}
+bool is_train(const Context& c) { return c.scenario.workload_kind == "train"; }
 
 std::string pct(double fraction) { return format_value(fraction * 100, "%"); }
 
@@ -134,9 +105,9 @@ std::optional<Finding> exposed_communication(const Context& c, const Rule& rule)
   if (const auto* overlap = find(c.run, "train/overlap", s->phase))
     f.evidence += fmt::format("; train/overlap {}", format_value(overlap->value, "%"));
   if (is_train(c)) {
-    auto bytes = bucket_bytes(c);
+    auto bytes = c.scenario.bucket_bytes;
     f.detail = fmt::format("bucket_size is {}{}: try {} (4x) and compare train/comm_time.", format_bytes(double(bytes)),
-                           scenario_at(c, "/workload/bucket_size") ? "" : " (the default)", format_bytes(4.0 * double(bytes)));
+                           c.scenario.bucket_size_given ? "" : " (the default)", format_bytes(4.0 * double(bytes)));
   }
   return f;
 }
@@ -144,14 +115,12 @@ std::optional<Finding> exposed_communication(const Context& c, const Rule& rule)
 // Buckets per step of the train workload: whole layers, last first, a bucket closing once
 // it holds at least bucket_size (as bench/train does; fp32 weights and biases).
 std::optional<std::pair<double, int>> gradient_buckets(const Context& c) {
-  const json* layers = scenario_at(c, "/workload/model/layers");
-  if (!layers || !layers->is_array() || layers->size() < 2) return std::nullopt;
-  for (const auto& width : *layers)
-    if (!width.is_number()) return std::nullopt;
-  double limit = double(bucket_bytes(c)), total = 0, open = 0;
+  const auto& layers = c.scenario.model_layers;
+  if (layers.size() < 2) return std::nullopt;
+  double limit = double(c.scenario.bucket_bytes), total = 0, open = 0;
   int buckets = 0;
-  for (std::size_t i = layers->size() - 1; i >= 1; --i) {
-    double bytes = 4.0 * ((*layers)[i - 1].get<double>() + 1) * (*layers)[i].get<double>();
+  for (std::size_t i = layers.size() - 1; i >= 1; --i) {
+    double bytes = 4.0 * (layers[i - 1] + 1) * layers[i];
     total += bytes;
     open += bytes;
     if (open >= limit) ++buckets, open = 0;
@@ -204,9 +173,9 @@ std::optional<Finding> small_message_latency(const Context& c, const Rule& rule)
   if (!buckets || !share || buckets->second < rule.secondary || share->share <= rule.threshold) return std::nullopt;
   Finding f;
   f.evidence = fmt::format("{} of fp32 gradients go out in about {} allreduces of {} per step, and exposed communication is {} of step time in {} (train/comm_time p50 {} of train/step_time p50 {})",
-                           format_bytes(buckets->first), buckets->second, format_bytes(double(bucket_bytes(c))), pct(share->share),
+                           format_bytes(buckets->first), buckets->second, format_bytes(double(c.scenario.bucket_bytes)), pct(share->share),
                            share->phase, format_value(share->comm_ms, "ms"), format_value(share->step_ms, "ms"));
-  auto nodes = scenario_number(c, "/cluster/nodes");
+  auto nodes = c.scenario.cluster_nodes;
   const auto* overlap = find(c.run, "train/overlap", share->phase);
   if (nodes && *nodes >= 2 && overlap && overlap->value < 100) {
     // Whole allreduce time = exposed ÷ (1 − overlap); busbw = 2(n−1)/n × bytes ÷ time.
@@ -214,7 +183,7 @@ std::optional<Finding> small_message_latency(const Context& c, const Rule& rule)
     double busbw = 2 * (*nodes - 1) / *nodes * buckets->first / total_s / 1e9;
     f.evidence += fmt::format("; effective allreduce busbw about {}", format_value(busbw, "GB/s"));
   }
-  f.detail = fmt::format("Try bucket_size {} ({} buckets or fewer).", format_bytes(4.0 * double(bucket_bytes(c))),
+  f.detail = fmt::format("Try bucket_size {} ({} buckets or fewer).", format_bytes(4.0 * double(c.scenario.bucket_bytes)),
                          (buckets->second + 3) / 4);
   return f;
 }
@@ -267,12 +236,11 @@ std::optional<Finding> checkpoint_blocking(const Context& c, const Rule& rule) {
     f.evidence += fmt::format("; {} saves, ckpt/save_time mean {}, total {} of a {} run", saves->stats->n,
                               format_value(saves->stats->mean, "ms"), format_value(saves->stats->sum, "ms"),
                               format_value(c.run.duration_s, "s"));
-  const json* async = scenario_at(c, "/workload/checkpoint/async");
-  if (async && async->is_boolean() && !async->get<bool>())
+  if (c.scenario.checkpoint_async == false)
     f.detail += "Set checkpoint.async to true: training then blocks only for a copy of the state. ";
-  if (scenario_string(c, "/workload/checkpoint/mode") == "full")
+  if (c.scenario.checkpoint_mode == "full")
     f.detail += "Set checkpoint.mode to incremental: deltas against the last full checkpoint are cheaper. ";
-  if (auto every = scenario_number(c, "/workload/checkpoint/every_steps"))
+  if (auto every = c.scenario.checkpoint_every)
     f.detail += fmt::format("Saving every {} steps instead of {} halves this cost (to about {}).", 2 * *every, *every,
                             format_value(blocked_pct / 2, "%"));
   return f;
@@ -293,13 +261,13 @@ std::optional<Finding> long_recovery(const Context& c, const Rule& rule) {
                              label_value(slowest->labels, "fault"));
   f.evidence += fmt::format("{}resilience/badput recovery + wasted_progress {} of wall time", f.evidence.empty() ? "" : "; ",
                             format_value(lost_pct, "%"));
-  if (is_train(c) && scenario_string(c, "/workload/recovery/mode") != "elastic")
+  if (is_train(c) && c.scenario.recovery_mode != "elastic")
     f.detail += "Set recovery.mode to elastic: the survivors carry on from memory instead of every rank restarting from the last checkpoint. ";
   // The checkpoint interval trade-off: a failure loses on average half an interval of
   // steps (I/2 × T); each save blocks C, i.e. C/I per step. Halving I saves I/4 × T per
   // failure and costs C/I more per step, so it pays off when failures come more often
   // than once every (I·T)² ÷ (4C) seconds.
-  auto every = scenario_number(c, "/workload/checkpoint/every_steps");
+  auto every = c.scenario.checkpoint_every;
   const auto* step = find(c.run, "train/step_time", tuning_phase(c.run, "train/step_time"));
   const auto* save = find(c.run, "ckpt/save_time", "overall");
   if (!every && is_train(c)) f.detail += "There are no checkpoints: add checkpoint.every_steps so a restart does not start over.";
@@ -432,8 +400,7 @@ int severity_rank(std::string_view s) { return s == "high" ? 0 : s == "medium" ?
 }  // namespace
 
 std::vector<Advice> tuning_advice(const RunResult& run) {
-  Context context{run, json::parse(run.scenario_json.empty() ? "{}" : run.scenario_json, nullptr, false)};
-  if (!context.scenario.is_object()) context.scenario = json::object();
+  const Context context{run, run.scenario_facts};
   std::vector<Advice> out;
   for (const auto& rule : kRules) {
     auto finding = rule.evaluate(context, rule);

@@ -95,12 +95,12 @@ TEST_CASE("checks: worst matching record decides, no record fails", "[aggregate]
   c.min = 0.3;
   auto res = evaluate_checks({c}, rs);
   REQUIRE(res.size() == 1);
-  CHECK(res[0].status == "fail");
+  CHECK(res[0].status == reports::CheckStatus::kFail);
   CHECK(*res[0].value == 0.2);
   c.labels["bytes"] = std::int64_t{1024};
-  CHECK(evaluate_checks({c}, rs)[0].status == "pass");
+  CHECK(evaluate_checks({c}, rs)[0].status == reports::CheckStatus::kPass);
   c.metric = "comm/nothing";
   auto none = evaluate_checks({c}, rs);
-  CHECK(none[0].status == "fail");
+  CHECK(none[0].status == reports::CheckStatus::kFail);
   CHECK_THAT(none[0].message, Catch::Contains("no record"));
 }

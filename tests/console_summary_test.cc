@@ -7,7 +7,7 @@ using namespace chaosbench::reports;
 TEST_CASE("console: fault windows are summarised against the baseline", "[console]") {
   RunResult run;
   run.scenario_name = "s";
-  run.verdict = "pass";
+  run.verdict = Verdict::kPass;
   run.phases = {{"baseline", 0, 1}, {"fault:slow", 1, 2}, {"recovery:slow", 2, 3}};
   auto rec = [](const char* phase, double v) {
     return MetricRecord{"train/step_time", "ms", "lower", {{"phase", std::string(phase)}, {"rank", std::int64_t{0}}}, v, {}};

@@ -16,6 +16,7 @@ namespace {
 using chaosbench::reports::Comparison;
 using chaosbench::reports::compare_runs;
 using chaosbench::reports::GateOptions;
+using chaosbench::reports::GateStatus;
 using chaosbench::reports::Labels;
 using chaosbench::reports::MetricComparison;
 using chaosbench::reports::MetricRecord;
@@ -55,7 +56,7 @@ MetricRecord record(const std::string& name, const std::string& unit, const std:
 RunResult make_run(const RunSpec& spec) {
   RunResult run;
   run.run_id = "run";
-  run.scenario_json = spec.scenario_json;
+  set_scenario(run, spec.scenario_json);
   double end = 0;
   for (std::size_t r = 0; r < spec.ranks.size(); ++r) {
     Series s;
@@ -212,8 +213,8 @@ TEST_CASE("A/A: independent draws of the same distribution rarely fail", "[gate]
     cur.ranks = draws(2 * i + 2, 2, 150);
     auto c = compare(base, cur);
     REQUIRE(c.metrics.size() == 2);  // p50 and p99 of a latency-like metric
-    fails += c.verdict == "fail";
-    warns += c.verdict == "warn";
+    fails += c.verdict == GateStatus::kFail;
+    warns += c.verdict == GateStatus::kWarn;
   }
   CHECK(fails <= 1);
   CHECK(warns == 0);
@@ -224,9 +225,9 @@ TEST_CASE("a 30% throughput regression (step time / 0.7) fails", "[gate]") {
   base.ranks = draws(11, 2, 100);
   cur.ranks = transformed(draws(12, 2, 100), [](double x) { return x / 0.7; });
   auto c = compare(base, cur);
-  CHECK(c.verdict == "fail");
+  CHECK(c.verdict == GateStatus::kFail);
   const auto& m = row(c, "p50");
-  CHECK(m.status == "fail");
+  CHECK(m.status == GateStatus::kFail);
   CHECK(m.change == Approx(1 / 0.7 - 1).margin(0.05));
   REQUIRE(m.ci_low);
   CHECK(*m.ci_low > 0.05);
@@ -247,12 +248,12 @@ TEST_CASE("a 3x p99 latency regression with the same median fails on the p99 row
   double threshold = chaosbench::reports::percentile(all, 97);
   cur.ranks = transformed(cur.ranks, [&](double x) { return x >= threshold ? 3 * x : x; });
   auto c = compare(base, cur);
-  CHECK(row(c, "p50").status == "pass");
+  CHECK(row(c, "p50").status == GateStatus::kPass);
   const auto& p99 = row(c, "p99");
-  CHECK(p99.status == "fail");
+  CHECK(p99.status == GateStatus::kFail);
   CHECK(p99.change > 1.5);
   CHECK(p99.reason.find("upper decile") != std::string::npos);
-  CHECK(c.verdict == "fail");
+  CHECK(c.verdict == GateStatus::kFail);
 }
 
 TEST_CASE("a 3% regression within the 5% tolerance passes", "[gate]") {
@@ -260,9 +261,9 @@ TEST_CASE("a 3% regression within the 5% tolerance passes", "[gate]") {
   base.ranks = draws(31, 2, 1000);
   cur.ranks = draws(32, 2, 1000, 103.0);
   auto c = compare(base, cur);
-  CHECK(c.verdict == "pass");
+  CHECK(c.verdict == GateStatus::kPass);
   const auto& m = row(c, "p50");
-  CHECK(m.status == "pass");
+  CHECK(m.status == GateStatus::kPass);
   CHECK(*m.p_value < 0.01);  // significant, yet small
   CHECK(m.reason.find("within tolerance") == 0);
 }
@@ -273,7 +274,7 @@ TEST_CASE("improvements never fail", "[gate]") {
     base.ranks = draws(41, 2, 500);
     cur.ranks = transformed(draws(42, 2, 500), [&](double x) { return x * factor; });
     auto c = compare(base, cur);
-    CHECK(c.verdict == "pass");
+    CHECK(c.verdict == GateStatus::kPass);
   }
   // Higher is better: more bandwidth passes, less fails.
   RunSpec base, better, worse;
@@ -285,10 +286,10 @@ TEST_CASE("improvements never fail", "[gate]") {
   worse.ranks = transformed(draws(45, 2, 200), [](double x) { return x * 0.7; });
   auto up = compare(base, better);
   REQUIRE(up.metrics.size() == 1);  // not latency-like: the median only
-  CHECK(up.metrics[0].status == "pass");
+  CHECK(up.metrics[0].status == GateStatus::kPass);
   CHECK(up.metrics[0].reason.find("improvement") == 0);
   auto down = compare(base, worse);
-  CHECK(down.metrics[0].status == "fail");
+  CHECK(down.metrics[0].status == GateStatus::kFail);
   CHECK(*down.metrics[0].ci_high < -0.05);
 }
 
@@ -297,28 +298,28 @@ TEST_CASE("fewer samples than min_samples warn, never a silent pass", "[gate]") 
   base.ranks = draws(51, 2, 3);
   cur.ranks = transformed(draws(52, 2, 3), [](double x) { return x * 2; });
   auto c = compare(base, cur);
-  CHECK(c.verdict == "warn");
-  CHECK(row(c, "p50").status == "warn");
+  CHECK(c.verdict == GateStatus::kWarn);
+  CHECK(row(c, "p50").status == GateStatus::kWarn);
   CHECK(row(c, "p50").reason.find("too few samples: 6 baseline, 6 current") == 0);
   // Enough for the median, too few in the upper decile for the p99.
   base.ranks = draws(53, 2, 20);
   cur.ranks = draws(54, 2, 20);
   c = compare(base, cur);
-  CHECK(row(c, "p50").status == "pass");
-  CHECK(row(c, "p99").status == "warn");
+  CHECK(row(c, "p50").status == GateStatus::kPass);
+  CHECK(row(c, "p99").status == GateStatus::kWarn);
   CHECK(row(c, "p99").reason.find("in the upper decile") != std::string::npos);
-  CHECK(c.verdict == "warn");
+  CHECK(c.verdict == GateStatus::kWarn);
 }
 
 TEST_CASE("a per-metric tolerance from the scenario's checks applies", "[gate]") {
   RunSpec base, cur;
   base.ranks = draws(61, 2, 1000);
   cur.ranks = draws(62, 2, 1000, 110.0);
-  CHECK(row(compare(base, cur), "p50").status == "fail");
+  CHECK(row(compare(base, cur), "p50").status == GateStatus::kFail);
   cur.scenario_json = R"({"checks": [{"metric": "train/step_time", "max": 500, "tolerance": "20%"}]})";
   auto c = compare(base, cur);
   CHECK(row(c, "p50").tolerance == Approx(0.2));
-  CHECK(row(c, "p50").status == "pass");
+  CHECK(row(c, "p50").status == GateStatus::kPass);
   // A number is a percentage too.
   cur.scenario_json = R"({"checks": [{"metric": "train/step_time", "max": 500, "tolerance": 25}]})";
   CHECK(row(compare(base, cur), "p50").tolerance == Approx(0.25));
@@ -328,11 +329,11 @@ TEST_CASE("a per-metric tolerance from the scenario's checks applies", "[gate]")
                                      {"metric": "train/step_time", "phase": "baseline", "max": 1, "tolerance": 20}]})";
   c = compare(base, cur);
   CHECK(row(c, "p50").tolerance == Approx(0.05));
-  CHECK(row(c, "p50").status == "fail");
+  CHECK(row(c, "p50").status == GateStatus::kFail);
   // A tighter tolerance turns a 3% regression into a failure.
   cur.ranks = draws(62, 2, 1000, 103.0);
   cur.scenario_json = R"({"checks": [{"metric": "train/step_time", "phase": "overall", "max": 500, "tolerance": "1%"}]})";
-  CHECK(row(compare(base, cur), "p50").status == "fail");
+  CHECK(row(compare(base, cur), "p50").status == GateStatus::kFail);
 }
 
 TEST_CASE("single values are compared without a test, fault and one-sided records are skipped", "[gate]") {
@@ -351,13 +352,13 @@ TEST_CASE("single values are compared without a test, fault and one-sided record
   auto c = compare_runs(base, cur);
   REQUIRE(c.metrics.size() == 3);  // step_time p50, p99, throughput
   const auto& tp = row(c, "value", "train/throughput");
-  CHECK(tp.status == "warn");
+  CHECK(tp.status == GateStatus::kWarn);
   CHECK(tp.change == Approx(-0.3));
   CHECK(!tp.p_value);
   CHECK(tp.reason.find("single value, no test") == 0);
-  CHECK(c.verdict == "warn");
+  CHECK(c.verdict == GateStatus::kWarn);
   cur.metrics[1].value = 980;  // -2%: within the tolerance
-  CHECK(row(compare_runs(base, cur), "value", "train/throughput").status == "pass");
+  CHECK(row(compare_runs(base, cur), "value", "train/throughput").status == GateStatus::kPass);
 }
 
 TEST_CASE("samples come from the record's phase window", "[gate]") {
@@ -388,7 +389,7 @@ TEST_CASE("samples come from the record's phase window", "[gate]") {
   for (const auto& m : c.metrics) {
     CHECK(m.n_baseline == 200);  // 100 per rank in each window
     bool in_fault = chaosbench::reports::label_to_string(m.labels.at("phase")) == "fault:slow";
-    if (m.stat == "p50") CHECK(m.status == (in_fault ? "fail" : "pass"));
+    if (m.stat == "p50") CHECK(m.status == (in_fault ? GateStatus::kFail : GateStatus::kPass));
   }
 }
 
@@ -412,8 +413,8 @@ TEST_CASE("gate: drift within a run widens the band, so machine noise between ru
   same.ranks = {drifting(2, 110)};
   slower.ranks = {drifting(3, 143)};
   auto aa = compare_runs(make_run(base), make_run(same));
-  CHECK(aa.verdict != "fail");
+  CHECK(aa.verdict != GateStatus::kFail);
   for (const auto& m : aa.metrics) CHECK_THAT(m.reason, Catch::Contains("within-run noise"));
   auto regression = compare_runs(make_run(base), make_run(slower));
-  CHECK(regression.verdict == "fail");
+  CHECK(regression.verdict == GateStatus::kFail);
 }

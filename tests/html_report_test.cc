@@ -35,12 +35,12 @@ RunResult synthetic_run(std::size_t points) {
   RunResult run;
   run.tool_version = "0.1.0";
   run.scenario_name = "html-test";
-  run.scenario_json = R"({"name":"html-test","workload":{"kind":"train"}})";
+  set_scenario(run, R"({"name":"html-test","workload":{"kind":"train"}})");
   run.run_id = "html-test-1";
   run.seed = 7;
   run.started_at = "2026-11-30T00:00:00Z";
   run.duration_s = 30;
-  run.verdict = "fail";
+  run.verdict = Verdict::kFail;
   run.reason = "1 of 2 checks failed";
   run.environment = {"host", "Linux 6", 2, "network namespaces", {{"network.delay", "nfqueue"}}, std::nullopt};
   run.phases = {{"baseline", 0, 10}, {"fault:slow-link", 10, 20}, {"recovery:slow-link", 20, 30}};
@@ -69,12 +69,12 @@ RunResult synthetic_run(std::size_t points) {
     }
   }
   run.series[0].v[points / 3 + 7] = 987.5;  // one spike that downsampling must keep
-  run.checks = {{"train/step_time", {{"phase", std::string("fault:slow-link")}}, "<=", 20, 36, "fail",
+  run.checks = {{"train/step_time", {{"phase", std::string("fault:slow-link")}}, "<=", 20, 36, CheckStatus::kFail,
                  "train/step_time p50 = 36 ms > 20 ms in fault:slow-link"},
-                {"resilience/goodput", {{"phase", std::string("overall")}}, ">=", 80, 91, "pass", ""}};
+                {"resilience/goodput", {{"phase", std::string("overall")}}, ">=", 80, 91, CheckStatus::kPass, ""}};
   Comparison c;
   c.baseline_run = "base-run";
-  c.verdict = "fail";
+  c.verdict = GateStatus::kFail;
   MetricComparison mc;
   mc.name = "train/step_time";
   mc.unit = "ms";
@@ -86,7 +86,7 @@ RunResult synthetic_run(std::size_t points) {
   mc.change = 0.2;
   mc.ci_low = 0.15;
   mc.ci_high = 0.25;
-  mc.status = "fail";
+  mc.status = GateStatus::kFail;
   mc.reason = "p50 +20% [+15%, +25%], p = 0.001";
   c.metrics = {mc};
   run.comparison = c;

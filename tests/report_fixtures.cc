@@ -46,15 +46,15 @@ RunResult golden_run() {
   RunResult run;
   run.tool_version = "0.1.0";
   run.scenario_name = "golden";
-  run.scenario_json = R"({"name":"golden","cluster":{"nodes":2},"workload":{"kind":"train","bucket_size":"256KiB",)"
+  set_scenario(run, R"({"name":"golden","cluster":{"nodes":2},"workload":{"kind":"train","bucket_size":"256KiB",)"
                       R"("model":{"layers":[64,64,8]},"checkpoint":{"every_steps":10,"mode":"full","async":false},)"
-                      R"("recovery":{"mode":"restart"}}})";
+                      R"("recovery":{"mode":"restart"}}})");
   run.run_id = "20240101T000000Z-golden";
   run.environment.host = "testhost";
   run.seed = 7;
   run.started_at = "2024-01-01T00:00:00Z";
   run.duration_s = 3.0;
-  run.verdict = "fail";
+  run.verdict = Verdict::kFail;
   run.reason = "1 of 2 checks failed";
   run.phases = {{"baseline", 0, 1}, {"fault:slow-link", 1, 2}, {"recovery:slow-link", 2, 3}};
   run.faults = {slow_link("node1", 1, 2)};
@@ -91,8 +91,8 @@ RunResult golden_run() {
   };
 
   run.checks = {
-      {"train/throughput", {{"phase", std::string("baseline")}}, ">=", 500, 1000.0, "pass", "train/throughput value = 1000 samples/s"},
-      {"train/step_time", {{"phase", std::string("fault:slow-link")}}, "<=", 150, 200.0, "fail",
+      {"train/throughput", {{"phase", std::string("baseline")}}, ">=", 500, 1000.0, CheckStatus::kPass, "train/throughput value = 1000 samples/s"},
+      {"train/step_time", {{"phase", std::string("fault:slow-link")}}, "<=", 150, 200.0, CheckStatus::kFail,
        "train/step_time p50 = 200 ms > 150 (100% | \"<worse>\" & more)\nsecond line"},
   };
 
@@ -115,7 +115,7 @@ RunResult golden_run() {
     c.ci_low = c.change - 0.02;
     c.ci_high = c.change + 0.02;
     c.p_value = status == "fail" ? 0.001 : 0.2;
-    c.status = status;
+    c.status = parse_gate_status(status);
     c.reason = reason;
     return c;
   };
@@ -124,7 +124,7 @@ RunResult golden_run() {
       compared("train/step_time", "ms", "overall", 100, 130, "fail", "p50 +30.0% [+28.0%, +32.0%], p = 0.001"),
       compared("train/step_time", "ms", "baseline", 100, 101, "warn", "3 baseline samples (< 8)"),
   };
-  cmp.verdict = "fail";
+  cmp.verdict = GateStatus::kFail;
   run.comparison = cmp;
   return run;
 }
@@ -132,10 +132,10 @@ RunResult golden_run() {
 RunResult clean_train_run() {
   RunResult run;
   run.scenario_name = "clean";
-  run.scenario_json = R"({"name":"clean","cluster":{"nodes":4},"workload":{"kind":"train","bucket_size":"4MiB",)"
-                      R"("model":{"layers":[256,1024,16]},"checkpoint":{"every_steps":50},"recovery":{"mode":"elastic"}}})";
+  set_scenario(run, R"({"name":"clean","cluster":{"nodes":4},"workload":{"kind":"train","bucket_size":"4MiB",)"
+                      R"("model":{"layers":[256,1024,16]},"checkpoint":{"every_steps":50},"recovery":{"mode":"elastic"}}})");
   run.duration_s = 60;
-  run.verdict = "pass";
+  run.verdict = Verdict::kPass;
   run.phases = {{"baseline", 0, 20}, {"fault:slow-link", 20, 40}, {"recovery:slow-link", 40, 60}};
   run.faults = {slow_link("node3", 20, 40)};
   run.metrics = {

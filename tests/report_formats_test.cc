@@ -35,7 +35,7 @@ std::string attribute(const std::string& xml, const std::string& tag, const std:
 }
 
 CheckResult failing_check(const std::string& metric, const std::string& message) {
-  return {metric, {{"phase", std::string("overall")}}, "<=", 1, 2.0, "fail", message};
+  return {metric, {{"phase", std::string("overall")}}, "<=", 1, 2.0, CheckStatus::kFail, message};
 }
 
 }  // namespace
@@ -149,7 +149,7 @@ TEST_CASE("report formats: junit.xml counts testcases, failures and warnings", "
   SECTION("duplicate names get a suffix") {
     RunResult run;
     run.scenario_name = "dup";
-    run.verdict = "fail";
+    run.verdict = Verdict::kFail;
     run.checks = {failing_check("m", "a"), failing_check("m", "b"), failing_check("m", "c")};
     auto dup = render_junit(run);
     CHECK(count(dup, "name=\"m {phase=overall} &lt;= 1\"") == 1);
@@ -159,7 +159,7 @@ TEST_CASE("report formats: junit.xml counts testcases, failures and warnings", "
   SECTION("a run that errored is a failing testcase even without checks") {
     RunResult run;
     run.scenario_name = "broken";
-    run.verdict = "error";
+    run.verdict = Verdict::kError;
     run.reason = "rank 0 exited with 1";
     auto broken = render_junit(run);
     CHECK(count(broken, "<testcase ") == 1);
@@ -180,7 +180,7 @@ TEST_CASE("report formats: summary.md sections, deltas and the size limit", "[re
 
   RunResult big;
   big.scenario_name = "big";
-  big.verdict = "fail";
+  big.verdict = Verdict::kFail;
   for (int i = 0; i < 20000; ++i) {
     big.metrics.push_back({"comm/busbw", "GB/s", "higher", {{"phase", std::string("overall")}, {"bytes", std::int64_t{i}}}, 1.0, {}});
     big.checks.push_back(failing_check("comm/busbw", std::string(100, 'x')));
@@ -193,9 +193,9 @@ TEST_CASE("report formats: summary.md sections, deltas and the size limit", "[re
 
 TEST_CASE("report formats: GitHub annotations escape and stop at 10", "[report-formats]") {
   RunResult run;
-  run.verdict = "fail";
+  run.verdict = Verdict::kFail;
   run.checks.push_back(failing_check("train/loss", "100% worse\r\nsee: log"));
-  run.checks.push_back({"train/loss", {}, ">=", 1, std::nullopt, "pass", "fine"});
+  run.checks.push_back({"train/loss", {}, ">=", 1, std::nullopt, CheckStatus::kPass, "fine"});
   auto lines = github_annotations(run, "scenarios/a,b:c.json");
   REQUIRE(lines.size() == 1);
   CHECK(lines[0] == "::error file=scenarios/a%2Cb%3Ac.json,title=chaosbench check::train/loss {phase=overall} <= 1: 100%25 worse%0D%0Asee: log");

@@ -69,8 +69,8 @@ TEST_CASE("advice: small messages dominated by latency", "[advice]") {
   }
   SECTION("train: many buckets per step while communication is exposed") {
     auto run = clean_train_run();
-    run.scenario_json = R"({"cluster":{"nodes":4},"workload":{"kind":"train","bucket_size":"1MiB",)"
-                        R"("model":{"layers":[1024,1024,1024,1024,1024,1024,1024,1024,1024,1024]}}})";
+    set_scenario(run, R"({"cluster":{"nodes":4},"workload":{"kind":"train","bucket_size":"1MiB",)"
+                        R"("model":{"layers":[1024,1024,1024,1024,1024,1024,1024,1024,1024,1024]}}})");
     find(run, "train/comm_time") = metric("train/comm_time", "ms", "baseline", 20, {}, true);
     auto a = only(run, "small-message-latency");
     CHECK_THAT(a.evidence, Catch::StartsWith("36 MiB of fp32 gradients go out in about 9 allreduces of 1 MiB per step"));
@@ -130,7 +130,7 @@ TEST_CASE("advice: long recovery computes the checkpoint interval trade-off", "[
   SECTION("recovery and wasted progress in the badput") {
     find(run, "resilience/badput", "recovery").value = 8;
     find(run, "resilience/badput", "wasted_progress").value = 3;
-    run.scenario_json = R"({"workload":{"kind":"train","recovery":{"mode":"restart"}}})";
+    set_scenario(run, R"({"workload":{"kind":"train","recovery":{"mode":"restart"}}})");
     auto a = only(run, "long-recovery");
     CHECK_THAT(a.evidence, Catch::Contains("recovery + wasted_progress 11.0 % of wall time"));
     CHECK_THAT(a.recommendation, Catch::Contains("Set recovery.mode to elastic"));
@@ -149,7 +149,7 @@ TEST_CASE("advice: throughput retention under a fault names the worst fault", "[
 
 TEST_CASE("advice: batch size and learning rate wait for sweep results", "[advice]") {
   auto run = clean_train_run();
-  run.scenario_json = R"({"sweep":{"batch_size":[256,1024]},"workload":{"kind":"train"}})";
+  set_scenario(run, R"({"sweep":{"batch_size":[256,1024]},"workload":{"kind":"train"}})");
   CHECK(fired(run).empty());
 }
 

@@ -81,10 +81,10 @@ int cli_main(int argc, char** argv) {
       return kExitUsage;
     } catch (const HostError& e) {
       std::cerr << "chaosbench " << name << ": " << e.what() << "\n";
-      return kExitHost;
+      return exit_code_for(reports::Verdict::kError, VerdictSource::kHostLimit);
     } catch (const std::exception& e) {
       std::cerr << "chaosbench " << name << ": error: " << e.what() << "\n";
-      return kExitCheckFailed;
+      return exit_code_for(reports::Verdict::kError);
     }
   }
   std::cerr << fmt::format("chaosbench: unknown command \"{}\"\n\n", name);

@@ -47,9 +47,9 @@ int bench_micro(const Args& args) {
   const std::string results = out + "/results.json";
   // The same reports as a run: results.json, report.html, summary.md, junit.xml, trace.json.
   reports::write_reports(outcome.result, out, reports::default_reports());
-  if (outcome.result.verdict != "pass") std::cerr << "failed: " << outcome.result.reason << "\n";
+  if (outcome.result.verdict != reports::Verdict::kPass) std::cerr << "failed: " << outcome.result.reason << "\n";
   std::cout << results << "\n";
-  return outcome.result.verdict == "pass" ? kExitPass : kExitCheckFailed;
+  return exit_code_for(outcome.result.verdict);
 }
 
 }  // namespace chaosbench::harness

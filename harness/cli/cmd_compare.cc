@@ -15,7 +15,9 @@
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
 #include "reports/gate.h"
+#include "reports/judgement.h"
 #include "reports/json_io.h"
+#include "reports/text_format.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -69,11 +71,6 @@ std::string value_text(double v, const std::string& unit) {
   return unit.empty() ? fmt::format("{:.4g}", v) : fmt::format("{:.4g} {}", v, unit);
 }
 
-std::string upper(std::string s) {
-  for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return s;
-}
-
 // Rows FAIL first, then WARN, then PASS; each column as wide as its widest cell; the
 // reason under each row that did not pass.
 void print_table(const reports::Comparison& c, const std::string& baseline_file) {
@@ -81,16 +78,17 @@ void print_table(const reports::Comparison& c, const std::string& baseline_file)
   std::vector<Row> rows{{"status", "metric", "labels", "phase", "stat", "baseline", "current", "change", "CI", "p"}};
   std::vector<const std::string*> reasons{nullptr};
   std::array<std::size_t, 3> counts{};
-  const std::array<const char*, 3> order{"fail", "warn", "pass"};
+  const std::array<reports::GateStatus, 3> order{reports::GateStatus::kFail, reports::GateStatus::kWarn,
+                                                reports::GateStatus::kPass};
   for (std::size_t s = 0; s < order.size(); ++s) {
     for (const auto& m : c.metrics) {
       if (m.status != order[s]) continue;
       ++counts[s];
-      rows.push_back({upper(m.status), m.name, labels_text(m.labels), phase_text(m.labels), m.stat,
+      rows.push_back({reports::verdict_text(m.status), m.name, labels_text(m.labels), phase_text(m.labels), m.stat,
                       value_text(m.baseline, m.unit), value_text(m.current, m.unit), signed_pct(m.change),
                       m.ci_low ? signed_pct(*m.ci_low) + ".." + signed_pct(*m.ci_high) : "-",
                       m.p_value ? fmt::format("{:.2g}", *m.p_value) : "-"});
-      reasons.push_back(m.status != "pass" ? &m.reason : nullptr);
+      reasons.push_back(m.status != reports::GateStatus::kPass ? &m.reason : nullptr);
     }
   }
   const std::size_t columns = rows.front().size();
@@ -109,7 +107,7 @@ void print_table(const reports::Comparison& c, const std::string& baseline_file)
   }
   std::string against =
       c.baseline_run == baseline_file ? baseline_file : fmt::format("{} ({})", c.baseline_run, baseline_file);
-  std::cout << fmt::format("\nverdict: {} ({} fail, {} warn, {} pass; alpha {:g}) against {}\n", upper(c.verdict),
+  std::cout << fmt::format("\nverdict: {} ({} fail, {} warn, {} pass; alpha {:g}) against {}\n", reports::verdict_text(c.verdict),
                            counts[0], counts[1], counts[2], c.alpha, against);
 }
 
@@ -161,7 +159,7 @@ int cmd_compare(const Args& args) {
   } else {
     print_table(comparison, files[0]);
   }
-  return cl.vm.count("gate") && comparison.verdict == "fail" ? kExitCheckFailed : kExitPass;
+  return exit_code_for(cl.vm.count("gate") ? reports::judge_gate(comparison).verdict : reports::Verdict::kPass);
 }
 
 }  // namespace chaosbench::harness

@@ -1,5 +1,8 @@
-// Exit codes, one table for every command (../shared/ARCHITECTURE.md).
+// Exit codes, one table for every command (README.md "Exit codes"), and the one mapping
+// from an outcome to its code. No command picks a code for a verdict by itself.
 #pragma once
+
+#include "reports/verdict.h"
 
 namespace chaosbench::harness {
 
@@ -10,5 +13,25 @@ enum ExitCode : int {
   kExitHost = 3,         // the host cannot do what was asked (capability, permission)
   kExitInterrupted = 130,
 };
+
+// Where a verdict comes from, which is what the code needs besides the verdict.
+enum class VerdictSource {
+  kThisRun,    // this process judged it (run, bench, compare --gate, report --baseline)
+  kHostLimit,  // this process judged it, and it stopped because the host could not do
+               // what was asked (HostError; a report that could not be written)
+  kStored,     // read back from a results.json (report): this process was neither
+               // interrupted nor refused anything, it only repeats a stored judgement
+};
+
+// The mapping, as README.md documents it:
+//   kPass                                  -> 0
+//   kFail  (workload, check, gate)         -> 1
+//   kError (a fault could not be applied or reverted, cleanup failed, or any unexpected
+//           exception: not a usage error)  -> 1
+//   any verdict but kPass, kHostLimit      -> 3
+//   kInterrupted                           -> 130, but 1 when kStored
+// Usage and scenario errors (2) come before there is a verdict: cli_main maps
+// UsageError and ScenarioError to kExitUsage itself.
+ExitCode exit_code_for(reports::Verdict verdict, VerdictSource source = VerdictSource::kThisRun);
 
 }  // namespace chaosbench::harness

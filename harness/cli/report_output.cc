@@ -9,6 +9,7 @@
 #include "harness/cli/exit_code.h"
 #include "reports/console_summary.h"
 #include "reports/gate.h"
+#include "reports/judgement.h"
 #include "reports/json_io.h"
 #include "reports/markdown_report.h"
 
@@ -51,17 +52,10 @@ int finish_reports(reports::RunResult& result, const std::string& dir, const Rep
     result.comparison = reports::compare_runs(*options.baseline, result);
     result.comparison->baseline_run = options.baseline->run_id;
     result.comparison->baseline_started_at = options.baseline->started_at;
-    if (result.comparison->verdict == "fail" && result.verdict == "pass") {
-      std::size_t failed = 0;
-      std::string first;
-      for (const auto& m : result.comparison->metrics) {
-        if (m.status != "fail") continue;
-        if (++failed == 1) first = fmt::format("{} {}: {}", m.name, m.stat, m.reason);
-      }
-      result.verdict = "fail";
-      result.reason = fmt::format("baseline gate: {} regression{}: {}", failed, failed == 1 ? "" : "s", first);
-      if (exit_code == kExitPass) exit_code = kExitCheckFailed;
-    }
+    auto judged = reports::fold({result.verdict, result.reason}, reports::judge_gate(*result.comparison));
+    result.verdict = judged.verdict;
+    result.reason = std::move(judged.reason);
+    if (exit_code == kExitPass) exit_code = exit_code_for(result.verdict);
   }
   auto requests = options.requests.empty() ? reports::default_reports() : options.requests;
   bool console = false;
@@ -70,7 +64,7 @@ int finish_reports(reports::RunResult& result, const std::string& dir, const Rep
     reports::write_reports(result, dir, requests);
   } catch (const std::runtime_error& e) {
     std::cerr << "chaosbench: " << e.what() << "\n";
-    if (exit_code == kExitPass) exit_code = kExitHost;
+    if (exit_code == kExitPass) exit_code = exit_code_for(reports::Verdict::kError, VerdictSource::kHostLimit);
   }
   if (!console) {
     if (options.quiet) std::cout << dir << "/results.json\n";

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness/journal/journal.h"
+#include "harness/journal/undo_kind.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -102,7 +103,7 @@ NodeCgroups::NodeCgroups(int nodes, const std::string& run_id, Journal& journal,
 }
 
 void NodeCgroups::make_dir(const std::string& path) {
-  entries_.push_back(journal_.record("cgroup", {{"path", path}}));
+  entries_.push_back(journal_.record(to_string(UndoKind::kCgroup), {{"path", path}}));
   if (::mkdir(path.c_str(), 0755) != 0) throw std::runtime_error(std::strerror(errno));
 }
 

@@ -15,6 +15,7 @@
 #include "harness/cluster/mountinfo.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
+#include "harness/journal/undo_kind.h"
 #include "harness/journal/process_identity.h"
 
 namespace chaosbench::harness {
@@ -149,7 +150,7 @@ void NodeCgroups::move_into_leaf(const std::string& leaf, const std::string& bas
   make_dir(leaf);
   const pid_t self = ::getpid();
   auto st = read_proc_stat(self);
-  entries_.push_back(journal_.record("cgroup_move", {{"pid", std::to_string(self)},
+  entries_.push_back(journal_.record(to_string(UndoKind::kCgroupMove), {{"pid", std::to_string(self)},
                                                      {"start_time", std::to_string(st ? st->start_time : 0)},
                                                      {"from", leaf},
                                                      {"to", base}}));
@@ -167,7 +168,7 @@ void NodeCgroups::enable_controllers(const std::string& dir, const std::vector<s
   const std::string file = dir + "/cgroup.subtree_control";
   std::map<std::string, std::string> undo{{"path", file}, {"value", fmt::format("{}", fmt::join(off, " "))}};
   if (!own_child.empty()) undo["own_child"] = own_child;  // shared: undone only while ours is its only child
-  entries_.push_back(journal_.record("write", std::move(undo)));
+  entries_.push_back(journal_.record(to_string(UndoKind::kWrite), std::move(undo)));
   common::write_setting(file, fmt::format("{}", fmt::join(on, " ")));
 }
 

@@ -11,6 +11,7 @@
 #include <sys/vfs.h>
 
 #include "common/fault_control.h"
+#include "harness/journal/undo_kind.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -61,6 +62,8 @@ std::string check_cgroup_dir(const JournalFile& j, const std::string& p) {
   return "";
 }
 
+}  // namespace
+
 std::string check_write(const JournalFile& j, const JournalEntry& e) {
   static const std::array<std::string, 7> knobs{"freezer.state", "cgroup.freeze", "cgroup.subtree_control",
                                                 "cpu.cfs_quota_us", "cpu.max", "memory.limit_in_bytes",
@@ -74,7 +77,7 @@ std::string check_write(const JournalFile& j, const JournalEntry& e) {
     // The cgroup that holds the run's: enabling controllers for it is journaled there.
     const std::string child = dir + "/chaosbench-" + j.run_id;
     for (const auto& other : j.pending)
-      if (other.kind == "cgroup" && field(other, "path") == child) return on_cgroup_fs(dir) ? "" : dir + ": not a cgroup";
+      if (other.kind == to_string(UndoKind::kCgroup) && field(other, "path") == child) return on_cgroup_fs(dir) ? "" : dir + ": not a cgroup";
   }
   return check_cgroup_dir(j, dir);
 }
@@ -93,14 +96,18 @@ std::string check_cgroup_move(const JournalFile& j, const JournalEntry& e) {
   return "";
 }
 
-std::string check_group(const JournalFile& j, const JournalEntry& e) {
+namespace {
+
+// A process group of the run: shared by process_group and signal_group (which may only
+// send SIGCONT back).
+std::string check_group(const JournalFile& j, const JournalEntry& e, bool sigcont_only) {
   std::uint64_t pgid = 0, start = 0;
   if (!decimal(field(e, "pgid"), INT_MAX, &pgid) || pgid <= 1)
     return fmt::format("process group \"{}\" is not a process group id above 1", field(e, "pgid").substr(0, 20));
   if (!decimal(field(e, "start_time"), UINT64_MAX, &start) || start == 0)
     return fmt::format("process group {} has no start time, so which processes were the run's cannot be verified",
                        pgid);
-  if (e.kind == "signal_group" && field(e, "signal") != std::to_string(SIGCONT))
+  if (sigcont_only && field(e, "signal") != std::to_string(SIGCONT))
     return fmt::format("signal \"{}\" is not SIGCONT, the only one a pause sends back", field(e, "signal").substr(0, 20));
   // Membership of the recorded cgroup vouches for a process: it must be the run's own.
   if (e.fields.count("cgroup") != 0) return check_cgroup_dir(j, field(e, "cgroup"));
@@ -110,34 +117,51 @@ std::string check_group(const JournalFile& j, const JournalEntry& e) {
 std::string check_netns(const JournalEntry& e) {
   if (!matches(field(e, "netns"), "net:\\[[0-9]{1,20}\\]") || !decimal(field(e, "netns_cookie"), UINT64_MAX))
     return "no network namespace id and cookie to find it by";
-  if (e.kind == "tc_root" &&
-      (!matches(field(e, "interface"), "[A-Za-z0-9_.-]{1,15}") || !matches(field(e, "handle"), "[0-9a-f]{1,4}:")))
+  return "";
+}
+
+std::string runtime_of(const JournalFile& j) { return "/tmp/chaosbench-" + j.run_id; }
+
+}  // namespace
+
+std::string check_path(const JournalFile& j, const JournalEntry& e) {
+  const std::string runtime = runtime_of(j);
+  return field(e, "path") == runtime ? "" : fmt::format("{} is not the run's runtime directory {}",
+                                                        field(e, "path").substr(0, 200), runtime);
+}
+
+std::string check_fault_control(const JournalFile& j, const JournalEntry& e) {
+  const std::string runtime = runtime_of(j);
+  std::uint64_t slot = 0;
+  const std::string p = field(e, "path");
+  if (!p.starts_with(runtime + "/control/rank") || !matches(p.substr(runtime.size()), "/control/rank[0-9]{1,6}\\.ctl"))
+    return fmt::format("{} is not a control block in {}/control", p.substr(0, 200), runtime);
+  return decimal(field(e, "slot"), CB_FAULT_KINDS - 1, &slot) ? "" : "slot is not a fault kind";
+}
+
+std::string check_cgroup(const JournalFile& j, const JournalEntry& e) { return check_cgroup_dir(j, field(e, "path")); }
+
+std::string check_process_group(const JournalFile& j, const JournalEntry& e) { return check_group(j, e, false); }
+
+std::string check_signal_group(const JournalFile& j, const JournalEntry& e) { return check_group(j, e, true); }
+
+std::string check_tc_root(const JournalFile&, const JournalEntry& e) {
+  if (std::string why = check_netns(e); !why.empty()) return why;
+  if (!matches(field(e, "interface"), "[A-Za-z0-9_.-]{1,15}") || !matches(field(e, "handle"), "[0-9a-f]{1,4}:"))
     return "not an interface name and qdisc handle";
-  if (e.kind == "iptables_chain" && (!matches(field(e, "chain"), "chaosbench[0-9]{1,9}") ||
-                                     (e.fields.count("hook") && !matches(field(e, "hook"), "INPUT|FORWARD|OUTPUT"))))
+  return "";
+}
+
+std::string check_iptables_chain(const JournalFile&, const JournalEntry& e) {
+  if (std::string why = check_netns(e); !why.empty()) return why;
+  if (!matches(field(e, "chain"), "chaosbench[0-9]{1,9}") ||
+      (e.fields.count("hook") && !matches(field(e, "hook"), "INPUT|FORWARD|OUTPUT")))
     return "not a chaosbench iptables chain";
   return "";
 }
 
-}  // namespace
-
 std::string check_entry(const JournalFile& j, const JournalEntry& e) {
-  const std::string runtime = "/tmp/chaosbench-" + j.run_id;
-  if (e.kind == "path")
-    return field(e, "path") == runtime ? "" : fmt::format("{} is not the run's runtime directory {}",
-                                                          field(e, "path").substr(0, 200), runtime);
-  if (e.kind == "fault_control") {
-    std::uint64_t slot = 0;
-    const std::string p = field(e, "path");
-    if (!p.starts_with(runtime + "/control/rank") || !matches(p.substr(runtime.size()), "/control/rank[0-9]{1,6}\\.ctl"))
-      return fmt::format("{} is not a control block in {}/control", p.substr(0, 200), runtime);
-    return decimal(field(e, "slot"), CB_FAULT_KINDS - 1, &slot) ? "" : "slot is not a fault kind";
-  }
-  if (e.kind == "cgroup") return check_cgroup_dir(j, field(e, "path"));
-  if (e.kind == "write") return check_write(j, e);
-  if (e.kind == "cgroup_move") return check_cgroup_move(j, e);
-  if (e.kind == "process_group" || e.kind == "signal_group") return check_group(j, e);
-  if (e.kind == "tc_root" || e.kind == "iptables_chain") return check_netns(e);
+  if (const UndoKindRow* row = find_undo_kind(e.kind)) return row->check(j, e);
   return fmt::format("unknown kind \"{}\" (written by a newer chaosbench?)", e.kind.substr(0, 64));
 }
 

@@ -25,7 +25,19 @@
 
 namespace chaosbench::harness {
 
-// "" when `e` (pending in `journal`) is plausible, else why not (for the report).
+// "" when `e` (pending in `journal`) is plausible, else why not (for the report): the
+// check of its kind's row (undo_kind.h); an unknown kind is never plausible.
 std::string check_entry(const JournalFile& journal, const JournalEntry& e);
+
+// The checks of each kind, as listed above; the undo table names them.
+std::string check_path(const JournalFile& journal, const JournalEntry& e);
+std::string check_fault_control(const JournalFile& journal, const JournalEntry& e);
+std::string check_cgroup(const JournalFile& journal, const JournalEntry& e);
+std::string check_write(const JournalFile& journal, const JournalEntry& e);
+std::string check_cgroup_move(const JournalFile& journal, const JournalEntry& e);
+std::string check_process_group(const JournalFile& journal, const JournalEntry& e);
+std::string check_signal_group(const JournalFile& journal, const JournalEntry& e);
+std::string check_tc_root(const JournalFile& journal, const JournalEntry& e);
+std::string check_iptables_chain(const JournalFile& journal, const JournalEntry& e);
 
 }  // namespace chaosbench::harness

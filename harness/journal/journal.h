@@ -24,7 +24,8 @@
 
 namespace chaosbench::harness {
 
-// Undo information: a kind and string fields. Kinds so far:
+// Undo information: a kind and string fields. The kinds (undo_kind.h has the table that
+// names, checks and undoes each):
 //   "path"          {path}: remove the file or directory tree
 //   "process_group" {pgid, start_time, marker[, cgroup]}: SIGKILL the process group a
 //                   started process leads, only its members whose identity is verified

@@ -80,13 +80,13 @@ std::vector<reports::CheckResult> evaluate_checks(const std::vector<CheckSpec>& 
         }
       }
       if (!worst) {
-        res.status = "fail";
+        res.status = reports::CheckStatus::kFail;
         res.message = fmt::format("no record of {} with {}", c.metric, describe_labels(wanted));
       } else {
         res.value = worst_value;
         res.labels = worst->labels;
         bool pass = op == ">=" ? *worst_value >= threshold : *worst_value <= threshold;
-        res.status = pass ? "pass" : "fail";
+        res.status = pass ? reports::CheckStatus::kPass : reports::CheckStatus::kFail;
         res.message = fmt::format("{} {} = {:.6g}{}{} (worst of {} record{}){}", c.metric, c.stat, *worst_value,
                                   worst->unit.empty() ? "" : " ", worst->unit, matched, matched == 1 ? "" : "s",
                                   pass ? "" : fmt::format("; limit {} {:.6g}", op, threshold));

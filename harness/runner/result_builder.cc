@@ -24,10 +24,10 @@ reports::Environment describe_environment() {
   return env;
 }
 
-reports::RunResult build_result(const ResultInputs& in, const std::string& verdict, const std::string& reason) {
+reports::RunResult build_result(const ResultInputs& in, const reports::Judgement& verdict) {
   reports::RunResult r;
   r.tool_version = CHAOSBENCH_VERSION;
-  r.scenario_json = in.scenario.resolved_json;
+  reports::set_scenario(r, in.scenario.resolved_json);
   r.scenario_name = in.scenario.name;
   r.environment = describe_environment();
   for (const auto& f : in.faults)
@@ -78,20 +78,9 @@ reports::RunResult build_result(const ResultInputs& in, const std::string& verdi
   r.protocol.malformed = in.malformed;
   r.protocol.malformed_examples = in.malformed_examples;
 
-  r.verdict = verdict;
-  r.reason = reason;
-  if (r.verdict == "pass") {
-    std::size_t failed = 0;
-    for (const auto& c : r.checks) failed += c.status == "fail";
-    if (failed) {
-      r.verdict = "fail";
-      for (const auto& c : r.checks) {
-        if (c.status != "fail") continue;
-        r.reason = fmt::format("{} check{} failed: {}", failed, failed == 1 ? "" : "s", c.message);
-        break;
-      }
-    }
-  }
+  auto judged = reports::fold(verdict, reports::judge_checks(r.checks));
+  r.verdict = judged.verdict;
+  r.reason = std::move(judged.reason);
   return r;
 }
 

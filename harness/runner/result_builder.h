@@ -8,6 +8,7 @@
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/sample_store.h"
 #include "harness/scenario/scenario.h"
+#include "reports/judgement.h"
 #include "reports/run_model.h"
 
 namespace chaosbench::harness {
@@ -25,9 +26,9 @@ struct ResultInputs {
   std::vector<std::string> malformed_examples;
 };
 
-// `verdict`/`reason` are the run's own ("pass" unless something failed); failed checks
-// turn a pass into "fail".
-reports::RunResult build_result(const ResultInputs& in, const std::string& verdict, const std::string& reason);
+// `verdict` is the run's own (a pass unless something failed or it was interrupted);
+// failed checks are folded into it (reports/judgement.h: they turn only a pass into a fail).
+reports::RunResult build_result(const ResultInputs& in, const reports::Judgement& verdict);
 
 // Host name, kernel, CPUs: what results.json's "environment" says of this machine.
 reports::Environment describe_environment();

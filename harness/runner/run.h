@@ -30,6 +30,7 @@
 #include "harness/runner/runner.h"
 #include "harness/runner/sample_store.h"
 #include "harness/runner/workload_launcher.h"
+#include "reports/judgement.h"
 #include "reports/run_model.h"
 
 namespace chaosbench::harness {

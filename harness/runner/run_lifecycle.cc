@@ -52,7 +52,7 @@ void Run::bring_up() {
   NodeSite& site = env_->site();
   faults_ = std::make_unique<FaultDriver>(
       scenario_.faults, site, env_->timeline(), [this] { return now_s(); },
-      [this](const std::string& reason) { verdict_.fail(reason, now_s(), "error"); });
+      [this](const std::string& reason) { verdict_.fail(reason, now_s(), reports::Verdict::kError); });
   for (const auto& o : faults_->schedule().occurrences())
     if (o.due_step) store_.watch_step(*o.due_step);
   ranks_ = std::make_unique<RankTable>(site, env_->out());
@@ -88,9 +88,9 @@ bool Run::main_loop() {
       }
     }
   } catch (const HostError& e) {
-    verdict_.fail(e.what(), now_s(), "error", kExitHost);
+    verdict_.fail(e.what(), now_s(), reports::Verdict::kError, VerdictSource::kHostLimit);
   } catch (const std::exception& e) {
-    verdict_.fail(e.what(), now_s(), "error", kExitUsage);
+    verdict_.fail(e.what(), now_s(), reports::Verdict::kError);  // unexpected: exit 1 (exit_code.h)
   }
   return false;
 }
@@ -124,10 +124,10 @@ void Run::unwind(bool timed_out) {
   std::vector<std::string> errors = env_->site().stop_all();
   for (pid_t pid : ranks_->unended()) on_exit(pid);
   server_->stop();
-  for (const auto& e : errors) verdict_.fail(fmt::format("cleanup: {}", e), now_s(), "error");
-  for (const auto& e : env_->tear_down()) verdict_.fail(e, now_s(), "error");
+  for (const auto& e : errors) verdict_.fail(fmt::format("cleanup: {}", e), now_s(), reports::Verdict::kError);
+  for (const auto& e : env_->tear_down()) verdict_.fail(e, now_s(), reports::Verdict::kError);
   env_->timeline().write(now_s(), "run_finished",
-                         {{"verdict", TL::str(verdict_.verdict())}, {"timed_out", timed_out}});
+                         {{"verdict", TL::str(reports::to_string(verdict_.judgement().verdict))}, {"timed_out", timed_out}});
 }
 
 // What results.json is to hold, and the exit code (exit_code.h).
@@ -136,7 +136,7 @@ RunOutcome Run::outcome(double end_s) {
                   ranks_->records(), store_, server_->malformed(), server_->malformed_examples()};
   RunOutcome out;
   out.run_dir = env_->out();
-  out.result = build_result(in, verdict_.verdict(), verdict_.reason());
+  out.result = build_result(in, verdict_.judgement());
   out.result.run_id = run_id_;
   out.result.environment.blas = blas_;
   out.result.environment.cluster = env_->description();

@@ -1,8 +1,8 @@
-// The run's own verdict while it runs: the first failure decides it ("fail" for the
-// workload, "error" for the harness or a fault it could not apply or revert,
-// "interrupted" for a signal) and its reason; later failures are logged but change
-// nothing. The result's final verdict also folds in the checks (result_builder.h);
-// exit_code() maps that to the exit code table (exit_code.h).
+// The run's own verdict while it runs: failures fold into it (reports/judgement.h: the
+// first failure stands, an interruption overrides), with when the first one happened
+// (the peers' grace period counts from it) and whether the host refused something. The
+// result's final verdict also folds in the checks (result_builder.h); exit_code() maps
+// it to the exit code table through the one mapping (harness/cli/exit_code.h).
 // Threads: the run's thread only.
 #pragma once
 
@@ -10,30 +10,29 @@
 #include <string>
 
 #include "harness/cli/exit_code.h"
+#include "reports/judgement.h"
 
 namespace chaosbench::harness {
 
 class RunVerdict {
  public:
-  // Records a failure at `now_s`; the first one decides the verdict. `exit_code` is the
-  // code an "error" verdict exits with (a host error is 3, anything else unexpected 2).
-  void fail(std::string reason, double now_s, std::string verdict = "fail", int exit_code = kExitPass);
-  // A SIGINT or SIGTERM: the verdict becomes "interrupted", whatever came before.
+  // Records a failure at `now_s` (logged when it is the first). `source` kHostLimit: the
+  // host could not do what was asked (exit 3).
+  void fail(std::string reason, double now_s, reports::Verdict verdict = reports::Verdict::kFail,
+            VerdictSource source = VerdictSource::kThisRun);
+  // A SIGINT or SIGTERM: the verdict becomes interrupted, whatever came before.
   void interrupt(int signal);
 
-  const std::string& verdict() const { return verdict_; }
-  const std::string& reason() const { return reason_; }
-  bool passing() const { return verdict_ == "pass"; }
-  bool errored() const { return verdict_ == "error"; }
+  const reports::Judgement& judgement() const { return judgement_; }
+  bool errored() const { return judgement_.verdict == reports::Verdict::kError; }
   // When the first failure happened (seconds since the workload started).
   std::optional<double> first_failure_s() const { return first_failure_s_; }
-  // The exit code for the result's final verdict `result_verdict`.
-  int exit_code(const std::string& result_verdict) const;
+  // The exit code for the result's final verdict.
+  int exit_code(reports::Verdict result_verdict) const { return exit_code_for(result_verdict, source_); }
 
  private:
-  std::string verdict_ = "pass";
-  std::string reason_;
-  int exit_code_ = kExitPass;
+  reports::Judgement judgement_;
+  VerdictSource source_ = VerdictSource::kThisRun;
   std::optional<double> first_failure_s_;
 };
 

@@ -137,9 +137,9 @@ MicroRunOutcome run_micro_suite(const std::vector<MicroBenchmark>& suite, const 
     }
     r.metrics.push_back(micro_record(*it->second, *value));
   }
-  r.scenario_json = suite_description(options, ran);
+  reports::set_scenario(r, suite_description(options, ran));
   r.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.verdict = failures.empty() ? "pass" : "fail";
+  r.verdict = failures.empty() ? reports::Verdict::kPass : reports::Verdict::kFail;
   for (const auto& f : failures) r.reason += (r.reason.empty() ? "" : "; ") + f;
   return out;
 }

@@ -158,10 +158,10 @@ reports::RunResult synthetic_run(std::size_t samples) {
   reports::RunResult run;
   run.tool_version = CHAOSBENCH_VERSION;
   run.scenario_name = "synthetic";
-  run.scenario_json = R"({"name":"synthetic","workload":{"kind":"train"}})";
+  reports::set_scenario(run, R"({"name":"synthetic","workload":{"kind":"train"}})");
   run.run_id = "000000000000";
   run.started_at = "2026-01-01T00:00:00Z";
-  run.verdict = "pass";
+  run.verdict = reports::Verdict::kPass;
   const std::size_t per_rank = samples / kRanks;
   run.duration_s = static_cast<double>(per_rank) * kStepS;
   const double third = run.duration_s / 3;

@@ -59,7 +59,7 @@ std::vector<std::string> phase_columns(const RunResult& run) {
   return order;
 }
 
-std::string badge(const std::string& status) {
+std::string badge(std::string_view status) {
   std::string upper;
   for (char c : status) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
   return fmt::format("<span class=\"badge {}\">{}</span>", escape(status), escape(upper));

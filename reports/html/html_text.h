@@ -29,6 +29,6 @@ std::string label(const Labels& labels, std::string_view key);
 std::vector<std::string> phase_columns(const RunResult& run);
 
 // <span class="badge pass">PASS</span> for pass/warn/fail/error and severities.
-std::string badge(const std::string& status);
+std::string badge(std::string_view status);
 
 }  // namespace chaosbench::reports::html

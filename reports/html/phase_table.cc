@@ -65,7 +65,7 @@ std::string comparison_cell(const Row& row) {
     std::string phase = label(c->labels, "phase");
     out += fmt::format("<div title=\"{}\">{}{} {}{} {}</div>", escape(c->reason),
                        phase == "overall" ? "" : fmt::format("<span class=\"lbl\">{}</span> ", escape(phase)), escape(c->stat),
-                       pct(c->change), ci, badge(c->status));
+                       pct(c->change), ci, badge(to_string(c->status)));
   }
   return out;
 }
@@ -116,7 +116,7 @@ std::string table_head(const RunResult& run, std::string_view prefix, bool compa
         "<p>Against baseline run <code>{}</code>{}: {} &mdash; relative change of the statistic with its bootstrap "
         "confidence interval (alpha {}); a regression fails only when significant and beyond its tolerance.</p>\n",
         escape(c.baseline_run), c.baseline_started_at.empty() ? "" : fmt::format(" of {}", escape(c.baseline_started_at)),
-        badge(c.verdict), c.alpha);
+        badge(to_string(c.verdict)), c.alpha);
   }
   if (prefix.empty())
     out += "<p class=\"note\">Each phase's value with its change against the baseline phase (green better, red worse, "

@@ -30,7 +30,7 @@ std::string checks_table(const RunResult& run, const std::vector<const CheckResu
     std::string unit = unit_of(run, c->metric);
     out += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td class=\"lbl\">{}</td><td class=\"num\">{} {}</td>"
                        "<td class=\"num\">{}</td><td>{}</td></tr>\n",
-                       badge(c->status), escape(c->metric), escape(labels_text(c->labels, "")), escape(c->op),
+                       badge(to_string(c->status)), escape(c->metric), escape(labels_text(c->labels, "")), escape(c->op),
                        escape(format_unit(c->threshold, unit)),
                        c->value ? escape(format_unit(*c->value, unit)) : "no record", escape(c->message));
   }
@@ -51,15 +51,15 @@ std::string fields_text(const Labels& fields) {
 }  // namespace
 
 std::string verdict_html(const RunResult& run) {
-  std::string verdict = run.verdict.empty() ? "error" : run.verdict;
+  const std::string verdict(to_string(run.verdict));
   std::vector<const CheckResult*> failed, all;
   for (const auto& c : run.checks) {
     all.push_back(&c);
-    if (c.status != "pass") failed.push_back(&c);
+    if (c.status != CheckStatus::kPass) failed.push_back(&c);
   }
   std::string why = run.reason;
   if (why.empty())
-    why = verdict == "pass" ? fmt::format("Every check passed ({} of {}).", all.size(), all.size())
+    why = run.verdict == Verdict::kPass ? fmt::format("Every check passed ({} of {}).", all.size(), all.size())
                             : fmt::format("{} of {} checks failed.", failed.size(), all.size());
   std::string upper = verdict;
   std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
@@ -77,7 +77,7 @@ std::string verdict_html(const RunResult& run) {
   out += kpi("faults applied", fmt::format("{} / {}", applied, run.faults.size()),
              fault_errors ? fmt::format("{} with errors", fault_errors) : "");
   out += kpi("duration", fmt::format("{:.1f} s", run.duration_s), fmt::format("{} phases", run.phases.size()));
-  if (run.comparison) out += kpi("against baseline", run.comparison->verdict, run.comparison->baseline_run);
+  if (run.comparison) out += kpi("against baseline", std::string(to_string(run.comparison->verdict)), run.comparison->baseline_run);
   out += "</div>\n";
 
   if (!failed.empty()) out += fmt::format("<h3>Failed checks</h3>\n{}", checks_table(run, failed));

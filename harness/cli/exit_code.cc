@@ -1,0 +1,13 @@
+#include "harness/cli/exit_code.h"
+
+namespace chaosbench::harness {
+
+ExitCode exit_code_for(reports::Verdict verdict, VerdictSource source) {
+  using reports::Verdict;
+  if (verdict == Verdict::kPass) return kExitPass;
+  if (verdict == Verdict::kInterrupted && source != VerdictSource::kStored) return kExitInterrupted;
+  if (source == VerdictSource::kHostLimit) return kExitHost;
+  return kExitCheckFailed;
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,101 @@
+#include "reports/scenario_facts.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/json_limits.h"
+#include "common/units.h"
+#include "reports/run_model.h"
+
+namespace chaosbench::reports {
+namespace {
+
+using nlohmann::json;
+
+const json* at(const json& doc, const char* pointer) {
+  json::json_pointer p(pointer);
+  return doc.contains(p) ? &doc.at(p) : nullptr;
+}
+
+std::string string_at(const json& doc, const char* pointer) {
+  const json* v = at(doc, pointer);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+// A check's tolerance as a fraction: "10%" (the scenario's own percent syntax) or 10.
+std::optional<double> tolerance_fraction(const json& v) {
+  if (v.is_number()) return v.get<double>() / 100.0;
+  if (!v.is_string()) return std::nullopt;
+  auto p = common::parse_percent(v.get<std::string>());
+  if (!p) return std::nullopt;
+  return p->value / 100.0;
+}
+
+// A label value in a check as the text a record's label is compared with.
+std::string label_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number()) return fmt::format("{}", v.get<double>());
+  return v.dump();
+}
+
+std::vector<ScenarioFacts::CheckTolerance> tolerances_of(const json& doc) {
+  std::vector<ScenarioFacts::CheckTolerance> out;
+  const json* checks = at(doc, "/checks");
+  if (!checks || !checks->is_array()) return out;
+  for (const auto& c : *checks) {
+    if (!c.is_object() || !c.contains("tolerance") || !c.contains("metric") || !c["metric"].is_string()) continue;
+    auto tol = tolerance_fraction(c["tolerance"]);
+    if (!tol) continue;
+    ScenarioFacts::CheckTolerance t{c["metric"].get<std::string>(), {}, std::nullopt, *tol};
+    // Labels that are not an object restrict nothing.
+    if (auto labels = c.find("labels"); labels != c.end() && labels->is_object())
+      for (const auto& [k, v] : labels->items()) t.labels[k] = label_text(v);
+    if (c.contains("phase") && c["phase"].is_string()) t.phase = c["phase"].get<std::string>();
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+void read_train_settings(const json& doc, ScenarioFacts& f) {
+  if (const json* v = at(doc, "/workload/bucket_size")) {
+    f.bucket_size_given = true;
+    if (v->is_number_unsigned()) f.bucket_bytes = v->get<std::uint64_t>();
+    else if (v->is_string())
+      if (auto size = common::parse_size(v->get<std::string>())) f.bucket_bytes = size->bytes;
+  }
+  if (const json* layers = at(doc, "/workload/model/layers"); layers && layers->is_array()) {
+    for (const auto& width : *layers) {
+      if (!width.is_number()) {
+        f.model_layers.clear();
+        break;
+      }
+      f.model_layers.push_back(width.get<double>());
+    }
+  }
+  if (const json* v = at(doc, "/workload/checkpoint/async"); v && v->is_boolean()) f.checkpoint_async = v->get<bool>();
+  f.checkpoint_mode = string_at(doc, "/workload/checkpoint/mode");
+  if (const json* v = at(doc, "/workload/checkpoint/every_steps"); v && v->is_number())
+    f.checkpoint_every = v->get<double>();
+  f.recovery_mode = string_at(doc, "/workload/recovery/mode");
+}
+
+}  // namespace
+
+ScenarioFacts scenario_facts_of(const std::string& scenario_json) {
+  ScenarioFacts f;
+  json doc = common::parse_json_bounded<json>(scenario_json.empty() ? "{}" : scenario_json);
+  if (doc.is_discarded() || !doc.is_object()) return f;
+  f.workload_kind = string_at(doc, "/workload/kind");
+  if (const json* v = at(doc, "/cluster/nodes"); v && v->is_number()) f.cluster_nodes = v->get<double>();
+  read_train_settings(doc, f);
+  f.tolerances = tolerances_of(doc);
+  return f;
+}
+
+void set_scenario(RunResult& run, std::string resolved_json) {
+  run.scenario_facts = scenario_facts_of(resolved_json);
+  run.scenario_json = std::move(resolved_json);
+}
+
+}  // namespace chaosbench::reports
