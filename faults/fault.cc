@@ -10,7 +10,9 @@ void Fault::apply(const ResolvedTarget& target, UndoLog& log) {
   } catch (const std::exception& e) {
     const std::string failed = e.what();
     const std::string why = roll_back();
-    throw FaultError(why.empty() ? failed : failed + "; rolling back: " + why);
+    // Rolled back: the error goes on as it was (a HostError from the journal stays one).
+    if (why.empty()) throw;
+    throw FaultError(failed + "; rolling back: " + why);
   } catch (...) {
     roll_back();
     throw;

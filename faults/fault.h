@@ -36,10 +36,11 @@ class Fault {
   Fault& operator=(const Fault&) = delete;
 
   // Puts the fault in effect on `target`, recording in `log` what undoing it takes before
-  // each change. Throws FaultError when it cannot; then nothing of it remains in effect:
-  // when do_apply() fails halfway, apply() runs do_revert() once to take back what it did
-  // (so a type never rolls back itself), and the error says so if that fails too (what
-  // could not be undone stays in the journal for cleanup). `log` must outlive the fault.
+  // each change. Throws when it cannot (FaultError, or the journal's own error); then
+  // nothing of it remains in effect: when do_apply() fails halfway, apply() runs
+  // do_revert() once to take back what it did (so a type never rolls back itself) and
+  // rethrows the error; if the rollback fails too, a FaultError names both (what could
+  // not be undone stays in the journal for cleanup). `log` must outlive the fault.
   // Calling apply() twice without revert() is a logic error.
   void apply(const ResolvedTarget& target, UndoLog& log);
 

@@ -1,5 +1,5 @@
 // The host cannot do what was asked: a directory that cannot be created, a missing
-// capability or permission. The CLI turns it into exit code 3 (ARCHITECTURE.md table).
+// capability or permission. The CLI turns it into exit code 3 (README.md "Exit codes").
 #pragma once
 
 #include <stdexcept>

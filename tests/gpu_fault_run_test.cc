@@ -107,7 +107,7 @@ TEST_CASE("gpu run: gpu.hang and collective.hang are ended by the step watchdog,
 TEST_CASE("gpu run: a bit flip after the allreduce is caught at the next step and repaired, one before it is not",
           "[gpu-run]") {
   TempDir dir;
-  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 90)",
+  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 300)",
                                               R"([{"name": "after", "type": "gpu.bitflip", "target": {"ranks": [1]},
         "at_step": 20, "tensor": "gradients"},
       {"name": "before", "type": "gpu.bitflip", "target": {"ranks": [1]}, "at_step": 50, "tensor": "local_gradients"}])",
@@ -128,7 +128,7 @@ TEST_CASE("gpu run: a bit flip after the allreduce is caught at the next step an
 
 TEST_CASE("gpu run: collective.error fails one allreduce, elastic recovery keeps every rank", "[gpu-run]") {
   TempDir dir;
-  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 200, "recovery": {"mode": "elastic"})",
+  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 400, "recovery": {"mode": "elastic"})",
                                               R"([{"name": "nccl", "type": "collective.error", "target": {"ranks": [0]},
         "at_step": 40, "code": 6}])",
                                               "local"));

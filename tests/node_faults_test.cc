@@ -104,7 +104,7 @@ TEST_CASE("node faults: node.cpu_throttle to 0.2 CPU at least doubles collective
   const auto* slow = latency(r, "fault:slow");
   REQUIRE(base);
   REQUIRE(slow);
-  // comm/latency's value is the mean time per op (METRICS.md): a throttled rank runs out
+  // comm/latency's value is the mean time per op (its catalogue row): a throttled rank runs out
   // of quota and stalls the ring for the rest of each 100 ms period.
   CHECK(slow->at("value").get<double>() >= 2 * base->at("value").get<double>());
   check_nothing_left(r, dir);

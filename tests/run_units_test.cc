@@ -147,7 +147,7 @@ TEST_CASE("rank table (fake site): starts on the launch's node, records exits, n
   test::FakeNodeSite site;
   RankTable ranks(site, "/out");
   ranks.plan({launch(0, 0), launch(1, 1)}, 0);
-  for (std::size_t i = 0; i < 2; ++i) ranks.start(i, ranks.launches()[i].spec, 0.1);
+  for (std::size_t i = 0; i < 2; ++i) ranks.start(i, ranks.launches()[i].spec, [] { return 0.1; });
   CHECK(site.started == std::vector<std::pair<int, pid_t>>{{0, 1000}, {1, 1001}});
   CHECK(ranks.records()[1].stdout_log == "logs/rank1.out");
   CHECK(ranks.node_of_rank(1) == 1);
@@ -161,7 +161,7 @@ TEST_CASE("rank table (fake site): starts on the launch's node, records exits, n
   CHECK(ranks.processes()[1].pid == -1);
   CHECK(ranks.unended() == std::vector<pid_t>{1000});
   ranks.count_restart(1);
-  const auto& again = ranks.start(1, ranks.launches()[1].spec, 5.0);
+  const auto& again = ranks.start(1, ranks.launches()[1].spec, [] { return 5.0; });
   CHECK(again.restart == 1);
   CHECK(again.stdout_log == "logs/rank1.restart1.out");
 }
@@ -176,7 +176,7 @@ TEST_CASE("recovery (fake site): a rank a fault ended comes back at restart_afte
   std::vector<std::string> events;
   Recovery::Hooks hooks;
   hooks.now = [&] { return w.now; };
-  hooks.start_rank = [&](std::size_t idx) { ranks.start(idx, ranks.launches()[idx].spec, w.now); };
+  hooks.start_rank = [&](std::size_t idx) { ranks.start(idx, ranks.launches()[idx].spec, [&] { return w.now; }); };
   hooks.replan = [](const std::vector<int>&) { FAIL("no restart of every rank in elastic mode"); };
   hooks.event = [&](const std::string& name, bench::Labels) { events.push_back(name); };
   hooks.fail = [](const std::string& reason) { FAIL(reason); };
@@ -214,7 +214,7 @@ TEST_CASE("recovery (fake site): restart mode stops every rank, SIGKILLs straggl
   std::vector<std::vector<int>> replans;
   Recovery::Hooks hooks;
   hooks.now = [&] { return w.now; };
-  hooks.start_rank = [&](std::size_t idx) { ranks.start(idx, ranks.launches()[idx].spec, w.now); };
+  hooks.start_rank = [&](std::size_t idx) { ranks.start(idx, ranks.launches()[idx].spec, [&] { return w.now; }); };
   hooks.event = [](const std::string&, bench::Labels) {};
   hooks.fail = [](const std::string& reason) { FAIL(reason); };
   RecoverySpec spec;

@@ -11,7 +11,7 @@
 
 namespace chaosbench::bench {
 
-// Exit codes, as ARCHITECTURE.md's table.
+// Exit codes, as README.md "Exit codes".
 inline constexpr int kCollectiveOk = 0;
 inline constexpr int kCollectiveFailed = 1;     // a wrong result or a gloo error
 inline constexpr int kCollectiveBadConfig = 2;  // the config cannot run

@@ -1,4 +1,4 @@
-// The compute rows of the micro-benchmark suite (METRICS.md, anchor SuperBench):
+// The compute rows of the micro-benchmark suite (docs/micro-benchmarks.md; after SuperBench):
 //   compute/gemm_tflops  sgemm n=1024 through the CPU device (OpenBLAS), one thread and
 //                        every hardware thread; 2n^3 FLOP per product
 //   compute/mem_bw       STREAM triad a[i] = b[i] + s*c[i] over three arrays of 64 MiB of

@@ -8,7 +8,7 @@ namespace {
 
 // Codes: CUDA's cudaError_t / CUresult (the same numbers for these), Xids: NVIDIA's Xid
 // catalogue (48 double-bit ECC, 31 MMU fault, 13 graphics engine exception, 79 fallen
-// off the bus, 74 NVLink error). ../shared/REFERENCES.md "GPU faults".
+// off the bus, 74 NVLink error); docs/gpu-faults.md lists them per error.
 constexpr std::array kXidErrors{
     XidError{"ecc", 214, 48, "uncorrectable ECC error (HBM)"},
     XidError{"illegal_address", 700, 31, "illegal memory access (an MMU fault)"},

@@ -11,7 +11,7 @@
 // The shaper touches only what it created: it refuses an interface whose root qdisc is
 // someone else's (anything other than the kernel's default), and removes exactly its
 // filters, classes and (with the last rule) its root. Same layout as Mininet's TCIntf
-// (htb rate class with a netem child); see ../shared/REFERENCES.md. One shaper per
+// (htb rate class with a netem child). One shaper per
 // interface: a second one finds the first one's root and refuses.
 //
 // Rule ids (class minors) start at 2, so no netem handle N: is the root's 1:. A packet

@@ -33,8 +33,8 @@ void NodePauseFault::do_apply(const ResolvedTarget& target) {
     for (const auto& dir : freezer->second) {
       const std::string thawed(common::freeze_value(version_, false));
       entries_.push_back(log().record("write", {{"path", dir + "/" + control}, {"value", thawed}}));
+      frozen_.push_back(dir);  // before the write: a failed write is thawed and closed too
       common::write_setting(dir + "/" + control, std::string(common::freeze_value(version_, true)));
-      frozen_.push_back(dir);
     }
     // v1 passes through FREEZING, v2 reports "frozen 1" in cgroup.events once done; the
     // fault is in effect once every task is frozen.

@@ -1,6 +1,7 @@
 #include "harness/runner/metrics_server.h"
 
 #include <algorithm>
+#include <optional>
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
@@ -54,6 +55,19 @@ std::string printable(std::string_view s) {
 int ceil_ms(Clock::duration d) {
   auto ms = std::chrono::ceil<milliseconds>(d).count();
   return static_cast<int>(std::clamp<decltype(ms)>(ms, 1, 60'000));
+}
+
+// When the first of `connections` still active at `now` falls quiet (no byte for `idle`);
+// nullopt when every one is quiet already.
+template <class Connections>
+std::optional<Clock::time_point> next_quiet(const Connections& connections, Clock::time_point now,
+                                            milliseconds idle) {
+  std::optional<Clock::time_point> next;
+  for (const auto& c : connections) {
+    const auto quiet_at = c.last_activity + idle;
+    if (quiet_at > now) next = next ? std::min(*next, quiet_at) : quiet_at;
+  }
+  return next;
 }
 
 }  // namespace
@@ -161,20 +175,11 @@ void MetricsServer::loop() {
       bool last_look = false;  // every connection is idle: stop unless something is readable
       if (draining) {
         if (now >= drain_end) break;
-        auto next = drain_end;
-        bool all_idle = true;
-        for (const auto& c : connections) {
-          auto quiet_at = c.last_activity + idle;
-          if (quiet_at > now) {
-            all_idle = false;
-            next = std::min(next, quiet_at);
-          }
-        }
-        if (all_idle) {
+        if (auto quiet = next_quiet(connections, now, idle)) {
+          timeout = ceil_ms(std::min(drain_end, *quiet) - now);
+        } else {
           timeout = 0;
           last_look = true;
-        } else {
-          timeout = ceil_ms(next - now);
         }
       }
       if (accept_paused) {

@@ -11,7 +11,7 @@ void RankTable::plan(std::vector<RankLaunch> launches, int restarts) {
   restarts_.assign(launches_.size(), restarts);
 }
 
-const reports::ProcessRecord& RankTable::start(std::size_t idx, ProcessSpec spec, double now_s) {
+const reports::ProcessRecord& RankTable::start(std::size_t idx, ProcessSpec spec, const std::function<double()>& now) {
   const auto& l = launches_[idx];
   const int restart = restarts_[idx];
   if (restart > 0) {  // keep the first life's logs
@@ -26,7 +26,7 @@ const reports::ProcessRecord& RankTable::start(std::size_t idx, ProcessSpec spec
   p.node = fmt::format("node{}", l.node);
   p.pid = pid;
   p.restart = restart;
-  p.started_at_s = now_s;
+  p.started_at_s = now();
   p.stdout_log = std::filesystem::relative(spec.stdout_path, out_dir_).string();
   p.stderr_log = std::filesystem::relative(spec.stderr_path, out_dir_).string();
   record_of_pid_[pid] = records_.size();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -28,9 +29,10 @@ class RankTable {
   void plan(std::vector<RankLaunch> launches, int restarts);
 
   // Starts launch `idx` on its node with `spec` (the launch's, with the run's additions)
-  // and records it at `now_s`. A restarted rank's logs get their own files, so the first
-  // life's stay. Returns its record. Throws when it cannot start.
-  const reports::ProcessRecord& start(std::size_t idx, ProcessSpec spec, double now_s);
+  // and records it as started at `now()` once the site has started it. A restarted
+  // rank's logs get their own files, so the first life's stay. Returns its record.
+  // Throws when it cannot start.
+  const reports::ProcessRecord& start(std::size_t idx, ProcessSpec spec, const std::function<double()>& now);
   // Counts one more restart of launch `idx` (before start()).
   void count_restart(std::size_t idx) { ++restarts_[idx]; }
 

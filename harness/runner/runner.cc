@@ -135,7 +135,7 @@ void Run::start_rank(std::size_t idx) {
     preload = preload.empty() ? interposer_ : interposer_ + ":" + preload;
   }
   const std::string argv0 = spec.argv.front();
-  const auto& p = ranks_->start(idx, std::move(spec), now_s());
+  const auto& p = ranks_->start(idx, std::move(spec), [this] { return now_s(); });
   env_->timeline().write(p.started_at_s, restart > 0 ? "process_restarted" : "process_started",
                          {{"rank", TL::num(l.rank)}, {"node", TL::str(p.node)}, {"pid", TL::num(p.pid)},
                           {"restart", TL::num(restart)}, {"argv0", TL::str(argv0)}});

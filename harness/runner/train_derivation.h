@@ -1,6 +1,6 @@
 // The data-parallel trainer's metrics derived from its events (train_events.h): train/*
 // per phase, and the entry point that adds resilience/* (resilience_derivation.h).
-// Definitions: ../shared/METRICS.md; how each follows from the events:
+// Definitions: the metric catalogue (`chaosbench metrics`); how each follows from the events:
 // docs/metrics-protocol.md. Pure functions over values; the result builder calls
 // derive_training_metrics once, after aggregate().
 #pragma once

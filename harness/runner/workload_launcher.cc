@@ -94,21 +94,33 @@ std::vector<std::string> load_argv(const ServeWorkload& w, const LaunchContext& 
 
 }  // namespace
 
-std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchContext& ctx) {
+namespace {
+
+// The nodes ranks go on, in rank order: a restart's remaining nodes, a serve workload's
+// replicas then its load generator, a command's nodes, or every node.
+std::vector<int> launch_nodes(const Scenario& scenario, const LaunchContext& ctx) {
   const auto& cluster = scenario.cluster;
-  std::vector<int> nodes;
   const auto* command = std::get_if<CommandWorkload>(&scenario.workload);
   const auto* serve = std::get_if<ServeWorkload>(&scenario.workload);
-  if (!ctx.only_nodes.empty()) {
-    nodes = ctx.only_nodes;
-  } else if (serve) {  // the replicas, then the load generator
-    nodes = serve_replicas(*serve, cluster);
+  if (!ctx.only_nodes.empty()) return ctx.only_nodes;
+  if (serve) {
+    auto nodes = serve_replicas(*serve, cluster);
     nodes.push_back(serve_load_node(*serve, cluster));
-  } else if (command && !command->nodes.empty()) {
-    nodes = command->nodes;
-  } else {
-    for (int n = 0; n < cluster.nodes; ++n) nodes.push_back(n);
+    return nodes;
   }
+  if (command && !command->nodes.empty()) return command->nodes;
+  std::vector<int> nodes;
+  for (int n = 0; n < cluster.nodes; ++n) nodes.push_back(n);
+  return nodes;
+}
+
+}  // namespace
+
+std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchContext& ctx) {
+  const auto& cluster = scenario.cluster;
+  const auto* command = std::get_if<CommandWorkload>(&scenario.workload);
+  const auto* serve = std::get_if<ServeWorkload>(&scenario.workload);
+  const std::vector<int> nodes = launch_nodes(scenario, ctx);
   const int world = static_cast<int>(nodes.size()) * cluster.ranks_per_node;
   const std::string master_addr = ctx.node_addrs.at(static_cast<std::size_t>(nodes.front()));
 

@@ -148,6 +148,20 @@ JsonLocations JsonLocations::scan(std::string_view t) {
     if (f.is_object) return join_path(f.path, f.pending_key);
     return join_path(f.path, f.next_index);
   };
+  // Reads the key at `at` of the innermost object, records where it is (and whether the
+  // object had it already), and returns the position of its value.
+  auto read_key = [&](std::size_t at) -> std::size_t {
+    std::string key;
+    std::size_t j = read_string(t, at, &key);
+    Frame& f = stack.back();
+    f.pending_key = key;
+    std::string key_path = join_path(f.path, key);
+    if (!f.keys.insert(key).second) loc.duplicates_.emplace_back(key_path, at);
+    loc.keys_.emplace(std::move(key_path), at);
+    j = skip_space(t, j);
+    if (j < t.size() && t[j] == ':') ++j;
+    return skip_space(t, j);
+  };
   bool expect_value = true;
   while (i < t.size()) {
     char c = t[i];
@@ -163,16 +177,7 @@ JsonLocations JsonLocations::scan(std::string_view t) {
           ++i;
           expect_value = false;
         } else if (c == '{') {
-          // Read the first key.
-          std::string key;
-          std::size_t key_at = i;
-          i = read_string(t, i, &key);
-          stack.back().pending_key = key;
-          stack.back().keys.insert(key);
-          loc.keys_.emplace(join_path(path, key), key_at);
-          i = skip_space(t, i);
-          if (i < t.size() && t[i] == ':') ++i;
-          i = skip_space(t, i);
+          i = read_key(i);  // the first key
           expect_value = true;
         } else {
           expect_value = true;
@@ -193,18 +198,7 @@ JsonLocations JsonLocations::scan(std::string_view t) {
     // After a value: a comma, or the end of the enclosing container.
     if (c == ',') {
       i = skip_space(t, i + 1);
-      if (!stack.empty() && stack.back().is_object) {
-        std::string key;
-        std::size_t key_at = i;
-        i = read_string(t, i, &key);
-        stack.back().pending_key = key;
-        std::string key_path = join_path(stack.back().path, key);
-        if (!stack.back().keys.insert(key).second) loc.duplicates_.emplace_back(key_path, key_at);
-        loc.keys_.emplace(std::move(key_path), key_at);
-        i = skip_space(t, i);
-        if (i < t.size() && t[i] == ':') ++i;
-        i = skip_space(t, i);
-      }
+      if (!stack.empty() && stack.back().is_object) i = read_key(i);
       expect_value = true;
       continue;
     }

@@ -32,7 +32,9 @@ void parse_optimizer(ParseContext& ctx, const json& value, TrainWorkload& w) {
   if (auto v = r.choice("kind", {"sgd", "adamw"})) w.optimizer = *v;
   auto positive = [&](const char* key, float& out, double max) {
     if (auto v = r.number(key)) {
-      if (!(*v > 0 && *v <= max)) ctx.error(r.path_of(key), fmt::format("expected a number in (0, {}], got {}", max, *v));
+      // The trainer computes in float: a value float rounds to 0 is no positive rate.
+      if (!(*v > 0 && *v <= max && static_cast<float>(*v) > 0))
+        ctx.error(r.path_of(key), fmt::format("expected a number in (0, {}], got {}", max, *v));
       else out = static_cast<float>(*v);
     }
   };
