@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "common/metric_catalogue.h"
 #include "reports/text_format.h"
 
 namespace chaosbench::reports {
@@ -28,8 +29,9 @@ std::string human_bytes(double b) {
 std::string phase_effects(const RunResult& run) {
   std::map<std::pair<std::string, Labels>, double> baseline;
   for (const auto& m : run.metrics) {
-    // algbw says what busbw says; avg_busbw mixes whichever sizes each window saw.
-    if (m.name == "comm/algbw" || m.name == "comm/avg_busbw" || m.name == "comm/iter_cv") continue;
+    // The catalogue hides some (algbw says what busbw says; avg_busbw mixes whichever
+    // sizes each window saw).
+    if (const auto* spec = common::find_metric(m.name); spec && spec->display.effects_hidden) continue;
     if (m.better == "none" || label(m.labels, "phase") != "baseline") continue;
     Labels key = m.labels;
     key.erase("phase");

@@ -1,11 +1,12 @@
 #include "reports/markdown_report.h"
 
 #include <algorithm>
-#include <array>
 #include <fmt/format.h>
 #include <map>
 #include <string_view>
+#include <tuple>
 
+#include "common/metric_catalogue.h"
 #include "reports/console_summary.h"
 #include "reports/text_format.h"
 #include "reports/tuning_advice.h"
@@ -21,18 +22,6 @@ constexpr std::size_t kMaxGateRows = 50;
 constexpr std::size_t kMaxFaultRows = 30;
 constexpr std::size_t kMaxAdvice = 5;
 constexpr std::size_t kMaxAnnotations = 10;
-
-// The metrics the key table shows, in this order; the rest are in results.json.
-constexpr std::array<std::string_view, 29> kKeyMetrics = {
-    "train/throughput",   "train/step_time",    "train/compute_time",   "train/comm_time",
-    "train/overlap",      "train/mfu",          "train/mfu_hw",         "train/rank_imbalance", "train/straggler_score",
-    "train/loss",         "train/time_to_target", "resilience/goodput", "resilience/badput",
-    "resilience/time_to_detect", "resilience/time_to_recover", "resilience/lost_steps",
-    "resilience/throughput_retention", "resilience/restarts", "ckpt/save_time", "ckpt/restore_time",
-    "comm/busbw",         "comm/latency",       "infer/throughput",     "infer/latency",
-    "infer/error_rate",   "infer/ttft",         "compute/gemm_tflops",  "compute/peak_tflops",
-    "compute/mem_bw",
-};
 
 std::string truncated_note(std::size_t shown, std::size_t total, std::string_view what) {
   return fmt::format("\n_{} of {} {} shown; the rest are in results.json._\n", shown, total, what);
@@ -68,16 +57,17 @@ std::string key_metrics(const RunResult& run) {
   std::vector<std::string> phases;
   for (const auto& p : run.phases)
     if (std::find(phases.begin(), phases.end(), p.name) == phases.end()) phases.push_back(p.name);
-  // Rows: (metric order, labels less phase) -> phase -> record.
-  std::map<std::pair<std::size_t, Labels>, std::map<std::string, const MetricRecord*>> rows;
+  // Rows: (the catalogue's key rank, name, labels less phase) -> phase -> record; the
+  // key metrics are those the catalogue ranks, the rest are in results.json.
+  std::map<std::tuple<int, std::string, Labels>, std::map<std::string, const MetricRecord*>> rows;
   bool any_overall = false;
   for (const auto& m : run.metrics) {
-    auto key = std::find(kKeyMetrics.begin(), kKeyMetrics.end(), m.name);
-    if (key == kKeyMetrics.end()) continue;
+    const auto* spec = common::find_metric(m.name);
+    if (!spec || spec->display.key_rank == 0) continue;
     std::string phase = label_value(m.labels, "phase");
     any_overall |= phase == "overall";
     if (phase != "overall" && std::find(phases.begin(), phases.end(), phase) == phases.end()) phases.push_back(phase);
-    rows[{std::size_t(key - kKeyMetrics.begin()), without_phase(m.labels)}][phase] = &m;
+    rows[{spec->display.key_rank, m.name, without_phase(m.labels)}][phase] = &m;
   }
   if (rows.empty()) return "";
   if (any_overall) phases.push_back("overall");
@@ -93,8 +83,8 @@ std::string key_metrics(const RunResult& run) {
   std::size_t shown = 0;
   for (const auto& [key, by_phase] : rows) {
     if (++shown > kMaxMetricRows) break;
-    std::string name(kKeyMetrics[key.first]);
-    out += fmt::format("| {} | {} |", name, markdown_cell(format_labels(key.second)));
+    const auto& [rank, name, labels] = key;
+    out += fmt::format("| {} | {} |", name, markdown_cell(format_labels(labels)));
     for (const auto& p : phases) {
       auto it = by_phase.find(p);
       out += fmt::format(" {} |", it == by_phase.end() ? std::string("–") : markdown_cell(format_value(it->second->value, it->second->unit)));
@@ -102,7 +92,7 @@ std::string key_metrics(const RunResult& run) {
     if (run.comparison) {
       // The overall comparison when there is one, else the first phase compared.
       const MetricComparison* shown_delta = nullptr;
-      auto it = deltas.find({name, key.second});
+      auto it = deltas.find({name, labels});
       if (it != deltas.end())
         for (const auto* c : it->second)
           if (!shown_delta || label_value(c->labels, "phase") == "overall") shown_delta = c;

@@ -6,42 +6,33 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/metric_catalogue.h"
 #include "reports/gate.h"
 #include "reports/text_format.h"
 
 namespace chaosbench::reports {
 namespace {
 
-struct Column {
-  const char* metric;
-  const char* stat;  // "value" or a stats field
-  const char* title;
-};
+using common::MetricDisplay;
+using common::MetricSpec;
 
-// What the table shows per point, when any point has it.
-constexpr Column kColumns[] = {
-    {"train/throughput", "value", "throughput (samples/s)"},
-    {"train/step_time", "p50", "step time p50 (ms)"},
-    {"train/time_to_target", "value", "time to target (s)"},
-    {"train/loss_ratio", "value", "loss ratio"},
-    {"resilience/time_to_recover", "value", "time to recover (s)"},
-    {"resilience/goodput", "value", "goodput (%)"},
-    {"comm/avg_busbw", "value", "avg busbw (GB/s)"},
-};
+// What the table shows per point, when any point has it: the catalogue's sweep columns.
+std::vector<const MetricSpec*> columns() { return common::metrics_ranked_by(&MetricDisplay::sweep_column); }
 
-// The objective and the per-step metric whose samples carry its confidence.
-struct Objective {
-  const char* metric;
-  const char* better;
-  const char* proxy;
-};
-// With a target loss, the time to reach it is what a tuning sweep (batch size, learning
-// rate) is after: a larger batch raises throughput and may still take longer to converge.
-constexpr Objective kObjectives[] = {
-    {"train/time_to_target", "lower", "train/step_time"},
-    {"train/throughput", "higher", "train/step_time"},
-    {"comm/avg_busbw", "higher", "comm/latency"},
-};
+// "step time p50 (ms)" for train/step_time's p50: the name's last part in words, the
+// stat unless it is the value, and the unit unless the metric is a plain ratio.
+std::string column_title(const MetricSpec& m) {
+  std::string title(m.name.substr(m.name.rfind('/') + 1));
+  std::replace(title.begin(), title.end(), '_', ' ');
+  if (m.display.sweep_stat != "value") title += fmt::format(" {}", m.display.sweep_stat);
+  if (!m.unit.empty() && m.unit != "ratio") title += fmt::format(" ({})", m.unit);
+  return title;
+}
+
+// The key sweep.json's values carry a column under: "name" or "name:stat".
+std::string column_key(const MetricSpec& m) {
+  return m.display.sweep_stat == "value" ? std::string(m.name) : fmt::format("{}:{}", m.name, m.display.sweep_stat);
+}
 
 // The overall value of a metric (the mean over matching records, e.g. per collective).
 std::optional<double> overall(const RunResult& run, const std::string& metric, std::string_view stat = "value") {
@@ -93,19 +84,24 @@ SweepSummary summarize_sweep(std::string scenario, std::vector<SweepPointResult>
   SweepSummary s;
   s.scenario = std::move(scenario);
   s.points = std::move(points);
-  const Objective* objective = nullptr;
-  for (const auto& o : kObjectives) {
+  // The catalogue's sweep objectives, in order: with a target loss, the time to reach it is
+  // what a tuning sweep (batch size, learning rate) is after, since a larger batch raises
+  // throughput and may still take longer to converge.
+  const auto objectives = common::metrics_ranked_by(&MetricDisplay::sweep_objective);
+  const MetricSpec* objective = nullptr;
+  for (const auto* o : objectives) {
     for (const auto& p : s.points)
-      if (overall(p.result, o.metric)) objective = &o;
+      if (overall(p.result, std::string(o->name))) objective = o;
     if (objective) break;
   }
   if (!objective) {
-    s.recommendation =
-        "no objective metric (train/time_to_target, train/throughput, comm/avg_busbw) in these runs: compare the table.";
+    std::string names;
+    for (const auto* o : objectives) names += fmt::format("{}{}", names.empty() ? "" : ", ", o->name);
+    s.recommendation = fmt::format("no objective metric ({}) in these runs: compare the table.", names);
     return s;
   }
-  s.objective = objective->metric;
-  s.better = objective->better;
+  s.objective = objective->name;
+  s.better = common::to_string(objective->better);
   std::vector<std::size_t> passing;
   for (std::size_t i = 0; i < s.points.size(); ++i)
     if (s.points[i].result.verdict == Verdict::kPass && overall(s.points[i].result, s.objective)) passing.push_back(i);
@@ -127,30 +123,30 @@ SweepSummary summarize_sweep(std::string scenario, std::vector<SweepPointResult>
     const double sv = *overall(second.result, s.objective);
     s.recommendation += fmt::format(", {:.1f}% {} than the runner-up {} ({:.4g}); {}", std::abs(bv / sv - 1) * 100,
                                     higher ? "higher" : "lower", second.label, sv,
-                                    confidence(second.result, best.result, objective->proxy));
+                                    confidence(second.result, best.result, std::string(objective->display.sweep_proxy)));
   }
   s.recommendation += ".";
   return s;
 }
 
 std::string render_sweep_markdown(const SweepSummary& s) {
-  std::vector<const Column*> columns;
-  for (const auto& c : kColumns)
+  std::vector<const MetricSpec*> shown;
+  for (const auto* c : columns())
     for (const auto& p : s.points)
-      if (overall(p.result, c.metric, c.stat)) {
-        columns.push_back(&c);
+      if (overall(p.result, std::string(c->name), c->display.sweep_stat)) {
+        shown.push_back(c);
         break;
       }
   std::string out = fmt::format("# Sweep: {} ({} points)\n\n", s.scenario, s.points.size());
   out += "| point | verdict |";
-  for (const auto* c : columns) out += fmt::format(" {} |", c->title);
+  for (const auto* c : shown) out += fmt::format(" {} |", column_title(*c));
   out += "\n|---|---|";
-  for (std::size_t i = 0; i < columns.size(); ++i) out += "---|";
+  for (std::size_t i = 0; i < shown.size(); ++i) out += "---|";
   out += "\n";
   for (std::size_t i = 0; i < s.points.size(); ++i) {
     const auto& p = s.points[i];
     out += fmt::format("| {}{} | {} |", p.label, s.best && *s.best == i ? " **(best)**" : "", to_string(p.result.verdict));
-    for (const auto* c : columns) out += fmt::format(" {} |", cell(overall(p.result, c->metric, c->stat)));
+    for (const auto* c : shown) out += fmt::format(" {} |", cell(overall(p.result, std::string(c->name), c->display.sweep_stat)));
     out += "\n";
   }
   out += fmt::format("\n{}\n", s.recommendation);
@@ -178,8 +174,8 @@ std::string sweep_to_json(const SweepSummary& s) {
   auto& points = j["points"] = nlohmann::json::array();
   for (const auto& p : s.points) {
     nlohmann::json values = nlohmann::json::object();
-    for (const auto& c : kColumns)
-      if (auto v = overall(p.result, c.metric, c.stat)) values[std::string(c.metric) + (std::string_view(c.stat) == "value" ? "" : std::string(":") + c.stat)] = *v;
+    for (const auto* c : columns())
+      if (auto v = overall(p.result, std::string(c->name), c->display.sweep_stat)) values[column_key(*c)] = *v;
     points.push_back({{"label", p.label}, {"overrides", p.overrides}, {"run_dir", p.run_dir},
                       {"verdict", to_string(p.result.verdict)}, {"reason", p.result.reason}, {"values", values}});
   }

@@ -5,7 +5,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "bench/catalogue/metric_catalogue.h"
+#include "common/metric_catalogue.h"
 #include "faults/registry.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
@@ -87,16 +87,16 @@ int cmd_metrics(const Args& args) {
   const bool json_out = *json_flag;
   if (json_out) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const auto& m : bench::metric_catalogue())
-      out.push_back({{"name", m.name}, {"unit", m.unit}, {"better", bench::to_string(m.better)},
-                     {"aggregation", bench::to_string(m.aggregation)}, {"description", m.description}});
+    for (const auto& m : common::metric_catalogue())
+      out.push_back({{"name", m.name}, {"unit", m.unit}, {"better", common::to_string(m.better)},
+                     {"aggregation", common::to_string(m.aggregation)}, {"description", m.description}});
     std::cout << out.dump(2) << "\n";
     return kExitPass;
   }
   std::cout << fmt::format("{:<34} {:<10} {:<7} {}\n", "name", "unit", "better", "definition");
-  for (const auto& m : bench::metric_catalogue())
+  for (const auto& m : common::metric_catalogue())
     std::cout << fmt::format("{:<34} {:<10} {:<7} {}\n", m.name, m.unit.empty() ? "-" : m.unit,
-                             bench::to_string(m.better), m.description);
+                             common::to_string(m.better), m.description);
   return kExitPass;
 }
 

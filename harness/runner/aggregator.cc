@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "bench/catalogue/metric_catalogue.h"
+#include "common/metric_catalogue.h"
 #include "harness/runner/comm_derivation.h"
 
 namespace chaosbench::harness {
@@ -19,13 +19,13 @@ struct Group {
   std::vector<double> values;  // in time order
 };
 
-double aggregate_value(const reports::Stats& s, const std::vector<double>& values, bench::Aggregation a) {
+double aggregate_value(const reports::Stats& s, const std::vector<double>& values, common::Aggregation a) {
   switch (a) {
-    case bench::Aggregation::kSum: return s.sum;
-    case bench::Aggregation::kLast: return values.empty() ? 0.0 : values.back();
-    case bench::Aggregation::kMax: return s.max;
-    case bench::Aggregation::kMin: return s.min;
-    case bench::Aggregation::kMean: break;
+    case common::Aggregation::kSum: return s.sum;
+    case common::Aggregation::kLast: return values.empty() ? 0.0 : values.back();
+    case common::Aggregation::kMax: return s.max;
+    case common::Aggregation::kMin: return s.min;
+    case common::Aggregation::kMean: break;
   }
   return s.mean;
 }
@@ -117,14 +117,14 @@ std::vector<reports::MetricRecord> aggregate(const std::vector<StoredSample>& sa
     for (const auto& [key, g] : groups) {
       const auto& [name, labels] = key;
       if (reports::label_to_string(labels.at("phase")) != phase) continue;
-      const auto* spec = bench::find_metric(name);
+      const auto* spec = common::find_metric(name);
       auto stats = compute_stats(g.values);
       reports::MetricRecord r;
       r.name = name;
       r.unit = !g.unit.empty() ? g.unit : spec ? std::string(spec->unit) : std::string();
-      r.better = spec ? std::string(bench::to_string(spec->better)) : "none";
+      r.better = spec ? std::string(common::to_string(spec->better)) : "none";
       r.labels = labels;
-      r.value = aggregate_value(stats, g.values, spec ? spec->aggregation : bench::Aggregation::kMean);
+      r.value = aggregate_value(stats, g.values, spec ? spec->aggregation : common::Aggregation::kMean);
       r.stats = stats;
       out.push_back(r);
       if (name == "comm/latency") {

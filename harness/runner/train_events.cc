@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "bench/catalogue/metric_catalogue.h"
+#include "common/metric_catalogue.h"
 #include "reports/text_format.h"
 
 namespace chaosbench::harness {
@@ -72,9 +72,9 @@ TrainTimeline read_train_events(const std::vector<StoredEvent>& events, double t
 
 reports::MetricRecord catalogue_record(const char* name, reports::Labels labels, double value,
                                        std::optional<reports::Stats> stats) {
-  const auto* spec = bench::find_metric(name);
+  const auto* spec = common::find_metric(name);
   return reports::MetricRecord{name, spec ? std::string(spec->unit) : std::string(),
-                               spec ? std::string(bench::to_string(spec->better)) : std::string("none"),
+                               spec ? std::string(common::to_string(spec->better)) : std::string("none"),
                                std::move(labels), value, stats};
 }
 

@@ -2,7 +2,7 @@
 // here, once, so the runner compares plain numbers.
 #include <fmt/format.h>
 
-#include "bench/catalogue/metric_catalogue.h"
+#include "common/metric_catalogue.h"
 #include "harness/scenario/scenario_parts.h"
 #include "harness/scenario/suggest.h"
 
@@ -58,7 +58,7 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
     return out;
   }
   std::vector<std::string_view> catalogue;
-  for (const auto& m : bench::metric_catalogue()) catalogue.push_back(m.name);
+  for (const auto& m : common::metric_catalogue()) catalogue.push_back(m.name);
   for (std::size_t i = 0; i < value.size(); ++i) {
     std::string path = join_path("checks", i);
     ObjectReader r(ctx, value[i], path, {"metric", "labels", "phase", "stat", "min", "max", "tolerance"});
@@ -70,7 +70,7 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
       bool segments_ok = !m->empty() && m->front() != '/' && m->back() != '/' && m->find("//") == std::string::npos;
       if (!segments_ok || m->find('/') == std::string::npos)
         ctx.error(r.path_of("metric"), fmt::format("expected a slash-separated metric name such as \"comm/busbw\", got \"{}\"", *m));
-      else if (!bench::find_metric(*m))
+      else if (!common::find_metric(*m))
         ctx.warning(r.path_of("metric"), fmt::format("\"{}\" is not in the catalogue (`chaosbench metrics`){}; fine for a "
                                                      "metric your workload sends itself", *m, suggestion_suffix(*m, catalogue)));
     }
@@ -106,7 +106,7 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
         ctx.error(r.path_of("tolerance"), fmt::format("expected a percentage from 0% to 100%, got {}", *pct));
       else if (pct) c.tolerance_pct = *pct;
     }
-    const auto* spec = bench::find_metric(c.metric);
+    const auto* spec = common::find_metric(c.metric);
     std::string_view unit = spec ? spec->unit : std::string_view();
     if (const json* v = r.raw("min")) c.min = read_limit(ctx, *v, r.path_of("min"), unit);
     if (const json* v = r.raw("max")) c.max = read_limit(ctx, *v, r.path_of("max"), unit);

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/catalogue/metric_catalogue.h"
+#include "common/metric_catalogue.h"
 #include "harness/runner/result_builder.h"
 #include "harness/runner/run_directory.h"
 
@@ -76,12 +76,12 @@ std::optional<double> measured_value(const MicroBenchmark& row, const Run& run) 
 }
 
 reports::MetricRecord micro_record(const MicroBenchmark& row, double value) {
-  const bench::MetricSpec* spec = bench::find_metric(row.metric);
+  const common::MetricSpec* spec = common::find_metric(row.metric);
   if (spec == nullptr) throw std::logic_error("micro-benchmark " + row.name + ": metric " + row.metric + " is not in the catalogue");
   reports::MetricRecord record;
   record.name = row.metric;
   record.unit = std::string(spec->unit);
-  record.better = std::string(bench::to_string(spec->better));
+  record.better = std::string(common::to_string(spec->better));
   record.labels = row.labels;
   record.labels["phase"] = "overall";
   record.labels["benchmark"] = row.name;

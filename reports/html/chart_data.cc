@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/metric_catalogue.h"
 #include "reports/html/downsample.h"
 #include "reports/html/html_text.h"
 
@@ -15,10 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-// Timelines people look for first; other series follow when they have something to show.
-constexpr const char* kKeyTimelines[] = {"train/throughput", "train/step_time", "train/loss",       "comm/latency",
-                                         "comm/busbw",       "infer/latency",   "infer/throughput", "train/comm_time",
-                                         "train/compute_time", "infer/ttft"};
 constexpr std::size_t kMaxTimelines = 8;
 constexpr std::size_t kMaxGroups = 40;        // label sets one chart offers in its selector
 constexpr std::size_t kMaxLinesPerGroup = 8;  // more ranks than this are pooled
@@ -133,9 +130,8 @@ bool is_time_unit(const std::string& unit) { return unit == "ns" || unit == "us"
 
 bool latency_like(const MetricRecord& m) {
   if (!m.stats || !is_time_unit(m.unit)) return false;
-  if (m.name.starts_with("resilience/") || m.name.starts_with("ckpt/") || m.name.starts_with("fault/")) return false;
-  return m.name.find("latency") != std::string::npos || m.name.ends_with("_time") || m.name.ends_with("/ttft") ||
-         m.name.ends_with("/tpot");
+  if (const auto* spec = common::find_metric(m.name)) return spec->display.latency_like;
+  return name_looks_latency_like(m.name);
 }
 
 json percentiles_json(const RunResult& run) {
@@ -201,6 +197,12 @@ json breakdown_json(const RunResult& run) {
 
 }  // namespace
 
+bool name_looks_latency_like(std::string_view name) {
+  if (name.starts_with("resilience/") || name.starts_with("ckpt/") || name.starts_with("fault/")) return false;
+  return name.find("latency") != std::string_view::npos || name.ends_with("_time") || name.ends_with("/ttft") ||
+         name.ends_with("/tpot");
+}
+
 std::vector<std::string> timeline_metrics(const RunResult& run) {
   std::map<std::string, std::pair<std::size_t, bool>> info;  // longest series, any non-constant
   std::vector<std::string> seen;
@@ -211,9 +213,11 @@ std::vector<std::string> timeline_metrics(const RunResult& run) {
     it->second.second = it->second.second || !is_constant(s);
   }
   std::vector<std::string> out;
-  for (const char* key : kKeyTimelines) {
-    auto it = info.find(key);
-    if (it != info.end() && it->second.first >= 3) out.push_back(key);
+  // Timelines people look for first (the catalogue's timeline ranks); other series follow
+  // when they have something to show.
+  for (const auto* key : common::metrics_ranked_by(&common::MetricDisplay::timeline_rank)) {
+    auto it = info.find(std::string(key->name));
+    if (it != info.end() && it->second.first >= 3) out.push_back(std::string(key->name));
   }
   for (const auto& name : seen) {
     const auto& [longest, varies] = info[name];

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "reports/run_model.h"
 
@@ -21,5 +22,12 @@ std::string chart_data_json(const RunResult& run);
 // Metrics a timeline is drawn for, in the page's order: the key ones first, then others
 // with enough points (at most 8).
 std::vector<std::string> timeline_metrics(const RunResult& run);
+
+// Whether a metric outside the catalogue (a `command` workload's own) is charted as a
+// latency, guessed from its name: "latency" in it, or a name ending in "_time", "/ttft" or
+// "/tpot", outside the resilience/, ckpt/ and fault/ families (whose times are to an event,
+// not of a repeated operation). Catalogue metrics say it in their row
+// (MetricDisplay::latency_like), which agrees with this guess for every catalogued name.
+bool name_looks_latency_like(std::string_view name);
 
 }  // namespace chaosbench::reports::html

@@ -1,11 +1,14 @@
-// What a metric is: name, unit, better-direction, how samples of it combine, and what it
-// means. Reporters format by unit and gates read `better`, so a new metric is one line in
-// the catalogue and no reporter change.
+// What a metric is: name, unit, better-direction, how samples of it combine, what it
+// means, and how reports show it. Reporters format by unit, gates read `better`, and
+// summaries pick and order metrics by `display`, so a new metric is one row in the
+// catalogue and no reporter change.
 #pragma once
 
 #include <string_view>
 
-namespace chaosbench::bench {
+#include "common/metric_display.h"
+
+namespace chaosbench::common {
 
 enum class Better { kHigher, kLower, kNone };
 
@@ -25,9 +28,10 @@ struct MetricSpec {
   Better better;
   Aggregation aggregation;
   std::string_view description;
+  MetricDisplay display{};  // default: no summary picks it out; full tables still list it
 };
 
 std::string_view to_string(Better b);        // "higher", "lower", "none"
 std::string_view to_string(Aggregation a);   // "mean", "sum", "last", "max", "min"
 
-}  // namespace chaosbench::bench
+}  // namespace chaosbench::common

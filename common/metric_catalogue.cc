@@ -1,0 +1,191 @@
+#include "common/metric_catalogue.h"
+
+#include <algorithm>
+#include <array>
+
+namespace chaosbench::common {
+namespace {
+
+using B = Better;
+using A = Aggregation;
+
+// A row's display hints, set by name: H.key(1).timeline(2). (Designated initialisers
+// would say the same, but g++ warns on every field they leave to its default.)
+struct Hints {
+  MetricDisplay d;
+  constexpr Hints key(int rank) const { Hints h = *this; h.d.key_rank = rank; return h; }
+  constexpr Hints timeline(int rank) const { Hints h = *this; h.d.timeline_rank = rank; return h; }
+  constexpr Hints latency() const { Hints h = *this; h.d.latency_like = true; return h; }
+  constexpr Hints effects_hidden() const { Hints h = *this; h.d.effects_hidden = true; return h; }
+  constexpr Hints sweep_column(int rank, std::string_view stat = "value") const {
+    Hints h = *this;
+    h.d.sweep_column = rank;
+    h.d.sweep_stat = stat;
+    return h;
+  }
+  constexpr Hints sweep_objective(int rank, std::string_view proxy) const {
+    Hints h = *this;
+    h.d.sweep_objective = rank;
+    h.d.sweep_proxy = proxy;
+    return h;
+  }
+  constexpr operator MetricDisplay() const { return d; }  // rows convert implicitly
+};
+constexpr Hints H{};
+
+// Each row is the metric's definition, which `chaosbench metrics` prints and checks,
+// gates and reports rely on: change one only together with what computes the metric.
+// Display ranks are unique within their field.
+constexpr std::array kCatalogue = std::to_array<MetricSpec>({
+    // Communication (anchor: nccl-tests doc/PERFORMANCE.md).
+    {"comm/algbw", "GB/s", B::kHigher, A::kMean, "bytes / time per op, per collective and message size (GB = 10^9 bytes)",
+     H.effects_hidden()},
+    {"comm/busbw", "GB/s", B::kHigher, A::kMean, "algbw x factor: allreduce 2(n-1)/n; reduce-scatter, all-gather (n-1)/n; broadcast 1",
+     H.key(21).timeline(5)},
+    {"comm/latency", "us", B::kLower, A::kMean, "mean time per op (per size); p50/p99 across iterations in stats",
+     H.key(22).timeline(4).latency()},
+    {"comm/iter_cv", "%", B::kLower, A::kMean, "coefficient of variation of per-iteration time (jitter)",
+     H.effects_hidden()},
+    {"comm/wrong_elements", "count", B::kLower, A::kSum, "elements that differ from the expected result in check iterations; must be 0"},
+    {"comm/avg_busbw", "GB/s", B::kHigher, A::kMean, "mean busbw over a size sweep",
+     H.effects_hidden().sweep_column(7).sweep_objective(3, "comm/latency")},
+    // Compute (anchor: SuperBench micro-benchmarks).
+    {"compute/gemm_tflops", "TFLOP/s", B::kHigher, A::kMean, "achieved GEMM throughput per device and dtype",
+     H.key(27)},
+    {"compute/peak_tflops", "TFLOP/s", B::kHigher, A::kMean, "the hardware's peak per device and dtype: lanes x 2 x FMA units x clock x cores (CPU, measured), SMs x fp32 lanes x 2 x clock (GPU)",
+     H.key(28)},
+    {"compute/mem_bw", "GB/s", B::kHigher, A::kMean, "STREAM-triad memory bandwidth (host or device)",
+     H.key(29)},
+    {"compute/h2d_bw", "GB/s", B::kHigher, A::kMean, "host to device copy bandwidth (GPU only)"},
+    {"compute/d2h_bw", "GB/s", B::kHigher, A::kMean, "device to host copy bandwidth (GPU only)"},
+    {"compute/launch_latency", "us", B::kLower, A::kMean, "kernel launch to completion of an empty kernel (GPU only)",
+     H.latency()},
+    // Training.
+    {"train/throughput", "samples/s", B::kHigher, A::kMean, "global samples per second over the phase",
+     H.key(1).timeline(1).sweep_column(1).sweep_objective(2, "train/step_time")},
+    {"train/step_time", "ms", B::kLower, A::kMean, "wall time per optimizer step; p50, p99",
+     H.key(2).timeline(2).latency().sweep_column(2, "p50")},
+    {"train/compute_time", "ms", B::kLower, A::kMean, "per step, time in forward/backward",
+     H.key(3).timeline(9).latency()},
+    {"train/comm_time", "ms", B::kLower, A::kMean, "per step, exposed (non-overlapped) communication time",
+     H.key(4).timeline(8).latency()},
+    {"train/data_time", "ms", B::kLower, A::kMean, "per step, making this rank's batch (and copying it to the device)",
+     H.latency()},
+    {"train/forward_time", "ms", B::kLower, A::kMean, "per step, the forward pass and the loss",
+     H.latency()},
+    {"train/backward_time", "ms", B::kLower, A::kMean, "per step, the backward pass (gradient allreduces start during it; on an elastic run's leader also the check for ranks waiting to join)",
+     H.latency()},
+    {"train/optimizer_time", "ms", B::kLower, A::kMean, "per step, the optimizer update (and the replica fingerprint when due)",
+     H.latency()},
+    {"train/cpu_time", "ms", B::kLower, A::kMean, "per step, CPU time of the rank's whole process (every thread, kernel included): above step_time, more than one core was busy",
+     H.latency()},
+    {"train/overlap", "%", B::kHigher, A::kMean, "share of communication hidden behind computation",
+     H.key(5)},
+    {"train/mfu", "%", B::kHigher, A::kMean, "achieved model FLOP/s / measured peak (compute/gemm_tflops)",
+     H.key(6)},
+    {"train/mfu_hw", "%", B::kHigher, A::kMean, "achieved model FLOP/s / the hardware's peak (compute/peak_tflops): a slow BLAS library shows here",
+     H.key(7)},
+    {"train/rank_imbalance", "%", B::kLower, A::kMean, "(slowest - fastest rank compute time) / fastest, per step, p50 (compute: the allreduce equalises step times)",
+     H.key(8)},
+    {"train/straggler_score", "ratio", B::kHigher, A::kMean, "per rank: fastest rank's median compute time / this rank's; a straggler is < 0.75",
+     H.key(9)},
+    {"train/loss", "", B::kLower, A::kLast, "training loss; final value and curve",
+     H.key(10).timeline(3)},
+    {"train/time_to_target", "s", B::kLower, A::kMin, "wall time until loss first reaches the scenario's target",
+     H.key(11).sweep_column(3).sweep_objective(1, "train/step_time")},
+    {"train/loss_ratio", "ratio", B::kLower, A::kLast, "final loss / first step's loss",
+     H.sweep_column(4)},
+    // Resilience.
+    {"resilience/goodput", "%", B::kHigher, A::kMean, "productive training time / total wall time",
+     H.key(12).sweep_column(6)},
+    {"resilience/badput", "%", B::kLower, A::kMean, "per bucket: startup, checkpoint save/restore, wasted progress, recovery, stalled",
+     H.key(13)},
+    {"resilience/time_to_detect", "s", B::kLower, A::kMean, "fault applied -> the workload (or harness) notices",
+     H.key(14)},
+    {"resilience/time_to_recover", "s", B::kLower, A::kMean, "fault applied -> all ranks making steps again",
+     H.key(15).sweep_column(5)},
+    {"resilience/lost_steps", "steps", B::kLower, A::kSum, "steps computed before a failure and computed again after it",
+     H.key(16)},
+    {"resilience/throughput_retention", "ratio", B::kHigher, A::kMean, "throughput during a fault window / baseline throughput",
+     H.key(17)},
+    {"resilience/restarts", "count", B::kLower, A::kSum, "restarts of the workload or of ranks",
+     H.key(18)},
+    {"resilience/sdc_detection_steps", "steps", B::kLower, A::kMax, "per injected bit flip: steps from the flip to the replicas' disagreement (1: caught at the next step)"},
+    {"resilience/sdc_caught", "ratio", B::kHigher, A::kMean, "injected bit flips that a replica check caught / injected bit flips"},
+    {"ckpt/save_time", "ms", B::kLower, A::kMean, "time training is blocked per checkpoint save",
+     H.key(19)},
+    {"ckpt/restore_time", "ms", B::kLower, A::kMean, "time to load state after a restart",
+     H.key(20)},
+    {"ckpt/size", "bytes", B::kLower, A::kMean, "bytes written per checkpoint, full and incremental separately"},
+    {"ckpt/write_bw", "GB/s", B::kHigher, A::kMean, "checkpoint bytes / write time"},
+    // Inference (anchors: MLPerf LoadGen, Triton perf_analyzer).
+    {"infer/latency", "ms", B::kLower, A::kMean, "request latency; p50, p90, p99, p99.9",
+     H.key(24).timeline(6).latency()},
+    {"infer/throughput", "req/s", B::kHigher, A::kMean, "completed requests per second",
+     H.key(23).timeline(7)},
+    {"infer/error_rate", "%", B::kLower, A::kMean, "failed or timed-out requests / sent",
+     H.key(25)},
+    {"infer/queue_time", "ms", B::kLower, A::kMean, "time a request waits for a batch; p50, p99",
+     H.latency()},
+    {"infer/batch_size", "requests", B::kHigher, A::kMean, "mean executed batch size"},
+    {"infer/ttft", "ms", B::kLower, A::kMean, "time to first token (streaming models)",
+     H.key(26).timeline(10).latency()},
+    {"infer/tpot", "ms", B::kLower, A::kMean, "time per output token (streaming models)",
+     H.latency()},
+    // Faults and resources.
+    {"fault/apply_latency", "us", B::kLower, A::kMean, "scheduled time -> fault in effect (the harness's own precision)"},
+    {"fault/effect_error", "%", B::kLower, A::kMean, "measured effect vs requested (e.g. RTT added vs delay asked)"},
+    {"node/cpu_util", "%", B::kNone, A::kMean, "CPU use per node (from its cgroup)"},
+    {"node/rss", "MiB", B::kLower, A::kMax, "peak resident memory per node"},
+    {"net/tx_bytes", "bytes", B::kNone, A::kMax, "per node interface counters"},
+    {"net/rx_bytes", "bytes", B::kNone, A::kMax, "per node interface counters"},
+    {"net/retransmits", "count", B::kLower, A::kMax, "TCP retransmissions per node"},
+    {"gpu/memory_used", "MiB", B::kNone, A::kMax, "GPU memory in use (GPU only)"},
+    {"gpu/xid_events", "count", B::kNone, A::kSum, "per Xid: device errors the ranks reported with it (failure_detected {xid}; a real GPU's or gpu.xid's)"},
+    // The tool's own costs (chaosbench bench micro).
+    {"bench/scenario_parse", "us", B::kLower, A::kMean, "time to parse and validate one scenario file (scenarios/demo.json)"},
+    {"bench/ingest_rate", "records/s", B::kHigher, A::kMean, "metric records per second the harness takes in: socket to sample store, or decode alone"},
+    {"bench/report_time", "ms", B::kLower, A::kMean, "time to produce one report (results.json, ...) of a run with 10^6 series samples",
+     H.latency()},
+});
+
+}  // namespace
+
+std::span<const MetricSpec> metric_catalogue() { return kCatalogue; }
+
+const MetricSpec* find_metric(std::string_view name) {
+  for (const auto& m : kCatalogue) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+std::vector<const MetricSpec*> metrics_ranked_by(int MetricDisplay::*rank) {
+  std::vector<const MetricSpec*> out;
+  for (const auto& m : kCatalogue)
+    if (m.display.*rank > 0) out.push_back(&m);
+  std::sort(out.begin(), out.end(), [rank](const MetricSpec* a, const MetricSpec* b) { return a->display.*rank < b->display.*rank; });
+  return out;
+}
+
+std::string_view to_string(Better b) {
+  switch (b) {
+    case Better::kHigher: return "higher";
+    case Better::kLower: return "lower";
+    case Better::kNone: return "none";
+  }
+  return "none";
+}
+
+std::string_view to_string(Aggregation a) {
+  switch (a) {
+    case Aggregation::kMean: return "mean";
+    case Aggregation::kSum: return "sum";
+    case Aggregation::kLast: return "last";
+    case Aggregation::kMax: return "max";
+    case Aggregation::kMin: return "min";
+  }
+  return "mean";
+}
+
+}  // namespace chaosbench::common
