@@ -10,7 +10,8 @@
 # a build (scripts/build.sh). The windows are 80 ms apart at least: the runner applies and
 # reverts on one thread, so a revert that runs iptables-restore (~20 ms) would delay an
 # application due during it, and that wait would count as the next fault's latency.
-#   bench/fault_apply_latency.sh [COUNT]
+#   bench/fault_apply_latency.sh [COUNT]   (CHAOSBENCH=path: another chaosbench binary, to
+#   compare two builds side by side)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-25}
@@ -30,7 +31,7 @@ cat > "$tmp/s.json" <<JSON
   {"name": "delay", "type": "network.delay", "target": {"nodes": [0]}, "at": "760ms", "duration": "60ms",
    "delay": "1ms", "repeat": {"every": "400ms", "count": $count}}]}
 JSON
-build/bin/chaosbench run "$tmp/s.json" --out "$tmp/out" --quiet >/dev/null
+"${CHAOSBENCH:-build/bin/chaosbench}" run "$tmp/s.json" --out "$tmp/out" --quiet >/dev/null
 python3 - "$tmp/out/results.json" ${VERBOSE:+-v} <<'PY'
 import json, math, sys
 r = json.load(open(sys.argv[1]))

@@ -29,6 +29,9 @@ to depend on timing, and only these (each named on the SAME line when it applies
   size or none), a checkpoint save (gpu-slowdown's step-50 save lands in the 15 s baseline
   or after it) or enough steps for a straggler score (gpu-hang) depends on speed. Not when
   a phase lacks over a quarter of what the fullest phase holds: then they were lost.
+  In a fault window train/* and resilience/throughput_retention too: a fault that ends a
+  rank mid-step (gpu-xid-restart's Xid) leaves one step in its window or none, by where
+  in the step it lands (seen both ways with one binary, run after run).
 - Which ranks of a life that a restart followed were "ended by fault" (gpu-xid-restart:
   when the Xid's rank dies, a peer may exit first on the broken ring and be judged the
   failure; the others are then stopped "by the fault"). For those lives only whether a
@@ -45,6 +48,9 @@ import sys
 SECTIONS = ("run", "phases", "faults", "processes", "checks", "metrics", "series")
 # Records made from a few samples, which a time window may or may not catch (below).
 SPORADIC = ("comm/", "ckpt/", "train/straggler_score")
+# The same in a fault window only: a fault that ends a rank mid-step leaves one step or
+# none in its window, by where in the step it lands.
+SPORADIC_IN_FAULT = ("train/", "resilience/throughput_retention")
 
 
 def load(path):
@@ -145,7 +151,8 @@ def window_records(ma, mb):
     overall = lambda k: (k[0], tuple(sorted((n, '"overall"' if n == "phase" else v) for n, v in k[1])))
     by_phase = {}
     for k in ma.keys() ^ mb.keys():
-        if k[0].startswith(SPORADIC) and phase_of(k) not in ("", "overall") and overall(k) in ma and overall(k) in mb:
+        sporadic = k[0].startswith(SPORADIC) or (phase_of(k).startswith("fault:") and k[0].startswith(SPORADIC_IN_FAULT))
+        if sporadic and phase_of(k) not in ("", "overall") and overall(k) in ma and overall(k) in mb:
             by_phase.setdefault(phase_of(k), set()).add(k)
     most = max([sum(phase_of(k) == p for k in m) for m in (ma, mb) for p in {phase_of(k) for k in m}], default=0)
     return set().union(*[ks for ks in by_phase.values() if 4 * len(ks) <= most])
