@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/labels.h"
 #include "reports/check_status.h"
 #include "reports/gate_status.h"
 #include "reports/scenario_facts.h"
@@ -18,9 +19,9 @@ namespace chaosbench::reports {
 
 inline constexpr int kSchemaVersion = 1;
 
-// Labels keep their JSON type: "bytes": 16777216 stays a number.
-using LabelValue = std::variant<std::string, std::int64_t, double>;
-using Labels = std::map<std::string, LabelValue>;
+// Labels keep their JSON type: the one type of common/labels.h.
+using common::LabelValue;
+using common::Labels;
 
 struct Stats {
   std::uint64_t n = 0;

@@ -9,11 +9,13 @@
 #include <string_view>
 #include <variant>
 
+#include "common/labels.h"
+
 namespace chaosbench::bench {
 
-// Label and field values keep their JSON flavour: a string, an integer or a real number.
-using LabelValue = std::variant<std::string, std::int64_t, double>;
-using Labels = std::map<std::string, LabelValue>;
+// Label and field values: the one type of common/labels.h.
+using common::LabelValue;
+using common::Labels;
 
 // {"type":"sample","rank":0,"time":1764450000.25,"name":"comm/latency","value":812.5,
 //  "unit":"us","labels":{"collective":"allreduce","bytes":16777216}}

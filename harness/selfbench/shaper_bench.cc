@@ -21,6 +21,7 @@
 #include "faults/network/tc_shaper.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/runner/run_directory.h"
+#include "reports/statistics.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -33,12 +34,8 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// Nearest rank, as bench/fault_apply_latency.sh.
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(q / 100 * static_cast<double>(v.size())));
-  return v[std::max<std::size_t>(rank, 1) - 1];
-}
+// Nearest rank, as bench/fault_apply_latency.sh and every report.
+using reports::percentile;
 
 struct Series {
   std::vector<double> apply_ms, revert_ms;

@@ -1,0 +1,16 @@
+// Labels and event fields, one type for every side: the protocol's records, the run
+// model and the timeline. A value keeps its JSON flavour: a string, an integer or a real
+// number, so "bytes": 16777216 stays a number and 1 never equals "1".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+
+namespace chaosbench::common {
+
+using LabelValue = std::variant<std::string, std::int64_t, double>;
+using Labels = std::map<std::string, LabelValue>;
+
+}  // namespace chaosbench::common
