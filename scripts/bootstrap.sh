@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev libzstd-dev libxxhash-dev
   libjs-chart.js chromium
   python3-torch
+  openssh-server openssh-client
 )
 
 missing=()
@@ -31,4 +32,18 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Packages are installed, never started: the test bed runs its own sshd per namespace, and
+# a system sshd (or any other daemon) must not come up on the machine's own addresses.
+# policy-rc.d tells Debian's maintainer scripts not to start services; one already there
+# is left alone.
+policy=/usr/sbin/policy-rc.d
+made_policy=""
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod 755 "$policy"
+  made_policy=1
+fi
+status=0
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+[ -n "$made_policy" ] && $sudo rm -f "$policy"
+exit "$status"
