@@ -11,7 +11,7 @@ packages=(
   libopenblas-dev libzstd-dev libxxhash-dev
   libjs-chart.js chromium
   python3-torch
-  openssh-server openssh-client
+  openssh-server openssh-client libssl-dev
 )
 
 missing=()
