@@ -6,7 +6,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <stdexcept>
-#include <sys/random.h>
+
+#include "common/safe_files.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -22,21 +23,10 @@ std::string to_hex(const unsigned char* bytes, std::size_t n) {
   return out;
 }
 
-std::string random_hex(std::size_t bytes) {
-  std::array<unsigned char, 64> buf{};
-  std::size_t got = 0;
-  while (got < bytes) {
-    const ssize_t n = ::getrandom(buf.data() + got, bytes - got, 0);
-    if (n <= 0) throw std::runtime_error("getrandom gave no bytes for the link secret");
-    got += static_cast<std::size_t>(n);
-  }
-  return to_hex(buf.data(), bytes);
-}
-
 }  // namespace
 
-std::string make_link_secret() { return random_hex(32); }
-std::string make_link_nonce() { return random_hex(16); }
+std::string make_link_secret() { return common::random_hex(64); }
+std::string make_link_nonce() { return common::random_hex(32); }
 
 std::string hmac_sha256_hex(std::string_view key, std::string_view data) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};

@@ -69,8 +69,7 @@ void RunEnvironment::check_faults_can_run(const Scenario& scenario) const {
 }
 
 std::vector<std::string> RunEnvironment::tear_down() {
-  std::vector<std::string> errors = site_->stop_all();
-  for (auto& e : errors) e = fmt::format("cleanup: {}", e);
+  std::vector<std::string> errors;
   // The site stays, stopped, until destruction: the run's units hold it.
   cgroups_.reset();
   for (const auto& e : cluster_->shut_down()) errors.push_back(fmt::format("cleanup: cluster.link: {}", e));

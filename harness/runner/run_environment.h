@@ -33,10 +33,10 @@ class RunEnvironment {
   RunEnvironment(const RunEnvironment&) = delete;
   RunEnvironment& operator=(const RunEnvironment&) = delete;
 
-  // Takes down what bring-up made, newest first, after stopping the site's processes;
-  // the journal confirms each step and is removed last. Returns what could not be undone.
-  // The timeline stays open for the run's last line, and the stopped site object until
-  // destruction (the run's units hold it; none may call it after this). Call once.
+  // Takes down what bring-up made, newest first; the journal confirms each step and is
+  // removed last. Returns what could not be undone. Call once, after site().stop_all():
+  // the processes go first. The timeline stays open for the run's last line, and the
+  // stopped site object until destruction (the run's units hold it; none may call it).
   std::vector<std::string> tear_down();
 
   const std::string& out() const { return out_; }  // absolute; stays after tear_down()
