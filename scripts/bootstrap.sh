@@ -12,6 +12,7 @@ packages=(
   libjs-chart.js chromium
   python3-torch
   openssh-server openssh-client libssl-dev
+  slurmctld slurmd slurm-client munge
 )
 
 missing=()
@@ -32,8 +33,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-# Packages are installed, never started: the test bed runs its own sshd per namespace, and
-# a system sshd (or any other daemon) must not come up on the machine's own addresses.
+# Packages are installed, never started: the test bed runs its own sshd, munged, slurmctld
+# and slurmd per namespace, and a system sshd, munged or Slurm daemon (or any other) must
+# not come up on the machine's own addresses.
 # policy-rc.d tells Debian's maintainer scripts not to start services; one already there
 # is left alone.
 policy=/usr/sbin/policy-rc.d
