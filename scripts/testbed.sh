@@ -52,7 +52,8 @@ attach() {
   ip -n "$ns" link set lo up
 }
 
-# sshd for host $1 ($2: its address), configured by a file in DIR/hN.
+# sshd for host $2 ($3: its address), configured by a file in DIR/hN, in a UTS namespace
+# of its own named after the host.
 start_sshd() {
   local dir=$1 host=$2 addr=$3 hdir
   hdir="$dir/$host"
@@ -75,7 +76,8 @@ PrintMotd no
 LogLevel ERROR
 EOF
   echo "$addr $(cut -d' ' -f1,2 "$hdir/ssh_host_ed25519_key.pub")" >> "$dir/known_hosts"
-  ip netns exec "$(ns_of "$host")" /usr/sbin/sshd -f "$hdir/sshd_config" -E "$hdir/sshd.log"
+  ip netns exec "$(ns_of "$host")" unshare --uts sh -c 'hostname "$1" && exec /usr/sbin/sshd -f "$2" -E "$3"' \
+    sh "$host" "$hdir/sshd_config" "$hdir/sshd.log"
 }
 
 # Waits until every host's sshd answers a real login (key, host key and command).

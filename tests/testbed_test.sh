@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The multi-host test bed (scripts/testbed.sh) as users and the tests depend on it: N
 # hosts up, each sshd reached from the controller namespace with the test bed's key and
-# host keys only, each answering from its own namespace and address, connections
+# host keys only, each answering from its own namespace, address and hostname, connections
 # multiplexed; a wrong key refused; a second `up` into a used directory refused; `down`
 # leaves no namespace, process or file behind. Skips (with the reason) without root or
 # sshd. Cleans up on every exit.
@@ -28,6 +28,7 @@ for i in 0 1 2 3; do
   check "h$i answers from its own address $addr" grep -q "inet $addr/24" <<< "$out"
   peer=$("$tb" ssh "$dir" "h$i" 'echo $SSH_CONNECTION' | awk '{print $3}')
   check "h$i's sshd is the one on $addr" test "$peer" = "$addr"
+  check "h$i's hostname is h$i (a UTS namespace of its own)" test "$("$tb" ssh "$dir" "h$i" hostname)" = "h$i"
 done
 check "connections are multiplexed (a master socket per host)" test "$(find "$dir" -maxdepth 1 -type s -name 'cm-*' | wc -l)" -eq 4
 ssh-keygen -q -t ed25519 -N '' -f "$work/stranger"
