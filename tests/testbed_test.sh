@@ -13,12 +13,8 @@ tb="$root/scripts/testbed.sh"
 work=$(mktemp -d)
 dir="$work/bed"
 trap '"$tb" down "$dir" >/dev/null 2>&1; rm -rf "$work"' EXIT
-failures=0
-check() {  # check "what" command...
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
-}
+# shellcheck source=tests/testbed_checks.sh
+. "$root/tests/testbed_checks.sh"
 
 "$tb" up "$dir" 4 || { echo "FAILED: up"; exit 1; }
 . "$dir/state"
@@ -44,13 +40,8 @@ sshd_pids=$(cat "$dir"/h*/sshd.pid)
 "$tb" down "$dir"
 check "down exits 0" test $? -eq 0
 check "no namespace of the test bed is left" test "$(ip netns list | grep -c "^cbtb-$TB_ID-")" -eq 0
-alive=0
-# A zombie is gone too: sshd daemonizes, so its parent is pid 1, which may not reap here.
-for pid in $sshd_pids; do
-  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)
-  [ -n "$state" ] && [ "$state" != Z ] && alive=$((alive + 1))
-done
-check "no sshd of the test bed is left" test "$alive" -eq 0
+# shellcheck disable=SC2086
+check "no sshd of the test bed is left" test -z "$(alive $sshd_pids)"
 check "its directory is gone" test ! -e "$dir"
 "$tb" down "$dir"
 check "down is idempotent" test $? -eq 0
