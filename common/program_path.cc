@@ -1,5 +1,7 @@
 #include "common/program_path.h"
 
+#include <filesystem>
+
 #include <cerrno>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,6 +26,12 @@ std::string resolve_program(const std::string& name, const std::string& path_var
     err = EACCES;  // as execvp: report "permission denied" if only that was found
   }
   return {};
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("chaosbench") : p.string();
 }
 
 }  // namespace chaosbench::common

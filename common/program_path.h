@@ -12,4 +12,8 @@ namespace chaosbench::common {
 // Returns "" with `err` set (ENOENT, or EACCES when only non-executables were found).
 std::string resolve_program(const std::string& name, const std::string& path_var, const std::string& cwd, int& err);
 
+// This process's own binary (/proc/self/exe), or "chaosbench" when it cannot be read: what
+// the harness starts its workers and agents with.
+std::string self_exe();
+
 }  // namespace chaosbench::common

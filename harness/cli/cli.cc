@@ -22,7 +22,7 @@ struct Command {
   bool listed;
 };
 
-constexpr std::array<Command, 11> kCommands{{
+constexpr std::array<Command, 12> kCommands{{
     {"run", "run a scenario: cluster, workload, faults, metrics, checks, reports", cmd_run, true},
     {"validate", "check scenario files: schema and semantics, with precise errors", cmd_validate, true},
     {"faults", "the fault catalogue: types, parameters, units, defaults", cmd_faults, true},
@@ -34,6 +34,7 @@ constexpr std::array<Command, 11> kCommands{{
     {"bench", "benchmarks: the micro-benchmark suite and the harness's own (cluster, delay line, shaper)", cmd_bench, true},
     {"version", "print the version", cmd_version, true},
     {"worker", "a built-in workload process (started by run)", cmd_worker, false},
+    {"agent", "serve one host of a multi-host run (started by run)", cmd_agent, false},
 }};
 
 void print_usage(std::ostream& out) {

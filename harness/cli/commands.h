@@ -26,6 +26,7 @@ int cmd_cleanup(const Args& args);
 int cmd_bench(const Args& args);
 int cmd_version(const Args& args);
 int cmd_worker(const Args& args);
+int cmd_agent(const Args& args);
 int cmd_compare(const Args& args);
 
 }  // namespace chaosbench::harness

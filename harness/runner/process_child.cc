@@ -61,7 +61,9 @@ int redirect(const char* path, int target) {
   }
   ::sigprocmask(SIG_SETMASK, &p.empty_mask, nullptr);
   ::setpriority(PRIO_PROCESS, 0, p.nice);  // best effort: never inherit the harness's boost
-  if (int err = redirect(nullptr, STDIN_FILENO)) {
+  if (p.stdin_fd >= 0) {
+    if (::dup2(p.stdin_fd, STDIN_FILENO) < 0) child_fail(p.error_fd, Stage::kStdin, errno);
+  } else if (int err = redirect(nullptr, STDIN_FILENO)) {
     child_fail(p.error_fd, Stage::kStdin, err);
   }
   if (int err = redirect(p.stdout_path, STDOUT_FILENO)) {

@@ -40,6 +40,7 @@ struct ChildPlan {
   int netns_fd;  // -1, or the node's network namespace
   int uts_fd;    // -1, or the node's UTS namespace
   int mnt_fd;    // -1, or the node's mount namespace
+  int stdin_fd;  // -1 (/dev/null), or what becomes the child's standard input
   struct sigaction default_action;
   sigset_t empty_mask;
 };

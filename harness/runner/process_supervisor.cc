@@ -133,6 +133,7 @@ child::ChildPlan plan_for(const ProcessSpec& spec, const child::ExecImage& image
   plan.cwd = image.cwd.empty() ? nullptr : image.cwd.c_str();
   plan.uts_fd = spec.uts_fd;
   plan.mnt_fd = spec.mnt_fd;
+  plan.stdin_fd = spec.stdin_fd;
   plan.parent = ::getpid();
   plan.error_fd = pipes.write_fd;
   plan.default_action.sa_handler = SIG_DFL;

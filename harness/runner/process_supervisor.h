@@ -34,6 +34,8 @@ struct ProcessSpec {
   int uts_fd = -1;                  // UTS namespace (hostname) to run in; -1: the harness's
   int mnt_fd = -1;                  // mount namespace to run in; -1: the harness's. Log files are
                                     // opened before entering it; cwd (or the harness's) after
+  int stdin_fd = -1;                // the child's standard input (a pipe's read end, say, which the
+                                    // caller closes after start); -1: /dev/null
 };
 
 struct ProcessStatus {
@@ -51,7 +53,7 @@ class ProcessSupervisor {
   ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
 
   // Forks and execs. The child gets its own process group, PR_SET_PDEATHSIG(SIGKILL)
-  // (so it dies if the harness dies), stdin from /dev/null, stdout/stderr to the spec's
+  // (so it dies if the harness dies), stdin from spec.stdin_fd or /dev/null, stdout/stderr to the spec's
   // files, and the default signal mask and dispositions. Returns the pid; throws
   // std::runtime_error when the program cannot be started (exec failure is reported
   // through a close-on-exec pipe, so "no such file" is an error here, not a silent

@@ -54,6 +54,7 @@ class Run {
   // runner.cc: the steps.
   double now_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
   void start_metrics_server();
+  void take_record(const bench::Record& r, double received);
   void start_workload();
   void start_rank(std::size_t launch);
   void apply_due(double t);

@@ -13,7 +13,7 @@ namespace chaosbench::harness {
 using TL = TimelineLog;
 
 RunEnvironment::RunEnvironment(const Scenario& scenario, const RunOptions& options, const std::string& run_id,
-                               const std::function<double()>& now_s) {
+                               const std::function<double()>& now_s, AgentHub::RecordSink records) {
   const std::string out = RunDirectory::resolve_out(options.out_dir, scenario.name);
   journal_ = std::make_unique<Journal>(Journal::default_directory(), run_id, out);
   dir_ = std::make_unique<RunDirectory>(out, run_id, *journal_);
@@ -22,6 +22,13 @@ RunEnvironment::RunEnvironment(const Scenario& scenario, const RunOptions& optio
   started_at_ = utc_timestamp_iso();
   timeline_->write(0, "run_started", {{"scenario", TL::str(scenario.name)}, {"out", TL::str(dir_->out())},
                                       {"seed", TL::num(static_cast<double>(scenario.seed))}});
+  if (runs_agents(scenario.cluster.mode)) {
+    check_agents_can_run(scenario);
+    auto site = std::make_unique<RemoteSite>(scenario, run_id, dir_->out(), dir_->runtime(), std::move(records));
+    remote_ = site.get();
+    site_ = std::move(site);
+    return;
+  }
   make_node_cgroups(scenario, run_id);
   cluster_ = std::make_unique<ClusterNetwork>(scenario.cluster, scenario.seed, run_id, dir_->runtime(), *journal_,
                                               *timeline_, now_s());
@@ -51,6 +58,17 @@ void RunEnvironment::make_node_cgroups(const Scenario& scenario, const std::stri
   if (!cgroups_available_) spdlog::info("node cgroups: {}", cgroups_why_not_);
 }
 
+// Agents make no node cgroups yet: a fault that needs them fails the run before any
+// agent starts (exit 3).
+void RunEnvironment::check_agents_can_run(const Scenario& scenario) const {
+  for (const auto& f : scenario.faults) {
+    const auto* info = faults::find_fault_type(f.type);
+    if (!info->needs_cgroup.empty())
+      throw HostError(fmt::format("fault {} ({}) needs the {} cgroup of each node, which agents on hosts do not make "
+                                  "yet; run it with cluster.mode \"namespaces\"", f.name, f.type, info->needs_cgroup));
+  }
+}
+
 // A fault this host cannot inject fails the run before anything starts (exit 3), never
 // halfway through it.
 void RunEnvironment::check_faults_can_run(const Scenario& scenario) const {
@@ -72,13 +90,15 @@ std::vector<std::string> RunEnvironment::tear_down() {
   std::vector<std::string> errors;
   // The site stays, stopped, until destruction: the run's units hold it.
   cgroups_.reset();
-  for (const auto& e : cluster_->shut_down()) errors.push_back(fmt::format("cleanup: cluster.link: {}", e));
+  if (cluster_)
+    for (const auto& e : cluster_->shut_down()) errors.push_back(fmt::format("cleanup: cluster.link: {}", e));
   dir_.reset();
   for (const auto& e : journal_->finish()) errors.push_back(fmt::format("cleanup: {}", e));
   return errors;
 }
 
 std::string RunEnvironment::description() const {
+  if (remote_) return remote_->description();
   return fmt::format("{}, {}", namespaced_ ? "network namespaces (veth, bridge)" : "local processes on loopback",
                      cgroups_available_ ? fmt::format("node cgroups (v{}: {})", cgroup_version_, cgroup_list_)
                                         : fmt::format("no node cgroups ({})", cgroups_why_not_));

@@ -14,7 +14,9 @@
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
 #include "harness/runner/cluster_network.h"
+#include "harness/agent/agent_hub.h"
 #include "harness/runner/local_site.h"
+#include "harness/runner/remote_site.h"
 #include "harness/runner/run_directory.h"
 #include "harness/runner/runner.h"
 #include "harness/runner/timeline_log.h"
@@ -26,9 +28,11 @@ class RunEnvironment {
   // Brings everything up for `scenario`; `now_s` stamps the timeline. Throws HostError
   // (exit 3) before any process starts when the host cannot give a fault what it needs
   // (namespaces, a cgroup controller) or a place cannot be made; what was made by then
-  // is undone by the destructors, through the journal.
+  // is undone by the destructors, through the journal. In the agent modes the nodes are
+  // agents (remote_site.h): no cgroups or namespaces are made here, and `records`
+  // receives what the ranks on the hosts report (on the hub's thread).
   RunEnvironment(const Scenario& scenario, const RunOptions& options, const std::string& run_id,
-                 const std::function<double()>& now_s);
+                 const std::function<double()>& now_s, AgentHub::RecordSink records);
   ~RunEnvironment();
   RunEnvironment(const RunEnvironment&) = delete;
   RunEnvironment& operator=(const RunEnvironment&) = delete;
@@ -46,12 +50,15 @@ class RunEnvironment {
   TimelineLog& timeline() { return *timeline_; }
   NodeSite& site() { return *site_; }
   bool namespaced() const { return namespaced_; }
+  // The site of agents, or null when the nodes are on this machine.
+  const RemoteSite* remote() const { return remote_; }
   // How the cluster was made, for results.json's environment.cluster.
   std::string description() const;
 
  private:
   void make_node_cgroups(const Scenario& scenario, const std::string& run_id);
   void check_faults_can_run(const Scenario& scenario) const;
+  void check_agents_can_run(const Scenario& scenario) const;
 
   // Declared before everything it records, so it is destroyed after them.
   std::unique_ptr<Journal> journal_;
@@ -59,7 +66,8 @@ class RunEnvironment {
   std::unique_ptr<TimelineLog> timeline_;
   std::unique_ptr<NodeCgroups> cgroups_;
   std::unique_ptr<ClusterNetwork> cluster_;  // namespaces or loopback, node names, the network plane
-  std::unique_ptr<LocalSite> site_;
+  std::unique_ptr<NodeSite> site_;
+  RemoteSite* remote_ = nullptr;  // site_, when it is one
   std::string out_;
   std::string started_at_;
   bool namespaced_ = false;

@@ -43,7 +43,8 @@ RunOutcome Run::execute() {
 // node site: exit 3 when the host cannot give a fault what it needs), then the metrics
 // intake, the fault driver, the rank table and recovery.
 void Run::bring_up() {
-  env_ = std::make_unique<RunEnvironment>(scenario_, options_, run_id_, [this] { return now_s(); });
+  env_ = std::make_unique<RunEnvironment>(scenario_, options_, run_id_, [this] { return now_s(); },
+                                          [this](const bench::Record& r, double received) { take_record(r, received); });
   try {
     start_metrics_server();
   } catch (const std::runtime_error& e) {

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "common/program_path.h"
 #include "common/control_block.h"
 #include "faults/registry.h"
 #include "harness/cluster/netns_cluster.h"
@@ -23,12 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using TL = TimelineLog;
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("chaosbench") : p.string();
-}
 
 }  // namespace
 
@@ -72,26 +67,29 @@ void Run::harness_event(const std::string& name, bench::Labels fields) {
   env_->timeline().write(now_s(), "harness_" + name, timeline);
 }
 
+// Runs on the metrics server's thread, or the agent hub's for records from other hosts:
+// the store and the timeline are thread-safe.
+void Run::take_record(const bench::Record& r, double received) {
+  store_.add(r, received);
+  const auto* e = std::get_if<bench::Event>(&r);
+  if (e && e->name != "step") {
+    double t = (e->time > 0 ? e->time : received) - t0_wall_;
+    std::vector<TimelineField> fields{{"rank", TL::num(e->rank)}, {"name", TL::str(e->name)}};
+    for (const auto& [k, v] : e->fields)
+      if (k != "rank" && k != "name") fields.emplace_back(k, TL::value(v));
+    env_->timeline().write(t, "workload_event", fields);
+  }
+}
+
 void Run::start_metrics_server() {
-  // Runs on the server's thread: the store and the timeline are thread-safe.
-  auto on_record = [this](const bench::Record& r, double received) {
-    store_.add(r, received);
-    const auto* e = std::get_if<bench::Event>(&r);
-    if (e && e->name != "step") {
-      double t = (e->time > 0 ? e->time : received) - t0_wall_;
-      std::vector<TimelineField> fields{{"rank", TL::num(e->rank)}, {"name", TL::str(e->name)}};
-      for (const auto& [k, v] : e->fields)
-        if (k != "rank" && k != "name") fields.emplace_back(k, TL::value(v));
-      env_->timeline().write(t, "workload_event", fields);
-    }
-  };
-  server_ = std::make_unique<MetricsServer>(env_->runtime() + "/metrics.sock", on_record);
+  server_ = std::make_unique<MetricsServer>(env_->runtime() + "/metrics.sock",
+                                            [this](const bench::Record& r, double received) { take_record(r, received); });
 }
 
 void Run::start_workload() {
   LaunchContext& ctx = launch_ctx_;
   NodeSite& site = env_->site();
-  ctx.self_exe = self_exe();
+  ctx.self_exe = common::self_exe();
   ctx.run_dir = env_->out();
   ctx.runtime_dir = env_->runtime();
   ctx.metrics_address = server_->address();
@@ -235,7 +233,7 @@ void Run::check_host_can_run() const {
     if (info->host_backend && info->host_backend(f.params, &why).empty())
       throw HostError(fmt::format("fault {} ({}) cannot run on this host: {}", f.name, f.type, why));
   }
-  if (auto lib = gpu_interposer_for(scenario_, self_exe()); !lib.empty() && !fs::exists(lib))
+  if (auto lib = gpu_interposer_for(scenario_, common::self_exe()); !lib.empty() && !fs::exists(lib))
     throw HostError(fmt::format("this command workload has GPU faults, which need the CUDA interposer {}; this "
                                 "chaosbench was built without it (no CUDA toolkit, or CHAOSBENCH_CUDA=OFF)", lib));
 }

@@ -22,6 +22,8 @@
 #include "faults/registry.h"
 #include "faults/target.h"
 #include "common/units.h"
+#include "harness/scenario/host_spec.h"
+#include "harness/scenario/remote_spec.h"
 #include "harness/scenario/sweep.h"
 
 namespace chaosbench::harness {
@@ -40,13 +42,20 @@ enum class ClusterMode {
   kAuto,        // network namespaces where the host can make them, else local processes
   kNamespaces,  // network namespaces or exit 3
   kLocal,       // local processes on loopback
+  kSsh,         // one chaosbench agent per host of cluster.hosts, started over SSH
+  kLocalAgents, // agents as local processes on loopback: the multi-host path on one machine
 };
+
+// Whether nodes run under agents (on hosts, or local agent processes).
+constexpr bool runs_agents(ClusterMode m) { return m == ClusterMode::kSsh || m == ClusterMode::kLocalAgents; }
 
 struct ClusterSpec {
   int nodes = 1;
   int ranks_per_node = 1;
   ClusterMode mode = ClusterMode::kAuto;
   LinkSpec link;
+  std::vector<HostSpec> hosts;  // ssh: node N runs on hosts[N]
+  RemoteSpec remote;            // ssh, local-agents: cluster.ssh and cluster.agent
   int world_size() const { return nodes * ranks_per_node; }
 };
 

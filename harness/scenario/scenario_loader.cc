@@ -24,23 +24,6 @@ std::string parse_reason(const std::string& what) {
   return "invalid JSON: " + reason;
 }
 
-ClusterSpec parse_cluster(ParseContext& ctx, const json* value) {
-  ClusterSpec c;
-  if (!value) return c;
-  ObjectReader r(ctx, *value, "cluster", {"nodes", "ranks_per_node", "mode", "link"});
-  if (auto m = r.choice("mode", {"auto", "namespaces", "local"}))
-    c.mode = *m == "namespaces" ? ClusterMode::kNamespaces : *m == "local" ? ClusterMode::kLocal : ClusterMode::kAuto;
-  if (auto v = r.integer("nodes", 1, 64)) c.nodes = static_cast<int>(*v);
-  if (auto v = r.integer("ranks_per_node", 1, 64)) c.ranks_per_node = static_cast<int>(*v);
-  if (c.world_size() > 256) ctx.error("cluster", fmt::format("nodes x ranks_per_node is {}; at most 256 ranks", c.world_size()));
-  if (const json* link = r.raw("link")) {
-    ObjectReader l(ctx, *link, "cluster.link", {"rate", "delay"});
-    c.link.rate = l.rate("rate");
-    c.link.delay = l.duration("delay");
-  }
-  return c;
-}
-
 // A check's phase must be one the run can have: baseline, overall, or the fault or
 // recovery window of a fault the scenario names.
 void check_phases(ParseContext& ctx, const Scenario& s) {
@@ -215,7 +198,7 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   if (auto v = top.integer("seed", 0, INT64_MAX)) s.seed = static_cast<std::uint64_t>(*v);
   if (options.seed) s.seed = *options.seed;
   if (auto v = top.duration("timeout", /*allow_zero=*/false)) s.timeout = *v;
-  s.cluster = parse_cluster(ctx, top.raw("cluster"));
+  s.cluster = parse_cluster(ctx, top.raw("cluster"), file);
   if (const json* w = top.raw("workload")) s.workload = parse_workload(ctx, *w, s.cluster);
   if (const json* f = top.raw("faults")) s.faults = parse_faults(ctx, *f, s.cluster);
   if (const json* c = top.raw("checks")) s.checks = parse_checks(ctx, *c);

@@ -10,6 +10,8 @@
 namespace chaosbench::harness {
 
 // Each reports into ctx and returns what it could read (defaults where it could not).
+// `scenario_file` places a relative inventory path (cluster.hosts as a string).
+ClusterSpec parse_cluster(ParseContext& ctx, const json* value, const std::string& scenario_file);
 WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 ServeWorkload parse_serve(ParseContext& ctx, const json& value, const ClusterSpec& cluster);

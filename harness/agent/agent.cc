@@ -1,0 +1,212 @@
+// The agent's life: connect, handshake, serve, clean up (agent.h). The commands are in
+// agent_commands.cc.
+#include "harness/agent/agent.h"
+
+#include <csignal>
+#include <fmt/format.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/protocol/record.h"
+#include "faults/network_plane.h"
+#include "harness/agent/link_handshake.h"
+#include "harness/runner/signal_guard.h"
+
+namespace chaosbench::harness {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Records wait at most this long in the agent before they leave in one frame; a batch
+// also leaves once it is this large.
+constexpr milliseconds kRecordsLinger{5};
+constexpr std::size_t kRecordsBatch = 256 * 1024;
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options) : options_(std::move(options)) {
+  // Only the ranks are forked here; any other child is an orphan of theirs.
+  supervisor_.set_kill_adopted_orphans(true);
+  supervisor_.set_on_forked([this](pid_t pid) { process_entries_.push_back(journal_->record_process_group(pid)); });
+}
+
+Agent::~Agent() { stop_everything(); }
+
+int Agent::run() {
+  try {
+    link_ = std::make_unique<LinkChannel>(
+        dial_link(options_.controller_address, options_.controller_port, milliseconds(5000)), options_.timeout);
+    AgentHello hello;
+    hello.version = CHAOSBENCH_VERSION;
+    hello.run_id = options_.run_id;
+    hello.host = options_.host;
+    hello.node = options_.node;
+    hello.hostname = host_name();
+    hello.pid = ::getpid();
+    agent_handshake(*link_, options_.secret, hello, milliseconds(10000));
+  } catch (const LinkError& e) {
+    spdlog::error("agent {}: {}", options_.host, e.what());
+    return 3;
+  }
+  options_.secret.assign(options_.secret.size(), '\0');  // not needed after the handshake
+  make_runtime_dir();
+  serve();
+  const auto errors = stop_everything();
+  for (const auto& e : errors) spdlog::error("agent {}: cleanup: {}", options_.host, e);
+  if (bye_) {
+    try {
+      link_->send(MessageType::kBye, json{{"errors", errors}}.dump());
+    } catch (const LinkError&) {
+    }
+  }
+  return bye_ && errors.empty() ? 0 : 1;
+}
+
+// The agent's state lives in a directory of the run on this host: its metrics socket and
+// the ranks' control blocks; journaled, so cleanup removes it after a crash.
+void Agent::make_runtime_dir() {
+  std::string base = options_.state_dir;
+  if (base.empty()) base = ::geteuid() == 0 ? "/run/chaosbench-agent" : (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
+  ::mkdir(base.c_str(), 0755);
+  const std::string run = fmt::format("{}-n{}", options_.run_id, options_.node);
+  journal_ = std::make_unique<Journal>(Journal::default_directory(), run, base);
+  runtime_dir_ = fmt::format("{}/{}", base, run);
+  journal_->record_path(runtime_dir_);
+  if (::mkdir(runtime_dir_.c_str(), 0700) != 0)
+    throw std::runtime_error(fmt::format("cannot make {}: {}", runtime_dir_, std::strerror(errno)));
+  auto on_record = [this](const bench::Record& r, double) {
+    std::string line = bench::encode_record(r);
+    std::lock_guard lock(records_mutex_);
+    records_ += line;
+  };
+  metrics_ = std::make_unique<MetricsServer>(runtime_dir_ + "/metrics.sock", on_record);
+}
+
+// The loop: frames from the controller, exits of ranks, records out, the dead-man switch.
+void Agent::serve() {
+  last_heard_ = Clock::now();
+  while (!bye_) {
+    pollfd p{link_->fd(), POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(kRecordsLinger.count()));
+    if (r > 0 && !link_->pump() && !link_->broken()) continue;
+    while (auto frame = link_->next()) {
+      last_heard_ = Clock::now();
+      handle(*frame);
+      if (bye_) break;
+    }
+    report_exits();
+    flush_records();
+    if (link_->broken() && !bye_) {
+      spdlog::error("agent {}: {}; reverting every fault and stopping every rank", options_.host, link_->error());
+      return;
+    }
+    if (Clock::now() - last_heard_ > options_.timeout) {
+      spdlog::error("agent {}: the controller has been silent for {} ms (agent_timeout); reverting every fault and "
+                    "stopping every rank", options_.host, options_.timeout.count());
+      link_->close("dead-man switch");
+      return;
+    }
+    if (SignalGuard::received()) {
+      spdlog::error("agent {}: interrupted; reverting every fault and stopping every rank", options_.host);
+      return;
+    }
+  }
+}
+
+void Agent::handle(const Frame& frame) {
+  switch (frame.type) {
+    case MessageType::kPing: {
+      const double t1 = bench::wall_time_now();
+      const json ping = json::parse(frame.payload, nullptr, false);
+      const double t0 = ping.is_object() ? ping.value("t0", 0.0) : 0.0;
+      link_->send(MessageType::kPong, json{{"t0", t0}, {"t1", t1}, {"t2", bench::wall_time_now()}}.dump());
+      return;
+    }
+    case MessageType::kCommand: {
+      const json c = json::parse(frame.payload, nullptr, false);
+      json reply = execute(c);
+      reply["id"] = c.is_object() ? c.value("id", json()) : json();
+      link_->send(MessageType::kReply, reply.dump());
+      return;
+    }
+    case MessageType::kBye: bye_ = true; return;
+    default:
+      link_->close(fmt::format("unexpected {} frame", message_type_name(static_cast<std::uint8_t>(frame.type))));
+  }
+}
+
+void Agent::send_event(const json& event) {
+  try {
+    link_->send(MessageType::kEvent, event.dump());
+  } catch (const LinkError&) {  // the loop sees the broken link and cleans up
+  }
+}
+
+void Agent::report_exits() {
+  for (pid_t pid : supervisor_.poll()) {
+    const auto& s = supervisor_.status(pid);
+    if (s.running) continue;
+    send_event({{"event", "exit"}, {"pid", pid}, {"time", bench::wall_time_now()},
+                {"exit_code", s.exit_code ? json(*s.exit_code) : json()},
+                {"signal", s.signal ? json(*s.signal) : json()}});
+  }
+}
+
+void Agent::flush_records() {
+  std::string batch;
+  {
+    std::lock_guard lock(records_mutex_);
+    if (records_.empty()) return;
+    batch.swap(records_);
+  }
+  try {
+    for (std::size_t at = 0; at < batch.size();) {
+      // Whole lines, at most kRecordsBatch bytes a frame (a line is at most 1 MiB).
+      std::size_t end = std::min(batch.size(), at + kRecordsBatch);
+      if (end < batch.size()) end = batch.rfind('\n', end - 1) + 1;
+      if (end <= at) end = batch.find('\n', at) + 1;
+      link_->send(MessageType::kRecords, std::string_view(batch).substr(at, end - at));
+      at = end;
+    }
+  } catch (const LinkError&) {
+  }
+}
+
+// Faults out first (newest first), then the ranks, then what the run made here. Idempotent.
+std::vector<std::string> Agent::stop_everything() {
+  std::vector<std::string> errors;
+  if (stopped_) return errors;
+  stopped_ = true;
+  for (auto it = faults_.rbegin(); it != faults_.rend(); ++it) {
+    try {
+      it->second->revert();
+    } catch (const std::exception& e) {
+      errors.push_back(fmt::format("fault {}: {}", it->first, e.what()));
+    }
+  }
+  faults_.clear();
+  plane_.reset();
+  supervisor_.stop_all();
+  if (metrics_) metrics_->stop();
+  if (link_ && !link_->broken()) {
+    report_exits();
+    flush_records();
+  }
+  control_fds_.clear();
+  if (journal_)
+    for (const auto& e : journal_->finish()) errors.push_back(e);
+  return errors;
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,165 @@
+// The agent's commands (docs/agent-protocol.md, "Commands"): each takes the command's
+// JSON and returns the reply's, {"ok": true, ...} or {"ok": false, "error": why}.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <fstream>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "common/program_path.h"
+#include "common/control_block.h"
+#include "common/fault_control.h"
+#include "faults/network_plane.h"
+#include "faults/registry.h"
+#include "harness/agent/agent.h"
+#include "harness/agent/fault_wire.h"
+#include "harness/agent/host_interfaces.h"
+#include "harness/journal/process_group_undo.h"
+
+namespace chaosbench::harness {
+
+using json = nlohmann::json;
+
+namespace {
+
+// The host mode of the network plane: faults act on this host's share of the job's
+// traffic, on `interface` only.
+std::unique_ptr<faults::NetworkPlane> make_host_plane(int, const std::string&, const std::vector<std::string>&, int,
+                                                      std::uint64_t) {
+  throw std::runtime_error("network faults across hosts are not available in this build yet");
+}
+
+json ok(json fields = json::object()) {
+  fields["ok"] = true;
+  return fields;
+}
+
+}  // namespace
+
+json Agent::execute(const json& c) {
+  if (!c.is_object() || !c.contains("op") || !c["op"].is_string()) return {{"ok", false}, {"error", "not a command"}};
+  const std::string op = c["op"].get<std::string>();
+  try {
+    if (op == "setup") return op_setup(c);
+    if (op == "start") return op_start(c);
+    if (op == "signal") {
+      supervisor_.signal(c.at("pid").get<pid_t>(), c.at("signal").get<int>());
+      return ok();
+    }
+    if (op == "port") return ok({{"port", free_tcp_port()}});
+    if (op == "apply") return op_apply(c);
+    if (op == "revert") return op_revert(c);
+    if (op == "node_state") return op_node_state();
+    if (op == "stop") return op_stop();
+    return {{"ok", false}, {"error", fmt::format("unknown command {}", op)}};
+  } catch (const std::exception& e) {
+    return {{"ok", false}, {"error", e.what()}};
+  }
+}
+
+// The job's hosts and the interfaces faults may touch here. The interface network faults
+// act on is the one that carries this host's traffic to its peers; it must be allowed.
+json Agent::op_setup(const json& c) {
+  addresses_ = c.at("addresses").get<std::vector<std::string>>();
+  const auto allowed = c.at("interfaces").get<std::vector<std::string>>();
+  if (options_.node >= static_cast<int>(addresses_.size())) throw std::runtime_error("setup: no address for this node");
+  std::string route_why;
+  interface_ = interface_towards(addresses_, options_.node, &route_why);
+  const bool needs_network = c.value("network_faults", false);
+  if (needs_network) {
+    if (interface_.empty()) throw std::runtime_error(fmt::format("host {}: {}", options_.host, route_why));
+    if (std::find(allowed.begin(), allowed.end(), interface_) == allowed.end())
+      throw std::runtime_error(fmt::format(
+          "host {}: its traffic to the job's other hosts leaves by {}, which is not among the interfaces faults may "
+          "touch there ({}); add it to the host's \"interfaces\" in the inventory", options_.host, interface_,
+          allowed.empty() ? std::string("none listed") : fmt::format("{}", fmt::join(allowed, ", "))));
+    netns_ = own_netns();
+    plane_ = make_host_plane(netns_.get(), interface_, addresses_, options_.node, c.value("seed", std::uint64_t{0}));
+  }
+  return ok({{"exe", common::self_exe()}, {"interface", interface_}, {"metrics", metrics_->address()},
+             {"hostname", options_.host}});
+}
+
+json Agent::op_start(const json& c) {
+  ProcessSpec spec;
+  spec.name = c.at("name").get<std::string>();
+  spec.argv = c.at("argv").get<std::vector<std::string>>();
+  spec.env = c.at("env").get<std::map<std::string, std::string>>();
+  spec.cwd = c.value("cwd", std::string());
+  spec.stdout_path = c.value("stdout", std::string());
+  spec.stderr_path = c.value("stderr", std::string());
+  const int rank = c.value("rank", -1);
+  if (spec.argv.empty()) throw std::runtime_error("start: empty argv");
+  if (spec.argv[0] == kAgentSelfExe) spec.argv[0] = common::self_exe();
+  for (const auto* path : {&spec.stdout_path, &spec.stderr_path})
+    if (!path->empty()) std::filesystem::create_directories(std::filesystem::path(*path).parent_path());
+  spec.env["CHAOSBENCH_METRICS"] = metrics_->address();
+  spec.env[kProcessMarkerEnv] = journal_->process_marker();
+  if (auto it = spec.env.find(CB_CONTROL_ENV); it != spec.env.end() && it->second.starts_with(kAgentControlPrefix))
+    it->second = control_block(rank);
+  const pid_t pid = supervisor_.start(spec);
+  rank_of_[pid] = rank;
+  return ok({{"pid", pid}});
+}
+
+std::string Agent::control_block(int rank) {
+  const std::string dir = runtime_dir_ + "/control";
+  const std::string path = faults::control_path(dir, rank);
+  if (control_fds_.count(rank)) return path;
+  std::filesystem::create_directories(dir);
+  const int fd = common::FaultControl::create(path, static_cast<std::uint64_t>(rank));
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot create the fault control block {}: {}", path, std::strerror(errno)));
+  control_fds_.emplace(rank, common::UniqueFd(fd));
+  return path;
+}
+
+// The target as the controller resolved it, with this host's processes of its ranks.
+json Agent::op_apply(const json& c) {
+  const auto id = c.at("fault").get<std::uint64_t>();
+  const std::string type = c.at("type").get<std::string>();
+  const auto* info = faults::find_fault_type(type);
+  if (!info) throw std::runtime_error(fmt::format("unknown fault type {} (a different chaosbench?)", type));
+  faults::ResolvedTarget target = decode_target(c.at("target"));
+  for (int rank : target.ranks)
+    for (const auto& [pid, r] : rank_of_)
+      if (r == rank && supervisor_.status(pid).running) target.pids.push_back(pid);
+  target.network = plane_.get();
+  target.control_dir = runtime_dir_ + "/control";
+  auto fault = info->make(decode_params(c.at("params")));
+  fault->apply(target, *journal_);
+  json reply = ok({{"backend", fault->backend()}, {"ended", fault->ended_processes()}});
+  faults_[id] = std::move(fault);
+  return reply;
+}
+
+json Agent::op_revert(const json& c) {
+  const auto id = c.at("fault").get<std::uint64_t>();
+  auto it = faults_.find(id);
+  if (it == faults_.end()) return ok();  // idempotent
+  it->second->revert();
+  json reply = ok({{"effect", it->second->effect()}});
+  faults_.erase(it);
+  return reply;
+}
+
+// Everything stopped and reverted; the reply carries how each process ended.
+json Agent::op_stop() {
+  json reply = ok({{"errors", stop_everything()}});
+  json processes = json::array();
+  for (const auto& [pid, rank] : rank_of_) {
+    const auto& s = supervisor_.status(pid);
+    processes.push_back({{"pid", pid}, {"exit_code", s.exit_code ? json(*s.exit_code) : json()},
+                         {"signal", s.signal ? json(*s.signal) : json()}});
+  }
+  reply["processes"] = std::move(processes);
+  return reply;
+}
+
+// This host has no node cgroups of the run yet: nothing is frozen or OOM-killed by one.
+json Agent::op_node_state() { return ok({{"frozen", false}, {"oom_killed", false}}); }
+
+}  // namespace chaosbench::harness

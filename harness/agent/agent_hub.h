@@ -1,0 +1,129 @@
+// The controller's end of every agent link: a TCP listener the agents dial back to, one
+// handshake per agent, then one I/O thread for all links. The thread files replies under
+// their command ids, queues events (a process exited, an agent was lost), turns records
+// into the run's records on the controller's clock (each host's offset applied), and
+// pings every agent regularly: each ping is a clock exchange and the beat that keeps the
+// agent's dead-man switch from firing.
+//
+// Threads: accept_all() and start() from the run's thread; send/call/wait_* from any
+// thread (replies and events are guarded by one mutex); the record sink runs on the I/O
+// thread and must be thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/protocol/record.h"
+#include "common/unique_fd.h"
+#include "harness/agent/clock_offset.h"
+#include "harness/agent/link_channel.h"
+#include "harness/agent/link_handshake.h"
+
+namespace chaosbench::harness {
+
+// A command an agent refused or could not carry out, or an agent that is gone.
+class AgentError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct AgentEvent {
+  int node = -1;
+  nlohmann::json body;  // {"event":"exit",...} or {"event":"lost","why":...}
+};
+
+class AgentHub {
+ public:
+  using RecordSink = std::function<void(const bench::Record&, double received_at)>;
+
+  // Listens on every local address, on an ephemeral port. Throws AgentError when it
+  // cannot. `nodes` agents are expected, node 0..nodes-1.
+  AgentHub(std::string run_id, std::string secret, int nodes, RecordSink sink,
+           std::chrono::milliseconds ping_every = std::chrono::milliseconds(1000));
+  ~AgentHub();  // stop()
+  AgentHub(const AgentHub&) = delete;
+  AgentHub& operator=(const AgentHub&) = delete;
+
+  int port() const { return port_; }
+
+  // Accepts agents until every node has one, for up to `timeout`. Between accepts it asks
+  // `failed(node)` about each node still without an agent: a reason there (its launcher
+  // ended: ssh could not log in, the binary is missing) ends the wait at once. Throws
+  // AgentError naming every node that did not come, and why.
+  void accept_all(std::chrono::milliseconds timeout, const std::function<std::string(int node)>& failed);
+  // Starts the I/O thread, then runs `exchanges` quick clock exchanges with every agent.
+  void start(int exchanges = 8);
+
+  // Sends a command (an "id" is added) and returns its id. Throws AgentError when the
+  // node's agent is gone.
+  std::uint64_t send(int node, nlohmann::json command);
+  // The reply to `id`; throws AgentError with the agent's reason when it failed, when the
+  // agent is lost, or after `timeout`.
+  nlohmann::json wait_reply(int node, std::uint64_t id, std::chrono::milliseconds timeout);
+  nlohmann::json call(int node, nlohmann::json command, std::chrono::milliseconds timeout);
+
+  // Events in arrival order: up to `timeout` for the first, then whatever else is there.
+  std::vector<AgentEvent> wait_events(std::chrono::milliseconds timeout);
+
+  const AgentHello& hello(int node) const { return agents_.at(static_cast<std::size_t>(node))->hello; }
+  std::optional<ClockEstimate> clock(int node) const;
+  bool lost(int node) const;
+
+  // Says bye to every agent still there and waits up to `timeout` for each one's bye (it
+  // has cleaned up by then), then stops the thread and closes the links. Returns what
+  // agents reported they could not undo. Idempotent.
+  std::vector<std::string> stop(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  std::uint64_t records() const { return records_.load(); }
+  std::uint64_t malformed() const { return malformed_.load(); }
+
+ private:
+  struct Agent {
+    std::unique_ptr<LinkChannel> link;
+    AgentHello hello;
+    ClockOffsetEstimator clock;
+    std::map<std::uint64_t, nlohmann::json> replies;
+    std::string lost;  // why, once the link is gone
+    bool bye = false;
+    std::vector<std::string> bye_errors;
+  };
+
+  void loop();
+  void ping_all();
+  void read_agent(int node);
+  void on_frame(int node, const Frame& frame);
+  void on_records(int node, const std::string& lines);
+  void mark_lost(int node, const std::string& why);
+
+  std::string run_id_;
+  std::string secret_;
+  int nodes_;
+  RecordSink sink_;
+  std::chrono::milliseconds ping_every_;
+  common::UniqueFd listen_fd_;
+  common::UniqueFd wake_fd_;
+  int port_ = 0;
+  std::vector<std::unique_ptr<Agent>> agents_;  // by node
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<AgentEvent> events_;
+  std::uint64_t next_id_ = 1;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  bool stopped_ = false;
+  std::atomic<std::uint64_t> records_{0};
+  std::atomic<std::uint64_t> malformed_{0};
+};
+
+}  // namespace chaosbench::harness

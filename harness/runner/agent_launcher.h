@@ -1,0 +1,64 @@
+// Starts one `chaosbench agent` per node and watches the processes that carry them: the
+// system OpenSSH client for cluster.mode "ssh" (BatchMode, so it never waits for a
+// password; multiplexed through a control socket in the run's runtime directory), or the
+// agent itself for "local-agents". The run's secret goes down each one's standard input
+// (a pipe), never onto a command line. The launcher processes are this process's
+// children (PR_SET_PDEATHSIG): a controller that dies takes its ssh sessions with it, and
+// the agents see their link close.
+// Threads: the run's thread only.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "harness/runner/process_supervisor.h"
+#include "harness/scenario/scenario.h"
+
+namespace chaosbench::harness {
+
+struct AgentLaunch {
+  std::string run_id;
+  std::string secret;
+  int controller_port = 0;
+  std::string log_dir;      // agent-<host>.log: what ssh and the agent say on stderr
+  std::string runtime_dir;  // the ssh control sockets
+};
+
+class AgentLauncher {
+ public:
+  AgentLauncher(const ClusterSpec& cluster, AgentLaunch launch);
+  ~AgentLauncher();  // stop()
+
+  // Starts node `node`'s agent. Throws HostError when the launcher cannot start here (no
+  // ssh client).
+  void launch(int node);
+  // "" while node's launcher runs; once it has ended, why (its exit status and the last
+  // lines of its log: ssh's "Permission denied", the remote shell's "command not found").
+  std::string failed(int node);
+  // The host `node` runs on, as messages name it ("h1 (10.0.0.2)").
+  std::string host_label(int node) const;
+  // The address the agent of `node` is to dial: the controller's address on the route
+  // towards that host (loopback for local agents).
+  std::string controller_address(int node) const;
+  // Waits up to `grace` for every launcher to end (the agents said bye), then ends the
+  // rest. Idempotent.
+  void stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
+
+ private:
+  std::vector<std::string> agent_argv(int node) const;
+  std::vector<std::string> ssh_argv(int node, const std::vector<std::string>& remote) const;
+  std::string log_path(int node) const;
+
+  const ClusterSpec& cluster_;
+  AgentLaunch launch_;
+  ProcessSupervisor supervisor_;
+  std::vector<pid_t> pids_;  // by node; -1 before launch
+  bool stopped_ = false;
+};
+
+// `arg` quoted for a POSIX shell (ssh hands the remote command to the login shell).
+std::string shell_quote(const std::string& arg);
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,74 @@
+#include "harness/runner/remote_fault.h"
+
+#include <fmt/format.h>
+
+namespace chaosbench::harness {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr std::chrono::seconds kFaultReply{15};
+
+}  // namespace
+
+RemoteFault::RemoteFault(AgentHub& hub, std::uint64_t id, json command, std::vector<int> nodes, bool reversible,
+                         std::function<pid_t(int, pid_t)> local_pid)
+    : hub_(hub), id_(id), command_(std::move(command)), nodes_(std::move(nodes)), reversible_(reversible),
+      local_pid_(std::move(local_pid)) {}
+
+// Every host gets the command before any reply is awaited: the fault's spread across
+// hosts is one round trip, not one per host.
+void RemoteFault::do_apply(const faults::ResolvedTarget&) {
+  json command = command_;
+  command["op"] = "apply";
+  command["fault"] = id_;
+  std::vector<std::pair<int, std::uint64_t>> sent;
+  std::string errors;
+  for (int node : nodes_) {
+    try {
+      sent.emplace_back(node, hub_.send(node, command));
+    } catch (const AgentError& e) {
+      errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  for (const auto& [node, request] : sent) {
+    try {
+      const json reply = hub_.wait_reply(node, request, kFaultReply);
+      applied_on_.push_back(node);
+      backend_ = reply.value("backend", backend_);
+      if (reply.contains("ended"))
+        for (const auto& pid : reply["ended"]) ended_.push_back(local_pid_(node, pid.get<pid_t>()));
+    } catch (const AgentError& e) {
+      errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  if (!errors.empty()) throw faults::FaultError(errors);  // Fault::apply reverts applied_on_
+}
+
+void RemoteFault::do_revert() {
+  std::vector<std::pair<int, std::uint64_t>> sent;
+  std::string errors;
+  for (int node : applied_on_) {
+    try {
+      sent.emplace_back(node, hub_.send(node, json{{"op", "revert"}, {"fault", id_}}));
+    } catch (const AgentError& e) {
+      // A lost agent has reverted on its own (dead-man switch) or left it to cleanup.
+      errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  for (const auto& [node, request] : sent) {
+    try {
+      const json reply = hub_.wait_reply(node, request, kFaultReply);
+      if (reply.contains("effect") && reply["effect"].is_object())
+        for (const auto& [k, v] : reply["effect"].items())
+          if (v.is_number()) effect_[k] = v.get<double>();
+    } catch (const AgentError& e) {
+      errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  applied_on_.clear();
+  if (!errors.empty()) throw faults::FaultError(errors);
+}
+
+}  // namespace chaosbench::harness

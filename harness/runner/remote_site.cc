@@ -1,0 +1,271 @@
+#include "common/program_path.h"
+#include "harness/runner/remote_site.h"
+
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <set>
+#include <spdlog/spdlog.h>
+
+#include "common/control_block.h"
+#include "faults/registry.h"
+#include "harness/agent/agent.h"
+#include "harness/agent/fault_wire.h"
+#include "harness/agent/link_auth.h"
+#include "harness/host_error.h"
+#include "harness/runner/remote_fault.h"
+
+namespace chaosbench::harness {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kJoinTimeout{30000};
+constexpr milliseconds kCommandTimeout{15000};
+
+}  // namespace
+
+RemoteSite::RemoteSite(const Scenario& scenario, const std::string& run_id, const std::string& out_dir,
+                       const std::string& runtime_dir, AgentHub::RecordSink sink)
+    : cluster_(scenario.cluster), seed_(scenario.seed) {
+  const int nodes = cluster_.nodes;
+  const std::string secret = make_link_secret();
+  const auto beat = std::chrono::duration_cast<milliseconds>(cluster_.remote.agent_timeout.value) / 5;
+  hub_ = std::make_unique<AgentHub>(run_id, secret, nodes, std::move(sink), std::min(beat, milliseconds(1000)));
+  AgentLaunch launch{run_id, secret, hub_->port(), out_dir + "/logs", runtime_dir};
+  std::filesystem::create_directories(launch.log_dir);
+  launcher_ = std::make_unique<AgentLauncher>(cluster_, launch);
+  try {
+    for (int n = 0; n < nodes; ++n) launcher_->launch(n);
+    hub_->accept_all(kJoinTimeout, [this](int node) { return launcher_->failed(node); });
+    hub_->start();
+    set_up_agents(scenario);
+  } catch (const AgentError& e) {
+    stop_all();
+    throw HostError(e.what());
+  } catch (...) {
+    stop_all();
+    throw;
+  }
+}
+
+RemoteSite::~RemoteSite() { stop_all(); }
+
+// Every agent learns the job's addresses and where faults may act; a host whose traffic
+// to its peers leaves by an interface not allowed is refused here, before any fault.
+void RemoteSite::set_up_agents(const Scenario& scenario) {
+  bool network = false;
+  for (const auto& f : scenario.faults) network = network || f.type.starts_with("network.");
+  std::vector<std::string> addresses;
+  for (int n = 0; n < cluster_.nodes; ++n) addresses.push_back(address(n));
+  std::vector<std::uint64_t> ids;
+  for (int n = 0; n < cluster_.nodes; ++n) {
+    json interfaces = json::array();
+    if (cluster_.mode == ClusterMode::kSsh) interfaces = cluster_.hosts[static_cast<std::size_t>(n)].interfaces;
+    ids.push_back(hub_->send(n, {{"op", "setup"}, {"addresses", addresses}, {"interfaces", interfaces},
+                                 {"network_faults", network}, {"seed", seed_}}));
+  }
+  std::string errors;
+  for (int n = 0; n < cluster_.nodes; ++n) {
+    try {
+      interfaces_.push_back(hub_->wait_reply(n, ids[static_cast<std::size_t>(n)], kCommandTimeout).value("interface", ""));
+    } catch (const AgentError& e) {
+      interfaces_.emplace_back();
+      errors += fmt::format("\n  {}", e.what());
+    }
+  }
+  if (!errors.empty()) throw AgentError(fmt::format("the hosts cannot run this scenario:{}", errors));
+}
+
+pid_t RemoteSite::local_pid(int node, pid_t remote) {
+  auto it = by_remote_.find({node, remote});
+  if (it != by_remote_.end()) return it->second;
+  const pid_t id = procs_.count(remote) ? next_synthetic_++ : remote;
+  by_remote_[{node, remote}] = id;
+  return id;
+}
+
+pid_t RemoteSite::start(int node, ProcessSpec spec) {
+  if (!spec.argv.empty() && spec.argv[0] == common::self_exe()) spec.argv[0] = kAgentSelfExe;
+  int rank = -1;
+  if (auto it = spec.env.find(CB_CONTROL_ENV); it != spec.env.end() && it->second.starts_with(kAgentControlPrefix))
+    rank = std::stoi(it->second.substr(std::string_view(kAgentControlPrefix).size()));
+  json reply;
+  try {
+    reply = hub_->call(node, {{"op", "start"}, {"name", spec.name}, {"rank", rank}, {"argv", spec.argv},
+                              {"env", spec.env}, {"cwd", spec.cwd}, {"stdout", spec.stdout_path},
+                              {"stderr", spec.stderr_path}}, kCommandTimeout);
+  } catch (const AgentError& e) {
+    throw std::runtime_error(fmt::format("cannot start {} on node {}: {}", spec.name, node, e.what()));
+  }
+  const pid_t remote = reply.at("pid").get<pid_t>();
+  const pid_t id = local_pid(node, remote);
+  Proc p;
+  p.node = node;
+  p.remote = remote;
+  p.status.pid = id;
+  procs_[id] = p;
+  return id;
+}
+
+void RemoteSite::signal(pid_t pid, int sig) {
+  auto it = procs_.find(pid);
+  if (it == procs_.end() || !it->second.status.running) return;
+  try {
+    hub_->call(it->second.node, {{"op", "signal"}, {"pid", it->second.remote}, {"signal", sig}}, kCommandTimeout);
+  } catch (const AgentError& e) {
+    spdlog::warn("signal {} to process {} on node {}: {}", sig, pid, it->second.node, e.what());
+  }
+}
+
+bool RemoteSite::any_running() const {
+  for (const auto& [id, p] : procs_)
+    if (p.status.running) return true;
+  return false;
+}
+
+void RemoteSite::mark_ended(pid_t id, const json& event) {
+  auto& s = procs_.at(id).status;
+  if (!s.running) return;
+  s.running = false;
+  if (event.contains("exit_code") && event["exit_code"].is_number_integer()) s.exit_code = event["exit_code"].get<int>();
+  if (event.contains("signal") && event["signal"].is_number_integer()) s.signal = event["signal"].get<int>();
+  if (!s.exit_code && !s.signal) s.signal = SIGKILL;
+}
+
+std::vector<pid_t> RemoteSite::wait_any(milliseconds timeout) {
+  std::vector<pid_t> changed;
+  if (stopped_) return changed;
+  for (const auto& e : hub_->wait_events(timeout)) {
+    const std::string kind = e.body.value("event", "");
+    if (kind == "exit") {
+      auto it = by_remote_.find({e.node, e.body.value("pid", -1)});
+      if (it == by_remote_.end()) continue;
+      mark_ended(it->second, e.body);
+      changed.push_back(it->second);
+    } else if (kind == "lost") {
+      // The host's agent is gone: its processes are gone from the run too.
+      spdlog::error("node {} ({}): the agent is lost: {}", e.node, launcher_->host_label(e.node), e.body.value("why", ""));
+      for (auto& [id, p] : procs_)
+        if (p.node == e.node && p.status.running) {
+          mark_ended(id, json::object());
+          changed.push_back(id);
+        }
+    }
+  }
+  return changed;
+}
+
+std::vector<std::string> RemoteSite::stop_all() {
+  if (stopped_) return {};
+  stopped_ = true;
+  std::vector<std::string> errors;
+  if (!hub_) return errors;
+  std::vector<std::pair<int, std::uint64_t>> sent;
+  for (int n = 0; n < cluster_.nodes; ++n) {
+    try {
+      if (!hub_->lost(n)) sent.emplace_back(n, hub_->send(n, {{"op", "stop"}}));
+    } catch (const std::exception&) {  // not joined, or gone: nothing to ask
+    }
+  }
+  for (const auto& [node, id] : sent) {
+    try {
+      const json reply = hub_->wait_reply(node, id, kJoinTimeout);
+      for (const auto& e : reply.value("errors", json::array())) errors.push_back(fmt::format("node {}: {}", node, e.dump()));
+      for (const auto& p : reply.value("processes", json::array())) {
+        auto it = by_remote_.find({node, p.value("pid", -1)});
+        if (it != by_remote_.end()) mark_ended(it->second, p);
+      }
+    } catch (const AgentError& e) {
+      errors.emplace_back(e.what());
+    }
+  }
+  for (auto& [id, p] : procs_)
+    if (p.status.running) mark_ended(id, json::object());
+  for (auto& e : hub_->stop()) errors.push_back(std::move(e));
+  if (launcher_) launcher_->stop();
+  return errors;
+}
+
+std::string RemoteSite::address(int node) const {
+  if (cluster_.mode == ClusterMode::kSsh) return cluster_.hosts.at(static_cast<std::size_t>(node)).address;
+  return "127.0.0.1";
+}
+
+int RemoteSite::free_port(int node) {
+  try {
+    return hub_->call(node, {{"op", "port"}}, kCommandTimeout).at("port").get<int>();
+  } catch (const AgentError& e) {
+    throw HostError(e.what());
+  }
+}
+
+// The agent makes the block on the rank's host when the rank first starts (start sends
+// the rank) and keeps it for the run; the controller only names it.
+std::string RemoteSite::control_block(int rank) { return kAgentControlPrefix + std::to_string(rank); }
+
+std::unique_ptr<faults::Fault> RemoteSite::apply_fault(const FaultSpec& spec, std::size_t fault_index,
+                                                       const std::vector<RankProcess>& ranks,
+                                                       std::vector<std::string>* targets) {
+  const auto target = resolve_target(spec.target, cluster_, ranks, seed_, fault_index, nullptr);
+  *targets = target.names();
+  const auto* info = faults::find_fault_type(spec.type);
+  // A network fault acts on every host: each places its own share of the traffic.
+  std::set<int> nodes;
+  if (spec.type.starts_with("network."))
+    for (int n = 0; n < cluster_.nodes; ++n) nodes.insert(n);
+  for (int n : target.nodes) nodes.insert(n);
+  for (const auto& r : ranks)
+    if (std::find(target.ranks.begin(), target.ranks.end(), r.rank) != target.ranks.end()) nodes.insert(r.node);
+  json command{{"type", spec.type}, {"params", encode_params(spec.params)}, {"target", encode_target(target)}};
+  auto fault = std::make_unique<RemoteFault>(*hub_, next_fault_++, std::move(command),
+                                             std::vector<int>(nodes.begin(), nodes.end()), info->reversible,
+                                             [this](int node, pid_t remote) { return local_pid(node, remote); });
+  faults::NullUndoLog no_log;  // each agent journals its share on its own host
+  fault->apply(target, no_log);
+  return fault;
+}
+
+bool RemoteSite::frozen(int node) const {
+  try {
+    return hub_->call(node, {{"op", "node_state"}}, kCommandTimeout).value("frozen", false);
+  } catch (const AgentError&) {
+    return false;
+  }
+}
+
+bool RemoteSite::oom_killed(int node) const {
+  try {
+    return hub_->call(node, {{"op", "node_state"}}, kCommandTimeout).value("oom_killed", false);
+  } catch (const AgentError&) {
+    return false;
+  }
+}
+
+std::vector<RemoteSite::HostReport> RemoteSite::hosts() const {
+  std::vector<HostReport> out;
+  for (int n = 0; n < cluster_.nodes; ++n) {
+    HostReport h;
+    const auto& hello = hub_->hello(n);
+    h.name = hello.host;
+    h.address = address(n);
+    h.hostname = hello.hostname;
+    h.interface = n < static_cast<int>(interfaces_.size()) ? interfaces_[static_cast<std::size_t>(n)] : "";
+    if (auto c = hub_->clock(n)) {
+      h.clock_offset_ms = c->offset_s * 1e3;
+      h.clock_uncertainty_ms = c->uncertainty_s * 1e3;
+    }
+    out.push_back(h);
+  }
+  return out;
+}
+
+std::string RemoteSite::description() const {
+  return cluster_.mode == ClusterMode::kSsh
+             ? fmt::format("{} hosts over SSH, one chaosbench agent each", cluster_.nodes)
+             : fmt::format("{} chaosbench agents as local processes on loopback", cluster_.nodes);
+}
+
+}  // namespace chaosbench::harness

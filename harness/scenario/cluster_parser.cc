@@ -1,0 +1,159 @@
+// The scenario's cluster: nodes, ranks, mode, link, and for the multi-host modes the
+// hosts (inline, or an inventory file beside the scenario), ssh and agent settings.
+#include <arpa/inet.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <set>
+
+#include "harness/scenario/scenario_loader.h"
+#include "harness/scenario/scenario_parts.h"
+
+namespace chaosbench::harness {
+namespace {
+
+// The largest cluster of agents (hosts); local processes stop at 64 nodes.
+constexpr int kMaxAgentNodes = 256;
+
+bool is_ipv4(const std::string& s) {
+  in_addr a{};
+  return ::inet_pton(AF_INET, s.c_str(), &a) == 1;
+}
+
+std::vector<HostSpec> read_hosts(ParseContext& ctx, const json& list, const std::string& path) {
+  std::vector<HostSpec> hosts;
+  if (!list.is_array() || list.empty()) {
+    ctx.error(path, fmt::format("expected a non-empty array of hosts, got {}", describe(list)));
+    return hosts;
+  }
+  std::set<std::string> names, addresses;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = join_path(path, i);
+    ObjectReader h(ctx, list[i], at, {"name", "address", "user", "port", "interfaces"});
+    HostSpec host;
+    host.name = h.string("name").value_or(fmt::format("node{}", i));
+    h.require("address", "the host's IPv4 address");
+    if (auto a = h.string("address")) {
+      if (!is_ipv4(*a)) ctx.error(h.path_of("address"), fmt::format("expected an IPv4 address, got \"{}\"", *a));
+      else if (!addresses.insert(*a).second) ctx.error(h.path_of("address"), fmt::format("{} is listed twice", *a));
+      host.address = *a;
+    }
+    if (!names.insert(host.name).second) ctx.error(h.path_of("name"), fmt::format("the name {} is listed twice", host.name));
+    if (auto u = h.string("user")) host.user = *u;
+    if (auto p = h.integer("port", 1, 65535)) host.port = static_cast<int>(*p);
+    if (const json* ifs = h.raw("interfaces")) {
+      if (!ifs->is_array()) ctx.error(h.path_of("interfaces"), fmt::format("expected an array of interface names, got {}", describe(*ifs)));
+      else
+        for (std::size_t k = 0; k < ifs->size(); ++k) {
+          const auto& v = (*ifs)[k];
+          if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 15)
+            ctx.error(join_path(h.path_of("interfaces"), k), fmt::format("expected an interface name, got {}", describe(v)));
+          else host.interfaces.push_back(v.get<std::string>());
+        }
+    }
+    hosts.push_back(std::move(host));
+  }
+  return hosts;
+}
+
+// An inventory file: an array of hosts, or an object whose "hosts" is one. Its errors
+// name the inventory's own file, line and column.
+std::vector<HostSpec> read_inventory(ParseContext& ctx, const std::string& file, const std::string& scenario_file) {
+  std::filesystem::path p(file);
+  if (p.is_relative()) p = std::filesystem::path(scenario_file).parent_path() / p;
+  std::string text;
+  try {
+    text = read_scenario_file(p.string());
+  } catch (const ScenarioError& e) {
+    ctx.error("cluster.hosts", fmt::format("the inventory {}: {}", p.string(), e.diagnostics().front().message));
+    return {};
+  }
+  json doc = json::parse(text, nullptr, false);
+  ParseContext inv(p.string(), text, {});
+  if (doc.is_discarded()) inv.error("", "invalid JSON");
+  const json* list = doc.is_object() && doc.contains("hosts") ? &doc["hosts"] : &doc;
+  auto hosts = inv.failed() ? std::vector<HostSpec>{} : read_hosts(inv, *list, doc.is_object() ? "hosts" : "");
+  if (inv.failed()) throw ScenarioError(inv.take());
+  return hosts;
+}
+
+void parse_remote(ParseContext& ctx, ObjectReader& r, ClusterSpec& c) {
+  if (const json* ssh = r.raw("ssh")) {
+    ObjectReader s(ctx, *ssh, "cluster.ssh", {"config", "identity", "options"});
+    if (auto v = s.string("config")) c.remote.ssh_config = *v;
+    if (auto v = s.string("identity")) c.remote.ssh_identity = *v;
+    if (const json* o = s.raw("options")) {
+      if (!o->is_array()) ctx.error("cluster.ssh.options", fmt::format("expected an array of \"Key=value\" strings, got {}", describe(*o)));
+      else
+        for (std::size_t k = 0; k < o->size(); ++k) {
+          const auto& v = (*o)[k];
+          if (!v.is_string() || v.get<std::string>().find('=') == std::string::npos)
+            ctx.error(join_path("cluster.ssh.options", k), fmt::format("expected \"Key=value\", got {}", describe(v)));
+          else c.remote.ssh_options.push_back(v.get<std::string>());
+        }
+    }
+  }
+  if (const json* agent = r.raw("agent")) {
+    ObjectReader a(ctx, *agent, "cluster.agent", {"command", "timeout"});
+    if (auto v = a.string("command")) {
+      if (v->empty()) ctx.error("cluster.agent.command", "expected the chaosbench binary on the hosts, got \"\"");
+      c.remote.agent_command = *v;
+    }
+    if (auto v = a.duration("timeout", /*allow_zero=*/false)) {
+      if (v->value < std::chrono::seconds(1) || v->value > std::chrono::hours(1))
+        ctx.error("cluster.agent.timeout", "expected from 1s to 1h");
+      else c.remote.agent_timeout = *v;
+    }
+  }
+}
+
+void parse_hosts(ParseContext& ctx, ObjectReader& r, ClusterSpec& c, const std::string& scenario_file, bool nodes_given) {
+  const json* hosts = r.raw("hosts");
+  if (c.mode != ClusterMode::kSsh) {
+    if (hosts) ctx.error("cluster.hosts", "hosts are for cluster.mode \"ssh\"", true);
+    return;
+  }
+  if (!hosts) {
+    r.require("hosts", "the hosts: an array of {\"address\", ...} or the path of an inventory file");
+    return;
+  }
+  c.hosts = hosts->is_string() ? read_inventory(ctx, hosts->get<std::string>(), scenario_file)
+                               : read_hosts(ctx, *hosts, "cluster.hosts");
+  if (c.hosts.empty()) return;
+  if (!nodes_given) c.nodes = std::min<int>(static_cast<int>(c.hosts.size()), kMaxAgentNodes);
+  else if (c.nodes > static_cast<int>(c.hosts.size()))
+    ctx.error("cluster.nodes", fmt::format("{} nodes, but cluster.hosts lists {} host{}: one host per node", c.nodes,
+                                           c.hosts.size(), c.hosts.size() == 1 ? "" : "s"));
+  c.hosts.resize(std::min(c.hosts.size(), static_cast<std::size_t>(c.nodes)));
+}
+
+}  // namespace
+
+ClusterSpec parse_cluster(ParseContext& ctx, const json* value, const std::string& scenario_file) {
+  ClusterSpec c;
+  if (!value) return c;
+  ObjectReader r(ctx, *value, "cluster", {"nodes", "ranks_per_node", "mode", "link", "hosts", "ssh", "agent"});
+  if (auto m = r.choice("mode", {"auto", "namespaces", "local", "ssh", "local-agents"}))
+    c.mode = *m == "namespaces" ? ClusterMode::kNamespaces
+             : *m == "local"    ? ClusterMode::kLocal
+             : *m == "ssh"      ? ClusterMode::kSsh
+             : *m == "local-agents" ? ClusterMode::kLocalAgents
+                                : ClusterMode::kAuto;
+  const int max_nodes = runs_agents(c.mode) ? kMaxAgentNodes : 64;
+  if (auto v = r.integer("nodes", 1, max_nodes)) c.nodes = static_cast<int>(*v);
+  if (auto v = r.integer("ranks_per_node", 1, 64)) c.ranks_per_node = static_cast<int>(*v);
+  parse_hosts(ctx, r, c, scenario_file, r.has("nodes"));
+  if (c.world_size() > 256) ctx.error("cluster", fmt::format("nodes x ranks_per_node is {}; at most 256 ranks", c.world_size()));
+  if (const json* link = r.raw("link")) {
+    ObjectReader l(ctx, *link, "cluster.link", {"rate", "delay"});
+    c.link.rate = l.rate("rate");
+    c.link.delay = l.duration("delay");
+    if (runs_agents(c.mode) && (c.link.rate || c.link.delay))
+      ctx.error("cluster.link", "shapes the links of the namespaced cluster; on hosts, use a network fault for the run");
+  }
+  if (!runs_agents(c.mode) && (r.has("ssh") || r.has("agent")))
+    ctx.error(r.has("ssh") ? "cluster.ssh" : "cluster.agent", "only for cluster.mode \"ssh\" or \"local-agents\"", true);
+  parse_remote(ctx, r, c);
+  return c;
+}
+
+}  // namespace chaosbench::harness

@@ -1,0 +1,25 @@
+// How the controller reaches the hosts of a multi-host cluster and what runs there:
+// cluster.ssh and cluster.agent of a scenario (docs/scenario-format.md).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/units.h"
+
+namespace chaosbench::harness {
+
+struct RemoteSpec {
+  // The system OpenSSH client's settings (BatchMode and multiplexing are always on).
+  std::string ssh_config;              // -F FILE; "": the user's ~/.ssh/config
+  std::string ssh_identity;            // -i FILE; "": ssh's own choice
+  std::vector<std::string> ssh_options;  // more "-o" values ("StrictHostKeyChecking=yes", ...)
+  // The chaosbench binary on the hosts: a path or a name looked up in the login's PATH.
+  std::string agent_command = "chaosbench";
+  // The dead-man switch: an agent whose controller is silent this long reverts every
+  // fault and stops every rank.
+  common::Duration agent_timeout{std::chrono::seconds(10)};
+};
+
+}  // namespace chaosbench::harness
