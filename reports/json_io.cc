@@ -98,6 +98,13 @@ json environment_json(const Environment& env) {
   for (const auto& [k, v] : env.backends) backends[k] = v;
   json e = {{"host", env.host}, {"kernel", env.kernel}, {"cpus", env.cpus}, {"cluster", env.cluster}, {"backends", backends}};
   if (env.blas) e["blas"] = blas_json(*env.blas);
+  if (!env.hosts.empty()) {
+    json hosts = json::array();
+    for (const auto& h : env.hosts)
+      hosts.push_back({{"name", h.name}, {"address", h.address}, {"hostname", h.hostname}, {"interface", h.interface},
+                       {"clock_offset_ms", h.clock_offset_ms}, {"clock_uncertainty_ms", h.clock_uncertainty_ms}});
+    e["hosts"] = hosts;
+  }
   return e;
 }
 

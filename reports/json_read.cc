@@ -88,6 +88,12 @@ Environment read_environment(const json& e) {
     for (const auto& [k, v] : it->items())
       if (v.is_string()) env.backends[k] = v.get<std::string>();
   if (auto it = e.find("blas"); it != e.end() && it->is_object()) env.blas = blas_from_json(*it);
+  if (auto it = e.find("hosts"); it != e.end() && it->is_array())
+    for (const auto& h : *it) {
+      if (!h.is_object()) continue;
+      env.hosts.push_back({str(h, "name"), str(h, "address"), str(h, "hostname"), str(h, "interface"),
+                           num(h, "clock_offset_ms"), num(h, "clock_uncertainty_ms")});
+    }
   return env;
 }
 

@@ -140,6 +140,17 @@ struct BlasRecord {
   CpuPeakRecord cpu;
 };
 
+// A host of a multi-host run (cluster.mode "ssh"): who it is and how its clock was
+// matched to the controller's (every sample and event from it is moved by the offset).
+struct HostRecord {
+  std::string name;       // the inventory's
+  std::string address;
+  std::string hostname;   // what the host calls itself
+  std::string interface;  // where its network faults acted ("" without network faults)
+  double clock_offset_ms = 0;       // its clock minus the controller's
+  double clock_uncertainty_ms = 0;  // the true offset is within offset ± this
+};
+
 struct Environment {
   std::string host;
   std::string kernel;
@@ -147,6 +158,7 @@ struct Environment {
   std::string cluster;  // "local processes" or "network namespaces"
   std::map<std::string, std::string> backends;
   std::optional<BlasRecord> blas;  // workloads that use BLAS (train, serve, command)
+  std::vector<HostRecord> hosts;   // multi-host runs: one per node
 };
 
 struct ProtocolStats {

@@ -73,15 +73,14 @@ int Agent::run() {
   return bye_ && errors.empty() ? 0 : 1;
 }
 
-// The agent's state lives in a directory of the run on this host: its metrics socket and
-// the ranks' control blocks; journaled, so cleanup removes it after a crash.
+// The agent's state lives in a runtime directory of its own, named as a run's is
+// (/tmp/chaosbench-<run>-n<node>: its metrics socket and the ranks' control blocks), and
+// its journal sits beside the runs' journals, so `chaosbench cleanup` on this host treats
+// a dead agent as it treats a dead run.
 void Agent::make_runtime_dir() {
-  std::string base = options_.state_dir;
-  if (base.empty()) base = ::geteuid() == 0 ? "/run/chaosbench-agent" : (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
-  ::mkdir(base.c_str(), 0755);
   const std::string run = fmt::format("{}-n{}", options_.run_id, options_.node);
-  journal_ = std::make_unique<Journal>(Journal::default_directory(), run, base);
-  runtime_dir_ = fmt::format("{}/{}", base, run);
+  runtime_dir_ = "/tmp/chaosbench-" + run;
+  journal_ = std::make_unique<Journal>(Journal::default_directory(), run, runtime_dir_);
   journal_->record_path(runtime_dir_);
   if (::mkdir(runtime_dir_.c_str(), 0700) != 0)
     throw std::runtime_error(fmt::format("cannot make {}: {}", runtime_dir_, std::strerror(errno)));

@@ -44,7 +44,6 @@ struct AgentOptions {
   int node = -1;
   std::string secret;  // read from stdin, never from the command line
   std::chrono::milliseconds timeout{10000};  // the dead-man switch
-  std::string state_dir;                     // "": /run/chaosbench-agent as root, else the temp dir
 };
 
 // argv[0] of a start command that means "this agent's own chaosbench binary".

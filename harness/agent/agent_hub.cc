@@ -34,49 +34,64 @@ AgentHub::AgentHub(std::string run_id, std::string secret, int nodes, RecordSink
 
 AgentHub::~AgentHub() { stop(milliseconds(2000)); }
 
+// After the first launcher failure, the others get this long to join or fail too, so one
+// error message names every host that cannot join, not only the first.
+constexpr milliseconds kSettleAfterFailure{3000};
+
 void AgentHub::accept_all(milliseconds timeout, const std::function<std::string(int)>& failed) {
-  const auto deadline = Clock::now() + timeout;
+  auto deadline = Clock::now() + timeout;
   std::map<int, std::string> why_not;
-  auto missing = [&] {
+  auto waiting = [&] {
     int n = 0;
-    for (const auto& a : agents_) n += a ? 0 : 1;
+    for (int node = 0; node < nodes_; ++node) n += agents_[static_cast<std::size_t>(node)] || why_not.count(node) ? 0 : 1;
     return n;
   };
-  while (missing() > 0 && Clock::now() < deadline) {
+  while (waiting() > 0 && Clock::now() < deadline) {
     for (int node = 0; node < nodes_; ++node)
-      if (!agents_[static_cast<std::size_t>(node)])
-        if (std::string why = failed(node); !why.empty()) why_not[node] = why;
-    if (!why_not.empty()) break;
+      if (!agents_[static_cast<std::size_t>(node)] && !why_not.count(node))
+        if (std::string why = failed(node); !why.empty()) {
+          why_not[node] = why;
+          deadline = std::min(deadline, Clock::now() + kSettleAfterFailure);
+        }
     pollfd p{listen_fd_.get(), POLLIN, 0};
     if (::poll(&p, 1, 50) <= 0) continue;
-    common::UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!fd) continue;
-    auto link = std::make_unique<LinkChannel>(std::move(fd));
-    try {
-      AgentHello hello = controller_handshake(*link, secret_, run_id_, CHAOSBENCH_VERSION, nodes_, milliseconds(5000));
-      auto& slot = agents_[static_cast<std::size_t>(hello.node)];
-      if (slot) {
-        spdlog::warn("a second agent for node {} ({}) was turned away", hello.node, hello.host);
-        continue;
-      }
-      slot = std::make_unique<Agent>();
-      slot->link = std::move(link);
-      slot->hello = std::move(hello);
-    } catch (const VersionMismatch& e) {
-      throw AgentError(e.what());
-    } catch (const LinkError& e) {
-      spdlog::warn("an agent link was refused: {}", e.what());
-    }
+    accept_one();
   }
-  if (missing() == 0) return;
+  int missing = 0;
   std::string text;
   for (int node = 0; node < nodes_; ++node) {
     if (agents_[static_cast<std::size_t>(node)]) continue;
+    ++missing;
     auto it = why_not.find(node);
     text += fmt::format("\n  node {}: {}", node,
-                        it != why_not.end() ? it->second : fmt::format("no agent dialled back within {} s", timeout.count() / 1000.0));
+                        it != why_not.end() ? it->second
+                        : why_not.empty()   ? fmt::format("no agent dialled back within {} s", timeout.count() / 1000.0)
+                                            : std::string("no agent yet when the run gave up (see the other nodes)"));
   }
-  throw AgentError(fmt::format("{} of {} agents did not join the run:{}", missing(), nodes_, text));
+  if (missing > 0) throw AgentError(fmt::format("{} of {} agents did not join the run:{}", missing, nodes_, text));
+}
+
+// One connection off the listener, through the handshake. A stranger or a second agent for
+// a node is turned away; another chaosbench version ends the wait (no retry can help).
+void AgentHub::accept_one() {
+  common::UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  if (!fd) return;
+  auto link = std::make_unique<LinkChannel>(std::move(fd));
+  try {
+    AgentHello hello = controller_handshake(*link, secret_, run_id_, CHAOSBENCH_VERSION, nodes_, milliseconds(5000));
+    auto& slot = agents_[static_cast<std::size_t>(hello.node)];
+    if (slot) {
+      spdlog::warn("a second agent for node {} ({}) was turned away", hello.node, hello.host);
+      return;
+    }
+    slot = std::make_unique<Agent>();
+    slot->link = std::move(link);
+    slot->hello = std::move(hello);
+  } catch (const VersionMismatch& e) {
+    throw AgentError(e.what());
+  } catch (const LinkError& e) {
+    spdlog::warn("an agent link was refused: {}", e.what());
+  }
 }
 
 void AgentHub::start(int exchanges) {

@@ -99,6 +99,7 @@ class AgentHub {
     std::vector<std::string> bye_errors;
   };
 
+  void accept_one();
   void loop();
   void ping_all();
   void read_agent(int node);

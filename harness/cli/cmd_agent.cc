@@ -19,8 +19,7 @@ int cmd_agent(const Args& args) {
       ("run-id", po::value<std::string>()->required(), "the run this agent belongs to")
       ("host", po::value<std::string>()->required(), "this host's name in the inventory")
       ("node", po::value<int>()->required(), "the node this host serves")
-      ("timeout", po::value<double>()->default_value(10.0), "dead-man switch: seconds of controller silence")
-      ("state-dir", po::value<std::string>()->default_value(""), "where the run's agent state lives");
+      ("timeout", po::value<double>()->default_value(10.0), "dead-man switch: seconds of controller silence");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
     print_help("chaosbench agent --controller ADDRESS:PORT --run-id ID --host NAME --node N < secret",
@@ -47,7 +46,6 @@ int cmd_agent(const Args& args) {
   const double timeout = cl.vm["timeout"].as<double>();
   if (!(timeout > 0 && timeout <= 3600)) throw UsageError("--timeout: expected seconds, more than 0 and at most 3600");
   o.timeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
-  o.state_dir = cl.vm["state-dir"].as<std::string>();
   if (!std::getline(std::cin, o.secret) || o.secret.size() != 64) {
     spdlog::error("agent {}: no run secret on standard input (expected 64 hex digits on the first line)", o.host);
     return kExitUsage;

@@ -120,6 +120,9 @@ void AgentLauncher::launch(int node) {
   spec.argv = cluster_.mode == ClusterMode::kSsh ? ssh_argv(node, agent) : agent;
   spec.stdout_path = spec.stderr_path = log_path(node);
   spec.stdin_fd = read_end.get();
+  // A local agent outliving a killed controller gets SIGTERM and cleans up after itself
+  // (its journal, its ranks); an ssh client just dies, and its agent sees the link close.
+  if (cluster_.mode != ClusterMode::kSsh) spec.death_signal = SIGTERM;
   try {
     pids_[static_cast<std::size_t>(node)] = supervisor_.start(spec);
   } catch (const std::runtime_error& e) {

@@ -51,7 +51,7 @@ int redirect(const char* path, int target) {
 
 [[noreturn]] void child_main(const ChildPlan& p) {
   ::setpgid(0, 0);  // the parent does the same; whichever runs first wins the race
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(p.error_fd, Stage::kDeathSignal, errno);
+  if (::prctl(PR_SET_PDEATHSIG, p.death_signal) != 0) child_fail(p.error_fd, Stage::kDeathSignal, errno);
   // The harness may have died before prctl took effect; then nobody would kill us later.
   if (::getppid() != p.parent) ::_exit(127);
   // Dispositions first, while every signal is still blocked (the parent blocked them

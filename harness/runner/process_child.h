@@ -41,6 +41,7 @@ struct ChildPlan {
   int uts_fd;    // -1, or the node's UTS namespace
   int mnt_fd;    // -1, or the node's mount namespace
   int stdin_fd;  // -1 (/dev/null), or what becomes the child's standard input
+  int death_signal;  // PR_SET_PDEATHSIG: what the child gets when the harness dies
   struct sigaction default_action;
   sigset_t empty_mask;
 };

@@ -134,6 +134,7 @@ child::ChildPlan plan_for(const ProcessSpec& spec, const child::ExecImage& image
   plan.uts_fd = spec.uts_fd;
   plan.mnt_fd = spec.mnt_fd;
   plan.stdin_fd = spec.stdin_fd;
+  plan.death_signal = spec.death_signal;
   plan.parent = ::getpid();
   plan.error_fd = pipes.write_fd;
   plan.default_action.sa_handler = SIG_DFL;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <cstddef>
 #include <deque>
@@ -36,6 +37,8 @@ struct ProcessSpec {
                                     // opened before entering it; cwd (or the harness's) after
   int stdin_fd = -1;                // the child's standard input (a pipe's read end, say, which the
                                     // caller closes after start); -1: /dev/null
+  int death_signal = SIGKILL;       // sent to it when the harness dies (PR_SET_PDEATHSIG); a
+                                    // process that cleans up after itself (an agent) takes SIGTERM
 };
 
 struct ProcessStatus {
@@ -52,7 +55,7 @@ class ProcessSupervisor {
   ProcessSupervisor(const ProcessSupervisor&) = delete;
   ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
 
-  // Forks and execs. The child gets its own process group, PR_SET_PDEATHSIG(SIGKILL)
+  // Forks and execs. The child gets its own process group, PR_SET_PDEATHSIG(spec.death_signal)
   // (so it dies if the harness dies), stdin from spec.stdin_fd or /dev/null, stdout/stderr to the spec's
   // files, and the default signal mask and dispositions. Returns the pid; throws
   // std::runtime_error when the program cannot be started (exec failure is reported

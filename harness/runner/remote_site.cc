@@ -244,10 +244,10 @@ bool RemoteSite::oom_killed(int node) const {
   }
 }
 
-std::vector<RemoteSite::HostReport> RemoteSite::hosts() const {
-  std::vector<HostReport> out;
+std::vector<reports::HostRecord> RemoteSite::hosts() const {
+  std::vector<reports::HostRecord> out;
   for (int n = 0; n < cluster_.nodes; ++n) {
-    HostReport h;
+    reports::HostRecord h;
     const auto& hello = hub_->hello(n);
     h.name = hello.host;
     h.address = address(n);

@@ -16,6 +16,7 @@
 #include "harness/agent/agent_hub.h"
 #include "harness/runner/agent_launcher.h"
 #include "harness/runner/node_site.h"
+#include "reports/run_model.h"
 
 namespace chaosbench::harness {
 
@@ -48,11 +49,7 @@ class RemoteSite final : public NodeSite {
   bool oom_killed(int node) const override;
 
   // Each host's name, address, hostname and clock offset, for results.json.
-  struct HostReport {
-    std::string name, address, hostname, interface;
-    double clock_offset_ms = 0, clock_uncertainty_ms = 0;
-  };
-  std::vector<HostReport> hosts() const;
+  std::vector<reports::HostRecord> hosts() const;
   std::string description() const;
 
  private:

@@ -141,6 +141,7 @@ RunOutcome Run::outcome(double end_s) {
   out.result.run_id = run_id_;
   out.result.environment.blas = blas_;
   out.result.environment.cluster = env_->description();
+  if (const RemoteSite* remote = env_->remote()) out.result.environment.hosts = remote->hosts();
   out.exit_code = verdict_.exit_code(out.result.verdict);
   return out;
 }

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# cluster.mode "ssh" end to end on the SSH test bed (scripts/testbed.sh): real sshd per
+# host, the system ssh client, one chaosbench agent per host.
+#   - a collective and a train run with node.kill + restart_after pass across 4 hosts;
+#   - SIGKILL of the controller mid-fault: within agent_timeout + 2 s no rank, agent,
+#     paused process, qdisc, rule or agent state remains on any host;
+#   - bad input (an unreachable host, a refused key, a missing binary, an interface not
+#     allowed) is exit 3 with the host named, and nothing is left on any host.
+# Usage: agents_ssh_test.sh CHAOSBENCH. Skips (with the reason) without root or sshd.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cb=$(realpath "${1:?usage: agents_ssh_test.sh CHAOSBENCH}")
+tb="$root/scripts/testbed.sh"
+[ "$(id -u)" -eq 0 ] || { echo "skipped: needs root (network namespaces)"; exit 0; }
+[ -x /usr/sbin/sshd ] || { echo "skipped: no /usr/sbin/sshd (openssh-server; scripts/bootstrap.sh installs it)"; exit 0; }
+work=$(mktemp -d)
+dir="$work/bed"
+trap '"$tb" down "$dir" >/dev/null 2>&1; rm -rf "$work"' EXIT
+# shellcheck source=tests/testbed_checks.sh
+. "$root/tests/testbed_checks.sh"
+
+"$tb" up "$dir" 4 >/dev/null || { echo "FAILED: up"; exit 1; }
+. "$dir/state"
+ctl() { ip netns exec "cbtb-$TB_ID-ctl" "$@"; }
+
+# What a run may have left on host $1: its chaosbench processes (agents, ranks), our tc
+# qdiscs, iptables rules, agent state. Prints each thing found; nothing means clean.
+leftovers() {
+  local ns="cbtb-$TB_ID-$1" pid
+  for pid in $(ip netns pids "$ns"); do
+    [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = Z ] && continue
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q chaosbench && echo "process $pid: $(tr '\0' ' ' < "/proc/$pid/cmdline")"
+  done
+  ip netns exec "$ns" tc qdisc show dev eth0 | grep -E 'htb|netem' | sed 's/^/qdisc: /'
+  ip netns exec "$ns" iptables -S | grep -v '^-P' | sed 's/^/iptables: /'
+  find /tmp -maxdepth 1 -name "chaosbench-*-n${1#h}" 2>/dev/null | sed "s/^/state: /"
+}
+all_clean() {
+  local h out=""
+  for h in h0 h1 h2 h3; do out+=$(leftovers "$h"); done
+  [ -z "$out" ] || { echo "$out" | head -5; return 1; }
+}
+
+ssh_cluster() {  # the cluster object for inventory $1 and ssh config $2
+  printf '{"mode": "ssh", "hosts": "%s", "ssh": {"config": "%s"}, "agent": {"command": "%s", "timeout": "3s"}}' "$1" "$2" "$cb"
+}
+scenario() {  # scenario file $1 with cluster $2, workload $3, faults $4
+  printf '{"schema_version": 1, "name": "ssh-test", "cluster": %s, "workload": %s, "faults": %s}\n' "$2" "$3" "$4" > "$1"
+}
+collective='{"kind": "collective", "collectives": ["allreduce"], "sizes": {"min": "1KiB", "max": "64KiB", "factor": 4}, "iters": 5}'
+
+# 1. A collective across the 4 hosts.
+scenario "$work/coll.json" "$(ssh_cluster "$dir/inventory.json" "$dir/ssh_config")" "$collective" '[]'
+ctl "$cb" run "$work/coll.json" --out "$work/coll" -q >/dev/null 2>"$work/coll.err" || tail -5 "$work/coll.err"
+check "a collective across 4 hosts passes (exit 0)" test "${PIPESTATUS[0]}" -eq 0 -a -f "$work/coll/results.json"
+check "environment.hosts names h3 at its address" grep -q "\"address\": \"$TB_NET.4\"" "$work/coll/results.json"
+check "results.json says hosts over SSH" grep -q '4 hosts over SSH' "$work/coll/results.json"
+check "nothing is left on any host" all_clean
+
+# 2. Training with a node killed at step 30 and brought back 1 s later.
+train='{"kind": "train", "model": {"layers": [64, 128, 16]}, "batch_size": 256, "steps": 120, "checkpoint": {"every_steps": 20}, "recovery": {"mode": "restart", "max_restarts": 2}}'
+scenario "$work/train.json" "$(ssh_cluster "$dir/inventory.json" "$dir/ssh_config")" "$train" \
+  '[{"name": "down", "type": "node.kill", "target": {"nodes": [2]}, "at_step": 30, "restart_after": "1s"}]'
+ctl "$cb" run "$work/train.json" --out "$work/train" -q >/dev/null 2>"$work/train.err" || tail -5 "$work/train.err"
+check "training with node.kill + restart passes across hosts" test -f "$work/train/results.json"
+check "one restart was made" python3 -c "
+import json,sys; r=json.load(open(sys.argv[1]))
+v=[m['value'] for m in r['metrics'] if m['name']=='resilience/restarts']
+sys.exit(0 if v and v[0]==1 else 1)" "$work/train/results.json"
+check "nothing is left on any host" all_clean
+
+# 3. SIGKILL of the controller while node 1 is paused (SIGSTOP, journaled on its host).
+long='{"kind": "collective", "collectives": ["allreduce"], "sizes": {"min": "1KiB", "max": "1KiB"}, "duration": "60s"}'
+scenario "$work/kill.json" "$(ssh_cluster "$dir/inventory.json" "$dir/ssh_config")" "$long" \
+  '[{"name": "pause", "type": "node.pause", "target": {"nodes": [1]}, "at": "1s", "duration": "50s"}]'
+# ip netns exec execs the controller itself, so $! is its pid (a shell function would
+# put a subshell in between).
+ip netns exec "cbtb-$TB_ID-ctl" "$cb" run "$work/kill.json" --out "$work/kill" -q >/dev/null 2>&1 &
+controller=$!
+for _ in $(seq 100); do grep -q '"fault_applied"' "$work/kill/timeline.jsonl" 2>/dev/null && break; sleep 0.1; done
+check "the pause was applied" grep -q '"fault_applied"' "$work/kill/timeline.jsonl"
+check "the paused rank is stopped (state T) on h1" sh -c "ip netns pids cbtb-$TB_ID-h1 | xargs -I{} awk '{print \$3}' /proc/{}/stat 2>/dev/null | grep -q T"
+kill -9 "$controller"
+killed=$(date +%s.%N)
+until all_clean >/dev/null 2>&1; do
+  [ "$(echo "$(date +%s.%N) - $killed > 5" | bc)" = 1 ] && break
+  sleep 0.1
+done
+took=$(echo "$(date +%s.%N) - $killed" | bc)
+check "SIGKILLed controller: every host is clean within agent_timeout + 2 s (took ${took} s)" all_clean
+wait "$controller" 2>/dev/null
+
+# 4. Bad input: exit 3, the host named, nothing left.
+bad() {  # bad "what" inventory ssh_config agent expected-text [faults]
+  local what=$1 inv=$2 cfg=$3 agent=$4 want=$5 faults=${6:-'[]'}
+  printf '{"schema_version": 1, "name": "ssh-bad", "cluster": {"mode": "ssh", "hosts": "%s", "ssh": {"config": "%s"}, "agent": {"command": "%s"}}, "workload": %s, "faults": %s}\n' \
+    "$inv" "$cfg" "$agent" "$collective" "$faults" > "$work/bad.json"
+  ctl "$cb" run "$work/bad.json" --out "$work/bad" -q >/dev/null 2>"$work/bad.err"
+  local rc=$?
+  check "$what: exit 3 (got $rc)" test $rc -eq 3
+  check "$what: the message says \"$want\"" grep -q -- "$want" "$work/bad.err"
+  check "$what: nothing is left on any host" all_clean
+  rm -rf "$work/bad"
+}
+python3 - "$dir/inventory.json" "$work" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+def put(name, f):
+    x = json.loads(json.dumps(inv)); f(x); json.dump(x, open(f"{sys.argv[2]}/{name}", "w"))
+put("unreachable.json", lambda x: x[1].update(address=x[1]["address"].rsplit(".", 1)[0] + ".200"))
+put("noif.json", lambda x: x[2].update(interfaces=["eth9"]))
+PY
+sed "s|IdentityFile .*|IdentityFile $work/stranger|" "$dir/ssh_config" > "$work/stranger_config"
+ssh-keygen -q -t ed25519 -N '' -f "$work/stranger"
+bad "an unreachable host" "$work/unreachable.json" "$dir/ssh_config" "$cb" "node 1: ssh to h1"
+bad "a refused key" "$dir/inventory.json" "$work/stranger_config" "$cb" "Permission denied"
+bad "a missing binary" "$dir/inventory.json" "$dir/ssh_config" /nonexistent/chaosbench "is chaosbench installed there"
+bad "an interface not allowed" "$work/noif.json" "$dir/ssh_config" "$cb" "not among the interfaces faults may touch" \
+  '[{"name": "slow", "type": "network.delay", "target": {"nodes": [2]}, "at": "1s", "duration": "1s", "delay": "5ms"}]'
+
+[ "$failures" -eq 0 ] && echo "all agent checks passed" || { echo "$failures check(s) failed"; exit 1; }
