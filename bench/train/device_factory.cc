@@ -38,9 +38,9 @@ OpenedLayer open_layer() {
   if (handle == nullptr) {
     const char* why = ::dlerror();
     l.status.error = fmt::format(
-        "the CUDA layer does not load: {} (a GPU workload needs the CUDA runtime and NCCL this chaosbench was "
+        "the CUDA layer {} does not load: {} (a GPU workload needs the CUDA runtime and NCCL this chaosbench was "
         "built with: their directory in ld.so.conf or LD_LIBRARY_PATH)",
-        why != nullptr ? why : l.status.path);
+        l.status.path, why != nullptr ? why : "dlopen failed");
     return l;
   }
   using Entry = const CudaWorkers* (*)();
