@@ -12,6 +12,7 @@ packages=(
   libjs-chart.js chromium
   python3-torch
   openssh-server openssh-client libssl-dev
+  dpkg-dev file  # the Debian package (cmake/packaging.cmake): dpkg-shlibdeps, and file for CPack
 )
 
 missing=()
