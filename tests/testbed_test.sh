@@ -13,12 +13,7 @@ tb="$root/scripts/testbed.sh"
 work=$(mktemp -d)
 dir="$work/bed"
 trap '"$tb" down "$dir" >/dev/null 2>&1; rm -rf "$work"' EXIT
-failures=0
-check() {  # check "what" command...
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
-}
+. "$(dirname "$0")/script_checks.sh"
 
 "$tb" up "$dir" 4 || { echo "FAILED: up"; exit 1; }
 . "$dir/state"
@@ -54,4 +49,4 @@ check "its directory is gone" test ! -e "$dir"
 "$tb" down "$dir"
 check "down is idempotent" test $? -eq 0
 
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+end_checks
