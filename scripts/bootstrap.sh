@@ -12,7 +12,11 @@ packages=(
   libjs-chart.js chromium
   python3-torch
   openssh-server openssh-client libssl-dev
+<<<<<<< HEAD
   slurmctld slurmd slurm-client munge
+=======
+  dpkg-dev file  # the Debian package (cmake/packaging.cmake): dpkg-shlibdeps, and file for CPack
+>>>>>>> pkg
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check, for a machine with an NVIDIA GPU and no network: builds chaosbench with
-# its CUDA parts (Release, Ninja, every core), lists the GPUs, runs the GPU tests
-# ("[cuda]", "[cuda-interposer]") and, when it exists, the scenarios/gpu-train.json run.
+# its CUDA parts (Release, Ninja, every core), lists the GPUs, checks that the CUDA
+# layer's module loads (doctor's cuda_parts), runs the GPU tests ("[cuda]",
+# "[cuda-interposer]") and, when it exists, the scenarios/gpu-train.json run.
 # Installs nothing: the build dependencies (scripts/bootstrap.sh's packages) and the CUDA
 # toolkit with cuBLAS and NCCL must be there. Each step has a time limit so the whole
 # check stays under 8 minutes. Logs, test output and the scenario's run directory go to
@@ -66,6 +67,9 @@ step configure 90 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DC
 [ $failed -eq 0 ] && step build 240 cmake --build "$build" -j "$(nproc)"
 if [ $failed -ne 0 ]; then exit 1; fi
 
+# The trainer's CUDA layer is a module the binary opens at run time: doctor says whether
+# it loads here (with the CUDA runtime and NCCL) before the tests need it.
+step cuda-layer 30 bash -c '"$1" doctor | grep -E "^ +ok +cuda_parts "' _ "$build/bin/chaosbench"
 step gpu-tests 120 "$build/bin/chaosbench_tests" "[cuda],[cuda-interposer]" --durations yes
 if grep -q "skipped: no CUDA device" "$dest/gpu-tests.log"; then
   summary+=("FAILED  gpu-tests skipped: $(grep -m1 -o 'no CUDA device.*' "$dest/gpu-tests.log")")

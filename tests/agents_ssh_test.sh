@@ -10,14 +10,9 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cb=$(realpath "${1:?usage: agents_ssh_test.sh CHAOSBENCH}")
-tb="$root/scripts/testbed.sh"
-[ "$(id -u)" -eq 0 ] || { echo "skipped: needs root (network namespaces)"; exit 0; }
-[ -x /usr/sbin/sshd ] || { echo "skipped: no /usr/sbin/sshd (openssh-server; scripts/bootstrap.sh installs it)"; exit 0; }
-work=$(mktemp -d)
-dir="$work/bed"
-trap '"$tb" down "$dir" >/dev/null 2>&1; rm -rf "$work"' EXIT
 # shellcheck source=tests/testbed_checks.sh
 . "$root/tests/testbed_checks.sh"
+testbed_test_start
 
 "$tb" up "$dir" 4 >/dev/null || { echo "FAILED: up"; exit 1; }
 . "$dir/state"
@@ -118,4 +113,5 @@ bad "a missing binary" "$dir/inventory.json" "$dir/ssh_config" /nonexistent/chao
 bad "an interface not allowed" "$work/noif.json" "$dir/ssh_config" "$cb" "not among the interfaces faults may touch" \
   '[{"name": "slow", "type": "network.delay", "target": {"nodes": [2]}, "at": "1s", "duration": "1s", "delay": "5ms"}]'
 
-[ "$failures" -eq 0 ] && echo "all agent checks passed" || { echo "$failures check(s) failed"; exit 1; }
+end_checks
+echo "all agent checks passed"

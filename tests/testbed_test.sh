@@ -7,14 +7,9 @@
 # sshd. Cleans up on every exit.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-tb="$root/scripts/testbed.sh"
-[ "$(id -u)" -eq 0 ] || { echo "skipped: needs root (network namespaces)"; exit 0; }
-[ -x /usr/sbin/sshd ] || { echo "skipped: no /usr/sbin/sshd (openssh-server; scripts/bootstrap.sh installs it)"; exit 0; }
-work=$(mktemp -d)
-dir="$work/bed"
-trap '"$tb" down "$dir" >/dev/null 2>&1; rm -rf "$work"' EXIT
 # shellcheck source=tests/testbed_checks.sh
 . "$root/tests/testbed_checks.sh"
+testbed_test_start
 
 "$tb" up "$dir" 4 || { echo "FAILED: up"; exit 1; }
 . "$dir/state"
@@ -46,4 +41,4 @@ check "its directory is gone" test ! -e "$dir"
 "$tb" down "$dir"
 check "down is idempotent" test $? -eq 0
 
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+end_checks

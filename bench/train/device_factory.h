@@ -1,10 +1,12 @@
-// Makes the trainer's device and its NCCL gradient reducer by name, in any build: the
-// CUDA layer (bench/train/cuda/, library chaosbench_cuda_train) is compiled only when a
-// CUDA toolkit was found (CHAOSBENCH_CUDA=ON or AUTO); without it "cuda" and the NCCL
-// reducer throw std::runtime_error with kNoCudaMessage, and cuda_built() is false, so
-// callers and tests need no #if of their own.
-// Threads: plain functions; what they make follows its own rules (device.h,
-// gradient_reducer.h).
+// Makes the trainer's device and its NCCL gradient reducer by name, in any build and on
+// any host: the CUDA layer (bench/train/cuda/) is compiled only when a CUDA toolkit was
+// found (CHAOSBENCH_CUDA=ON or AUTO), into a module of its own that is opened on the
+// first call that needs it (cuda_workers.h). Without it, "cuda" and the NCCL reducer
+// throw std::runtime_error: kNoCudaMessage when it was not built (cuda_built() false),
+// else why it does not load (a CUDA library missing on this host). Callers and tests need
+// no #if of their own.
+// Threads: plain functions, any thread (the module is opened once); what they make
+// follows its own rules (device.h, gradient_reducer.h).
 #pragma once
 
 #include <chrono>
@@ -26,16 +28,26 @@ namespace chaosbench::bench::train {
 inline constexpr const char* kNoCudaMessage =
     "this chaosbench was built without CUDA (CHAOSBENCH_CUDA=OFF or no toolkit)";
 
-// Whether the CUDA layer is in this binary.
+// Whether the CUDA layer was built with this binary.
 bool cuda_built();
+
+// Where the CUDA layer's module is (<binary dir>/../lib/libchaosbench_cuda_workers.so;
+// empty when it was not built) and whether it loads: `error` is empty when it does, else
+// says why. Opens it on the first call (the CUDA runtime and NCCL load with it; no GPU
+// is touched).
+struct CudaLayerStatus {
+  std::string path;
+  std::string error;
+};
+CudaLayerStatus cuda_layer_status();
 
 // "cpu": make_cpu_device(threads). "cuda": the CUDA device on GPU `cuda_index` (threads
 // unused; throws bench::DeviceError when the GPU cannot be used). Anything else:
 // std::invalid_argument.
 std::unique_ptr<Device> make_device(const std::string& kind, int threads, int cuda_index = 0);
 
-// How many GPUs the CUDA runtime sees; 0 without CUDA, a driver or a device, and then
-// *why (if given) says which, with the CUDA error code.
+// How many GPUs the CUDA runtime sees; 0 without the CUDA layer, a driver or a device,
+// and then *why (if given) says which, with the CUDA error code.
 int cuda_device_count(std::string* why = nullptr);
 
 // The NCCL gradient reducer (cuda/nccl_allreducer.h) over `device`, which must come from

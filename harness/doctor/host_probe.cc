@@ -16,15 +16,13 @@
 #include <thread>
 #include <unistd.h>
 
+#include "bench/train/device_factory.h"
+#include "common/install_layout.h"
 #include "harness/doctor/cgroup_probe.h"
 #include "harness/doctor/fault_backends.h"
 #include "harness/doctor/host_identity.h"
 #include "harness/doctor/kernel_features.h"
 #include "harness/doctor/probe_files.h"
-
-#ifndef CHAOSBENCH_CUDA_BUILT
-#define CHAOSBENCH_CUDA_BUILT 0
-#endif
 
 namespace chaosbench::harness {
 namespace {
@@ -175,19 +173,22 @@ std::vector<Capability> gpu_capabilities() {
     caps.push_back({"nccl", "gpu", S::kOk, nccl, {}});
   else
     caps.push_back({"nccl", "gpu", S::kMissing, "no libnccl.so.2 in the toolkit or system library directories", {}});
-  if (CHAOSBENCH_CUDA_BUILT)
-    caps.push_back({"cuda_parts", "gpu", S::kOk, "built into this chaosbench", {}});
-  else
+  // The CUDA layer's module: built with this chaosbench, and loading here (with the CUDA
+  // runtime and NCCL it links) or not.
+  if (const auto layer = bench::train::cuda_layer_status(); !bench::train::cuda_built())
     caps.push_back({"cuda_parts", "gpu", S::kMissing, "not built (configure with a CUDA toolkit, CHAOSBENCH_CUDA)", {}});
+  else if (layer.error.empty())
+    caps.push_back({"cuda_parts", "gpu", S::kOk, layer.path + " loads", {}});
+  else
+    caps.push_back({"cuda_parts", "gpu", S::kMissing, layer.error, {}});
   // The interposer a command workload gets preloaded for GPU faults, next to this binary.
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto interposer = (exe.parent_path().parent_path() / "lib" / "libchaosbench_cuda.so").lexically_normal();
-  if (!ec && path_exists(interposer.string()))
-    caps.push_back({"cuda_interposer", "gpu", S::kOk, interposer.string(), {}});
+  const std::string exe = common::self_executable();
+  const std::string interposer = common::library_beside(exe, "libchaosbench_cuda.so");
+  if (!exe.empty() && path_exists(interposer))
+    caps.push_back({"cuda_interposer", "gpu", S::kOk, interposer, {}});
   else
     caps.push_back({"cuda_interposer", "gpu", S::kMissing,
-                    fmt::format("no {} (built with the CUDA headers, unless CHAOSBENCH_CUDA=OFF)", interposer.string()), {}});
+                    fmt::format("no {} (built with the CUDA headers, unless CHAOSBENCH_CUDA=OFF)", interposer), {}});
   return caps;
 }
 

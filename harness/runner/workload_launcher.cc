@@ -1,7 +1,6 @@
 #include "harness/runner/workload_launcher.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,6 +10,7 @@
 #include "bench/load/load_settings.h"
 #include "bench/serve/serve_settings.h"
 #include "bench/train/train_settings.h"
+#include "common/install_layout.h"
 #include "faults/registry.h"
 #include "harness/scenario/placeholders.h"
 
@@ -198,9 +198,7 @@ std::string gpu_interposer_for(const Scenario& scenario, const std::string& self
     inside = inside || (info && !info->workloads.empty());
   }
   if (!inside) return "";
-  return (std::filesystem::path(self_exe).parent_path().parent_path() / "lib" / "libchaosbench_cuda.so")
-      .lexically_normal()
-      .string();
+  return common::library_beside(self_exe, "libchaosbench_cuda.so");
 }
 
 }  // namespace chaosbench::harness

@@ -1,8 +1,8 @@
 // cuBLAS, opened with dlopen on first use instead of linked: loading libcublas (and the
 // libcublasLt it pulls in) runs about 65 ms of initialisers in every process that links
-// it, which every chaosbench process would pay — CPU-only runs, the harness, each worker
-// — though only a CUDA device calls cuBLAS. libcudart and libnccl stay linked: they load
-// in about 1 ms. The entry points are those of cublas_v2.h, typed from its declarations,
+// it, which every process that loads the CUDA layer's module would pay, though only a
+// CUDA device calls cuBLAS. The module links libcudart and libnccl: they load in about
+// 1 ms. The entry points are those of cublas_v2.h, typed from its declarations,
 // so a mismatch is a compile error.
 // Search order: the dynamic linker's (the binary's RUNPATH, LD_LIBRARY_PATH, ld.so.cache),
 // then the directory libcudart was loaded from, then the toolkit's library directory at

@@ -1,7 +1,7 @@
-// The entry points of the CUDA layer (chaosbench_cuda_train), free of CUDA and NCCL
-// headers, for the always-built device factory (bench/train/device_factory.h): it
-// includes this header, and calls these functions, only when CHAOSBENCH_HAVE_CUDA is set.
-// Everything else should go through the factory, which works in either build.
+// The entry points of the CUDA layer (the module libchaosbench_cuda_workers.so), free of
+// CUDA and NCCL headers: cuda_workers_entry.cc puts them in the table the device factory
+// (bench/train/device_factory.h) loads (bench/train/cuda_workers.h). Everything outside
+// the module goes through the factory, which works in any build and on any host.
 #pragma once
 
 #include <chrono>

@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "bench/train/cuda/cuda_device.h"
-#include "bench/train/grad_allreducer.h"
+#include "bench/train/gradient_buckets.h"
 #include "bench/train/gradient_reducer.h"
 
 namespace gloo::rendezvous {
