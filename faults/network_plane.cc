@@ -1,10 +1,15 @@
 #include "faults/network_plane.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <sys/mman.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <set>
 
 #include "faults/fault.h"
 #include "common/netns.h"
@@ -67,6 +72,56 @@ std::string remove_chain_script(const std::string& chain, const std::string& hoo
   return fmt::format("*filter\n-D {1} -j {0}\n-F {0}\n-X {0}\nCOMMIT\n", chain, hook);
 }
 
+namespace {
+
+// The iptables-restore input that makes `h`'s chain with `rules` and the jump to it first
+// in its hook. `fresh` declares the chain with -N, which fails when one of that name
+// exists, where ":chain" would take it over and flush it.
+std::string chain_script(const NetworkPlane::ChainHandle& h, const std::vector<std::string>& rules, bool fresh) {
+  std::string script = fresh ? fmt::format("*filter\n-N {}\n", h.chain) : fmt::format("*filter\n:{} - [0:0]\n", h.chain);
+  for (const auto& r : rules) script += fmt::format("-A {} {}\n", h.chain, r);
+  script += fmt::format("-I {} 1 -j {}\nCOMMIT\n", h.hook, h.chain);
+  return script;
+}
+
+// `text` as the dotted quad inet_ntop writes, or "" when it is not an IPv4 address.
+std::string canonical_ipv4(const std::string& text) {
+  in_addr a{};
+  char out[INET_ADDRSTRLEN];
+  if (::inet_pton(AF_INET, text.c_str(), &a) != 1 || !::inet_ntop(AF_INET, &a, out, sizeof out)) return "";
+  return out;
+}
+
+// "" when `interface` is in the namespace and carries `address`, else why not.
+std::string check_host_interface(int netns_fd, const std::string& interface, const std::string& address) {
+  bool present = false, carries = false;
+  std::string err;
+  common::in_netns(netns_fd, [&] {
+    // getifaddrs asks over a netlink socket, which sees the thread's namespace.
+    ifaddrs* all = nullptr;
+    if (::getifaddrs(&all) != 0) {
+      err = "cannot list the host's interfaces (getifaddrs)";
+      return;
+    }
+    for (const ifaddrs* a = all; a != nullptr; a = a->ifa_next) {
+      if (interface != a->ifa_name) continue;
+      present = true;
+      if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+      char text[INET_ADDRSTRLEN];
+      if (::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text) &&
+          address == text)
+        carries = true;
+    }
+    ::freeifaddrs(all);
+  });
+  if (!err.empty()) return err;
+  if (!present) return fmt::format("interface {} is not on this host", interface);
+  if (!carries) return fmt::format("interface {} does not carry this host's job address {}", interface, address);
+  return "";
+}
+
+}  // namespace
+
 NetworkPlane::NetworkPlane(int bridge_netns_fd, std::vector<NetworkNode> nodes, std::string node_interface,
                            std::uint64_t seed)
     : bridge_fd_(bridge_netns_fd), nodes_(std::move(nodes)), node_interface_(std::move(node_interface)), seed_(seed) {
@@ -75,6 +130,42 @@ NetworkPlane::NetworkPlane(int bridge_netns_fd, std::vector<NetworkNode> nodes, 
   // filter table there it would stay, so the recovery phase would pay a cost the
   // baseline did not. The run's own namespace; nothing to restore.
   set_bridge_nf(bridge_fd_, '0', nullptr);
+}
+
+NetworkPlane::NetworkPlane(HostMode, int netns_fd, std::vector<NetworkNode> nodes, std::string interface,
+                           int local_node, std::uint64_t seed)
+    : bridge_fd_(-1), local_node_(local_node), nodes_(std::move(nodes)), node_interface_(std::move(interface)),
+      seed_(seed) {
+  nodes_.at(static_cast<std::size_t>(local_node)).netns_fd = netns_fd;
+}
+
+std::unique_ptr<NetworkPlane> NetworkPlane::for_host(int netns_fd, std::string interface,
+                                                     std::vector<std::string> node_addresses, int local_node,
+                                                     std::uint64_t seed) {
+  if (netns_fd < 0) throw FaultError("host network plane: no network namespace fd");
+  if (interface.empty() || interface.size() >= IFNAMSIZ)
+    throw FaultError(fmt::format("host network plane: \"{}\" is not an interface name", interface));
+  if (local_node < 0 || local_node >= static_cast<int>(node_addresses.size()))
+    throw FaultError(fmt::format("host network plane: node {} is not one of the job's {} hosts", local_node,
+                                 node_addresses.size()));
+  std::vector<NetworkNode> nodes;
+  std::set<std::string> seen;
+  for (const auto& a : node_addresses) {
+    const std::string address = canonical_ipv4(a);
+    if (address.empty()) throw FaultError(fmt::format("host network plane: \"{}\" is not an IPv4 address", a));
+    if (!seen.insert(address).second)
+      throw FaultError(fmt::format("host network plane: two of the job's hosts have address {}", address));
+    nodes.push_back({-1, address, ""});
+  }
+  std::string why;
+  try {
+    why = check_host_interface(netns_fd, interface, nodes[static_cast<std::size_t>(local_node)].address);
+  } catch (const std::exception& e) {
+    why = fmt::format("cannot enter the host's network namespace: {}", e.what());
+  }
+  if (!why.empty()) throw FaultError(fmt::format("host network plane: {}", why));
+  return std::unique_ptr<NetworkPlane>(
+      new NetworkPlane(HostMode{}, netns_fd, std::move(nodes), std::move(interface), local_node, seed));
 }
 
 NetworkPlane::~NetworkPlane() = default;
@@ -142,17 +233,19 @@ std::string NetworkPlane::match(int sender, int receiver) const {
   return m;
 }
 
-NetworkPlane::ChainHandle NetworkPlane::add_bridge_chain(const std::vector<std::string>& rules, UndoLog& log) {
-  ChainHandle h{bridge_fd_, fmt::format("chaosbench{}", next_chain_++), "FORWARD", 0};
+NetworkPlane::ChainHandle NetworkPlane::journal_chain(int netns_fd, const char* hook, UndoLog& log) {
+  ChainHandle h{netns_fd, fmt::format("chaosbench{}", next_chain_++), hook, 0};
   h.entry = log.record("iptables_chain", {{"netns", netns_id(h.netns_fd)},
                                           {"netns_cookie", std::to_string(common::netns_cookie(h.netns_fd))},
                                           {"chain", h.chain},
                                           {"hook", h.hook}});
-  std::string script = fmt::format("*filter\n:{} - [0:0]\n", h.chain);
-  for (const auto& r : rules) script += fmt::format("-A {} {}\n", h.chain, r);
-  script += fmt::format("-I {} 1 -j {}\nCOMMIT\n", h.hook, h.chain);
+  return h;
+}
+
+NetworkPlane::ChainHandle NetworkPlane::add_bridge_chain(const std::vector<std::string>& rules, UndoLog& log) {
+  ChainHandle h = journal_chain(bridge_fd_, "FORWARD", log);
   // iptables-restore applies a table's changes as one transaction: all or nothing.
-  std::string err = iptables_restore(h.netns_fd, script);
+  std::string err = iptables_restore(h.netns_fd, chain_script(h, rules, false));
   if (err.empty() && bridge_chains_ == 0) {
     err = set_bridge_nf(bridge_fd_, '1', nullptr);
     if (!err.empty()) iptables_restore(h.netns_fd, remove_chain_script(h.chain, h.hook));
@@ -166,6 +259,32 @@ NetworkPlane::ChainHandle NetworkPlane::add_bridge_chain(const std::vector<std::
   return h;
 }
 
+NetworkPlane::ChainHandle NetworkPlane::add_host_chain(const std::vector<std::string>& rules, UndoLog& log) {
+  if (!host_mode()) throw FaultError("a host chain needs a plane in host mode");
+  // A few names at most: a taken one is a chain a crashed run left for cleanup.
+  constexpr int kNameTries = 16;
+  for (int attempt = 1;; ++attempt) {
+    ChainHandle h = journal_chain(node(local_node_).netns_fd, "OUTPUT", log);
+    const std::string err = iptables_restore(h.netns_fd, chain_script(h, rules, true));
+    if (err.empty()) {
+      log_ = &log;
+      return h;
+    }
+    log.done(h.entry);
+    if (attempt < kNameTries && iptables_chain_exists(h.netns_fd, h.chain)) continue;
+    throw FaultError(fmt::format("iptables: {}", err));
+  }
+}
+
+NetworkPlane::ShapeHandle NetworkPlane::add_host_shape(int receiver, ShapeRule rule, UndoLog& log) {
+  if (!host_mode()) throw FaultError("a host rule needs a plane in host mode");
+  if (receiver < 0 || receiver >= nodes() || receiver == local_node_)
+    throw FaultError(fmt::format("node {} is not a peer of this host (node {} of {})", receiver, local_node_, nodes()));
+  rule.match_src = node(local_node_).address;
+  rule.match_dst = node(receiver).address;
+  return add_shape(node(local_node_).netns_fd, node_interface_, rule, log);
+}
+
 void NetworkPlane::remove_chain(ChainHandle& handle) {
   if (handle.chain.empty()) return;
   std::string err = iptables_restore(handle.netns_fd, remove_chain_script(handle.chain, handle.hook));
@@ -174,7 +293,7 @@ void NetworkPlane::remove_chain(ChainHandle& handle) {
   if (log_) log_->done(handle.entry);
   handle.chain.clear();
   // Off again with the last chain; best effort: it is the run's own namespace.
-  if (--bridge_chains_ == 0) set_bridge_nf(bridge_fd_, '0', nullptr);
+  if (handle.netns_fd == bridge_fd_ && --bridge_chains_ == 0) set_bridge_nf(bridge_fd_, '0', nullptr);
 }
 
 }  // namespace chaosbench::faults

@@ -3,10 +3,13 @@
 // shapers of each interface, NFQUEUE numbers, iptables chain names). The runner makes
 // one when the cluster runs in network namespaces and hands it to faults through
 // ResolvedTarget::network; a local cluster has none, and network faults refuse it.
+// In host mode (for_host) the plane is one real host's of a job that spans hosts: no
+// bridge, one interface, and every rule matches this host's address and a job peer's.
 //
 // Every change goes through here with its undo journaled first:
 //   "tc_root"        {netns, interface, handle}: the htb root a shaper created
 //   "iptables_chain" {netns, chain, hook}: a chain of ours and the jump to it from hook
+//                    (FORWARD in the bridge namespace; OUTPUT in host mode)
 // netns is "net:[inode]", as /proc/PID/ns/net names it, and netns_cookie its
 // SO_NETNS_COOKIE: after a crash, cleanup finds the namespace through a process still in
 // it and acts only when the cookie matches too (inode numbers are reused), or it is gone
@@ -40,13 +43,30 @@ struct NetworkNode {
 class NetworkPlane {
  public:
   NetworkPlane(int bridge_netns_fd, std::vector<NetworkNode> nodes, std::string node_interface, std::uint64_t seed);
+  // Host mode: the plane of one host of a job, made by the agent there. `netns_fd`: the
+  // host's own network namespace (an fd of /proc/self/ns/net; borrowed, it must outlive
+  // the plane); `interface`: the allow-listed interface every rule goes on;
+  // `node_addresses`: each job host's IPv4 address by node index; `local_node`: this
+  // host's index. Faults then place only what this host sends to the job's other hosts
+  // (host_share in network/traffic_flows.h), each rule matching this host's address and
+  // one peer's, so traffic to any other address is untouched; faults that need the bridge
+  // (the nfqueue delay line) refuse. Throws FaultError, changing nothing, when an address
+  // is not IPv4, local_node is out of range, or the interface is not in the namespace or
+  // does not carry the local address (faults on it would then never see the job's
+  // traffic). Needs CAP_SYS_ADMIN (it enters the namespace to look).
+  static std::unique_ptr<NetworkPlane> for_host(int netns_fd, std::string interface,
+                                                std::vector<std::string> node_addresses, int local_node,
+                                                std::uint64_t seed);
   ~NetworkPlane();
   NetworkPlane(const NetworkPlane&) = delete;
   NetworkPlane& operator=(const NetworkPlane&) = delete;
 
   int nodes() const { return static_cast<int>(nodes_.size()); }
   const NetworkNode& node(int n) const { return nodes_.at(static_cast<std::size_t>(n)); }
-  int bridge_netns_fd() const { return bridge_fd_; }
+  int bridge_netns_fd() const { return bridge_fd_; }  // -1 in host mode
+  // This host's node index in host mode; -1 in bridge mode.
+  int local_node() const { return local_node_; }
+  bool host_mode() const { return local_node_ >= 0; }
   const std::string& node_interface() const { return node_interface_; }
   std::uint64_t seed() const { return seed_; }
 
@@ -77,6 +97,16 @@ class NetworkPlane {
   ChainHandle add_bridge_chain(const std::vector<std::string>& rules, UndoLog& log);
   void remove_chain(ChainHandle& handle);  // idempotent; throws FaultError on failure
 
+  // Host mode: a rule on the host's interface for what this host sends to node
+  // `receiver`: `rule` with match_src the local address and match_dst the receiver's
+  // (whatever it held), journaled as add_shape does.
+  ShapeHandle add_host_shape(int receiver, ShapeRule rule, UndoLog& log);
+  // Host mode: a chain of ours in the host namespace's filter table holding `rules`,
+  // jumped to first from OUTPUT (the host's own sending), journaled as add_bridge_chain's.
+  // The host's table is shared with others, so the chain is made with -N, which fails
+  // rather than take over a chain of that name, and a name in use is skipped.
+  ChainHandle add_host_chain(const std::vector<std::string>& rules, UndoLog& log);
+
   // "-s 10.a.b.1 -d 10.a.b.2" for a flow between nodes (an end that is any node is left out).
   std::string match(int sender, int receiver) const;
 
@@ -90,9 +120,15 @@ class NetworkPlane {
   static bool netem_available(std::string* why = nullptr) { return TcShaper::netem_available(why); }
 
  private:
+  struct HostMode {};
+  NetworkPlane(HostMode, int netns_fd, std::vector<NetworkNode> nodes, std::string interface, int local_node,
+               std::uint64_t seed);
   TcShaper& shaper(int netns_fd, const std::string& interface);
+  // A new chain name in `netns_fd`, jumped to from `hook`, journaled (not made yet).
+  ChainHandle journal_chain(int netns_fd, const char* hook, UndoLog& log);
 
   int bridge_fd_;
+  int local_node_ = -1;
   std::vector<NetworkNode> nodes_;
   std::string node_interface_;
   std::uint64_t seed_;

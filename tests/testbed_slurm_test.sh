@@ -86,4 +86,4 @@ check "  and no directory" test ! -e "$failed_dir"
 "$tb" up "$failed_dir" 0 --slurm >/dev/null 2>&1
 check "up with N=0 is refused (exit 3) and makes no directory" test $? -eq 3 -a ! -e "$failed_dir"
 
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+end_checks

@@ -28,6 +28,7 @@ std::string ImpairmentFault::choose_backend(const Impairment& imp, const std::st
 void ImpairmentFault::do_apply(const ResolvedTarget& target) {
   plane_ = target.network;
   if (!plane_) throw FaultError("network faults need the cluster in network namespaces (root; see chaosbench doctor)");
+  if (plane_->host_mode()) return apply_on_host(target);
   std::string why;
   backend_ = choose_backend(imp_, requested_, &why);
   if (backend_.empty()) throw FaultError(why);
@@ -56,6 +57,28 @@ void ImpairmentFault::do_apply(const ResolvedTarget& target) {
   for (const auto& f : flows)
     rules.push_back(fmt::format("{} -j NFQUEUE --queue-num {} --queue-bypass", plane_->match(f.sender, f.receiver), queue));
   chains_.push_back(plane_->add_bridge_chain(rules, log()));
+}
+
+void ImpairmentFault::apply_on_host(const ResolvedTarget& target) {
+  // The delay line sits between two namespaces on the run's bridge; a host has no such
+  // place, and a queue on its own OUTPUT would hold the sender's packets in its own stack.
+  if (requested_ == "nfqueue")
+    throw FaultError("backend nfqueue needs the run's bridge, which a host of a job does not have: host mode needs "
+                     "netem (backend \"auto\" or \"netem\")");
+  std::string why;
+  if (!NetworkPlane::netem_available(&why))
+    throw FaultError(fmt::format("host mode needs netem (the nfqueue delay line needs the run's bridge), but {}", why));
+  backend_ = "netem";
+  const auto flows = target_flows(target, direction_);
+  if (flows.empty()) throw FaultError("the target names no traffic between two nodes");
+  // On this host's egress, one rule per peer it sends to: each host of the job places its
+  // own sending, so a packet meets one rule, and traffic to other addresses none. An
+  // empty share (this host sends none of the flows) places nothing.
+  for (const auto& f : host_share(flows, plane_->local_node(), plane_->nodes())) {
+    ShapeRule rule;
+    rule.netem = to_netem(imp_);
+    shapes_.push_back(plane_->add_host_shape(f.receiver, rule, log()));
+  }
 }
 
 DelayLineStats ImpairmentFault::delay_line_stats() const {

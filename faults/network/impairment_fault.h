@@ -8,6 +8,10 @@
 // packets held in a queue, and the receiver (its timestamps too) sees the delay.
 // Backend "auto" takes netem where the kernel has it and falls through to nfqueue without
 // error; "netem" or "nfqueue" insists (and apply fails with the reason where it can't).
+// On a host of a job (NetworkPlane::host_mode) there is no bridge: netem only, on the
+// host's egress, one rule per job peer it sends to (host_share); nfqueue, or no netem,
+// is a FaultError before anything changes. A packet then waits in the sender's egress
+// queue instead of between namespaces: still once, and a ping's RTT sees the same delay.
 #pragma once
 
 #include <map>
@@ -41,6 +45,7 @@ class ImpairmentFault : public Fault {
  private:
   void do_apply(const ResolvedTarget& target) override;
   void do_revert() override;
+  void apply_on_host(const ResolvedTarget& target);
 
   Impairment imp_;
   Direction direction_;

@@ -4,6 +4,9 @@
 // into groups or cutting links; symmetric, or one_way (only the first side's sending).
 // One chain per fault and node, removed as a whole: a partition applied twice and
 // reverted once can never leave the network cut (Chaos Mesh issue 763).
+// On a host of a job (NetworkPlane::host_mode): the chain is in the host's own filter
+// table, jumped to from OUTPUT, and drops only what this host sends across the cut
+// (`-s <this host> -d <peer> -j DROP`, host_share); each other host drops its own side.
 #pragma once
 
 #include <string>

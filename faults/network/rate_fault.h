@@ -2,6 +2,9 @@
 // known sender is limited on the sender's own interface, matching the receiver (a slow
 // NIC pushes back on the sending socket, as a real one does); "any node -> X" (ingress)
 // is limited on X's bridge port, the egress toward X. Works without netem.
+// On a host of a job (NetworkPlane::host_mode): on the host's egress, one class per job
+// peer it sends to (host_share), so a node's egress to every node is `rate` toward each
+// peer, not `rate` in all as on the bridge's one class per sender.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,7 @@ class RateFault : public Fault {
  private:
   void do_apply(const ResolvedTarget& target) override;
   void do_revert() override;
+  ShapeRule limit() const;  // the rate and burst, matching everything
 
   std::uint64_t bits_per_second_, burst_bytes_;
   Direction direction_;

@@ -73,4 +73,19 @@ std::vector<Flow> by_receiver(const std::vector<Flow>& flows, int node_count) {
   return {out.begin(), out.end()};
 }
 
+std::vector<Flow> host_share(const std::vector<Flow>& flows, int local, int node_count) {
+  std::set<Flow> out;
+  for (const auto& f : flows) {
+    if (f.sender != local && f.sender != kAnyNode) continue;
+    if (f.receiver == local) continue;
+    if (f.receiver != kAnyNode) {
+      out.insert({local, f.receiver});
+      continue;
+    }
+    for (int r = 0; r < node_count; ++r)
+      if (r != local) out.insert({local, r});
+  }
+  return {out.begin(), out.end()};
+}
+
 }  // namespace chaosbench::faults

@@ -7,6 +7,8 @@
 //     receiver sees the effect, and each packet is acted on once whatever the backend;
 //   - rate limits on the sending side (a slow NIC pushes back on its sender), or on the
 //     receiver's bridge port when the sender is "any node" (ingress shaping).
+// On a host of a job (NetworkPlane::for_host) there is no bridge: each host places its
+// own share of the flows, the ones it sends (host_share).
 #pragma once
 
 #include <optional>
@@ -43,5 +45,14 @@ std::vector<Flow> partition_flows(const ResolvedTarget& target, bool one_way);
 // Flows with a concrete receiver, as the receiving side sees them: X -> any becomes
 // X -> r for every other node r. A receiver with an any-sender flow keeps only that one.
 std::vector<Flow> by_receiver(const std::vector<Flow>& flows, int node_count);
+
+// The flows node `local` sends, as it places them on its own egress in host mode: X -> Y
+// with X == `local`. A sender that is any node is read as `local`, except toward `local`
+// itself (every other host places that flow as its own sending); a receiver that is any
+// node becomes every other of the job's `node_count` nodes, never "anything", so traffic
+// to an address outside the job is untouched. Every host of a job applies the same fault,
+// so the shares of all hosts together are `flows`. Sorted, without duplicates; empty when
+// `local` sends none of them.
+std::vector<Flow> host_share(const std::vector<Flow>& flows, int local, int node_count);
 
 }  // namespace chaosbench::faults

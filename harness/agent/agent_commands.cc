@@ -26,13 +26,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// The host mode of the network plane: faults act on this host's share of the job's
-// traffic, on `interface` only.
-std::unique_ptr<faults::NetworkPlane> make_host_plane(int, const std::string&, const std::vector<std::string>&, int,
-                                                      std::uint64_t) {
-  throw std::runtime_error("network faults across hosts are not available in this build yet");
-}
-
 json ok(json fields = json::object()) {
   fields["ok"] = true;
   return fields;
@@ -78,7 +71,8 @@ json Agent::op_setup(const json& c) {
           "touch there ({}); add it to the host's \"interfaces\" in the inventory", options_.host, interface_,
           allowed.empty() ? std::string("none listed") : fmt::format("{}", fmt::join(allowed, ", "))));
     netns_ = own_netns();
-    plane_ = make_host_plane(netns_.get(), interface_, addresses_, options_.node, c.value("seed", std::uint64_t{0}));
+    plane_ = faults::NetworkPlane::for_host(netns_.get(), interface_, addresses_, options_.node,
+                                             c.value("seed", std::uint64_t{0}));
   }
   return ok({{"exe", common::self_exe()}, {"interface", interface_}, {"metrics", metrics_->address()},
              {"hostname", options_.host}});

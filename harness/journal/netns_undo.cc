@@ -72,7 +72,7 @@ std::string undo_iptables_chain(const JournalEntry& e, bool dry_run) {
   Fd ns{find_netns(e)};
   if (ns.fd < 0) return fmt::format("iptables chain {} in {}: the namespace is gone, and the chain with it", chain, id);
   if (!faults::iptables_chain_exists(ns.fd, chain)) return fmt::format("iptables chain {} in {}: already gone", chain, id);
-  if (dry_run) return fmt::format("would remove iptables chain {} (and the INPUT jump to it) in {}", chain, id);
+  if (dry_run) return fmt::format("would remove iptables chain {} (and the {} jump to it) in {}", chain, hook, id);
   std::string err = faults::iptables_restore(ns.fd, faults::remove_chain_script(chain, hook));
   if (!err.empty()) throw std::runtime_error(fmt::format("cannot remove iptables chain {} in {}: {}", chain, id, err));
   return fmt::format("removed iptables chain {} in {}", chain, id);
