@@ -64,11 +64,11 @@ json Agent::op_setup(const json& c) {
   interface_ = interface_towards(addresses_, options_.node, &route_why);
   const bool needs_network = c.value("network_faults", false);
   if (needs_network) {
-    if (interface_.empty()) throw std::runtime_error(fmt::format("host {}: {}", options_.host, route_why));
+    if (interface_.empty()) throw std::runtime_error(route_why);
     if (std::find(allowed.begin(), allowed.end(), interface_) == allowed.end())
       throw std::runtime_error(fmt::format(
-          "host {}: its traffic to the job's other hosts leaves by {}, which is not among the interfaces faults may "
-          "touch there ({}); add it to the host's \"interfaces\" in the inventory", options_.host, interface_,
+          "its traffic to the job's other hosts leaves by {}, which is not among the interfaces faults may touch "
+          "there ({}); add it to the host's \"interfaces\" in the inventory", interface_,
           allowed.empty() ? std::string("none listed") : fmt::format("{}", fmt::join(allowed, ", "))));
     netns_ = own_netns();
     plane_ = faults::NetworkPlane::for_host(netns_.get(), interface_, addresses_, options_.node,

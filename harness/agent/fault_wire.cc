@@ -31,7 +31,9 @@ faults::Params decode_params(const json& j) {
   if (!j.is_object()) throw std::invalid_argument("params: expected an object");
   for (const auto& [name, v] : j.items()) {
     if (!v.is_object() || v.size() != 1) throw std::invalid_argument("params." + name + ": expected one typed value");
-    const auto& [kind, x] = *v.items().begin();
+    const auto first = v.begin();
+    const std::string kind = first.key();
+    const json& x = first.value();
     if (kind == "duration_ns") out.set(name, faults::Duration{std::chrono::nanoseconds(x.get<std::int64_t>())});
     else if (kind == "rate_bps") out.set(name, faults::Rate{x.get<std::uint64_t>()});
     else if (kind == "size_bytes") out.set(name, faults::Size{x.get<std::uint64_t>()});

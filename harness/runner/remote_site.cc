@@ -58,6 +58,9 @@ RemoteSite::~RemoteSite() { stop_all(); }
 void RemoteSite::set_up_agents(const Scenario& scenario) {
   bool network = false;
   for (const auto& f : scenario.faults) network = network || f.type.starts_with("network.");
+  if (network && cluster_.mode == ClusterMode::kLocalAgents)
+    throw AgentError("local agents share this machine's loopback, so there is no traffic between hosts for a network "
+                     "fault to act on: use cluster.mode \"ssh\" (hosts with addresses of their own) or \"namespaces\"");
   std::vector<std::string> addresses;
   for (int n = 0; n < cluster_.nodes; ++n) addresses.push_back(address(n));
   std::vector<std::uint64_t> ids;

@@ -1,0 +1,218 @@
+// The agent path on one machine (cluster.mode "local-agents"): real `chaosbench agent`
+// processes on loopback, the real link, handshake and records; plus the link's pieces
+// that need no processes (the fault's wire form, the handshake's refusals). The same
+// path across real sshd hosts is tests/agents_ssh_test.sh.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <set>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+#include "harness/agent/fault_wire.h"
+#include "harness/agent/link_handshake.h"
+#include "results_json.h"
+#include "test_util.h"
+
+using namespace chaosbench;
+using namespace chaosbench::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+std::string scenario(const std::string& workload, const std::string& faults = "[]", int nodes = 3) {
+  return fmt::format(R"({{"schema_version": 1, "name": "local-agents", "cluster": {{"nodes": {}, "mode": "local-agents",
+    "agent": {{"command": "unused", "timeout": "2s"}}}}, "workload": {}, "faults": {}}})",
+                     nodes, workload, faults);
+}
+
+const char* kCollective =
+    R"({"kind": "collective", "collectives": ["allreduce"], "sizes": {"min": "1KiB", "max": "16KiB", "factor": 4}, "iters": 5})";
+
+// Agent runtime directories and journals of run `id` still on this machine.
+std::vector<std::string> agent_leftovers(const std::string& id) {
+  std::vector<std::string> out;
+  for (const auto& dir : {std::string("/tmp"), std::string("/run/chaosbench")}) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+      if (e.path().filename().string().find(id + "-n") != std::string::npos) out.push_back(e.path().string());
+  }
+  return out;
+}
+
+std::pair<std::unique_ptr<harness::LinkChannel>, std::unique_ptr<harness::LinkChannel>> linked_pair() {
+  int fds[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
+  return {std::make_unique<harness::LinkChannel>(common::UniqueFd(fds[0])),
+          std::make_unique<harness::LinkChannel>(common::UniqueFd(fds[1]))};
+}
+
+}  // namespace
+
+TEST_CASE("agents: a collective on 3 local agents passes, its records come through them, hosts are listed", "[agents]") {
+  TempDir dir;
+  dir.write("s.json", scenario(kCollective));
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 120s);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto res = read_results(dir);
+  CHECK(res["verdict"] == "pass");
+  CHECK(!metrics_named(res, "comm/busbw").empty());
+  REQUIRE(res["environment"]["hosts"].size() == 3);
+  for (const auto& h : res["environment"]["hosts"]) {
+    CHECK(h["address"] == "127.0.0.1");
+    // One machine, one clock: the estimate is within its own uncertainty of zero.
+    CHECK(std::abs(h["clock_offset_ms"].get<double>()) <= h["clock_uncertainty_ms"].get<double>() + 0.05);
+  }
+  CHECK(agent_leftovers(res["run_id"].get<std::string>()).empty());
+}
+
+TEST_CASE("agents: node.kill with restart_after on a local agent brings the node's ranks back", "[agents]") {
+  TempDir dir;
+  dir.write("s.json", scenario(R"({"kind": "train", "model": {"layers": [32, 64, 8]}, "batch_size": 128, "steps": 120,
+    "checkpoint": {"every_steps": 20}, "recovery": {"mode": "restart", "max_restarts": 2}})",
+                               R"([{"name": "down", "type": "node.kill", "target": {"nodes": [1]}, "at_step": 30,
+    "restart_after": "500ms"}])"));
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 180s);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto res = read_results(dir);
+  auto restarts = metrics_named(res, "resilience/restarts");
+  REQUIRE(!restarts.empty());
+  CHECK(restarts[0]["value"] == 1);
+}
+
+TEST_CASE("agents: a network fault on local agents (no traffic between hosts) is refused at setup (exit 3)", "[agents]") {
+  TempDir dir;
+  dir.write("s.json", scenario(kCollective, R"([{"name": "slow", "type": "network.rate", "target": {"nodes": [1]},
+    "rate": "10mbit", "at": "1s", "duration": "1s"}])"));
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
+  INFO(r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("local agents share this machine's loopback") != std::string::npos);
+}
+
+namespace {
+std::atomic<int> g_controller{-1};
+void remember(int pid) { g_controller = pid; }
+}  // namespace
+
+// Agent runtime directories (/tmp/chaosbench-<run>-n<node>) there now.
+std::set<std::string> agent_dirs() {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("chaosbench-") && name.size() > 14 && name.find("-n", 11) != std::string::npos) out.insert(name);
+  }
+  return out;
+}
+
+TEST_CASE("agents: a SIGKILLed controller's local agents revert, stop their ranks and remove their state", "[agents]") {
+  TempDir dir;
+  dir.write("s.json", scenario(R"({"kind": "collective", "collectives": ["allreduce"], "sizes": {"min": "1KiB",
+    "max": "1KiB"}, "duration": "60s"})", "[]", 2));
+  const auto before = agent_dirs();
+  std::set<std::string> during;
+  std::thread killer([&] {
+    // Once the ranks run (the timeline says so), kill the controller outright.
+    for (int i = 0; i < 300; ++i) {
+      std::this_thread::sleep_for(50ms);
+      if (read_file(dir.file("out/timeline.jsonl")).find("process_started") != std::string::npos) break;
+    }
+    std::this_thread::sleep_for(500ms);
+    for (const auto& d : agent_dirs())
+      if (!before.count(d)) during.insert(d);
+    if (g_controller > 0) ::kill(g_controller, SIGKILL);
+  });
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s, remember);
+  killer.join();
+  CHECK(r.exit_code == -1);
+  REQUIRE(during.size() == 2);  // both agents were there when the controller died
+  std::size_t left = during.size();
+  for (int i = 0; i < 40 && left > 0; ++i) {  // up to 4 s: the agents clean up at once on SIGTERM
+    std::this_thread::sleep_for(100ms);
+    const auto now = agent_dirs();
+    left = std::count_if(during.begin(), during.end(), [&](const std::string& d) { return now.count(d) > 0; });
+  }
+  CHECK(left == 0);
+}
+
+TEST_CASE("agents: the fault's wire form keeps every parameter exactly and the target's lists", "[agents]") {
+  faults::Params p;
+  p.set("delay", faults::Duration{std::chrono::nanoseconds(20'000'123)});
+  p.set("rate", faults::Rate{123'456'789'012});
+  p.set("limit", faults::Size{1ull << 40});
+  p.set("loss", faults::Percent{12.5});
+  p.set("count", std::int64_t{-7});
+  p.set("cpus", 0.25);
+  p.set("signal", std::string("SIGUSR1"));
+  p.set("one_way", true);
+  const auto back = harness::decode_params(json::parse(harness::encode_params(p).dump()));
+  CHECK(back.get<faults::Duration>("delay").value.count() == 20'000'123);
+  CHECK(back.get<faults::Rate>("rate").bits_per_second == 123'456'789'012ull);
+  CHECK(back.get<faults::Size>("limit").bytes == 1ull << 40);
+  CHECK(back.get<faults::Percent>("loss").value == 12.5);
+  CHECK(back.get<std::int64_t>("count") == -7);
+  CHECK(back.get<double>("cpus") == 0.25);
+  CHECK(back.get<std::string>("signal") == "SIGUSR1");
+  CHECK(back.get<bool>("one_way"));
+  CHECK_THROWS(harness::decode_params(json::parse(R"({"x": {"furlongs": 3}})")));
+  CHECK_THROWS(harness::decode_params(json::parse(R"({"x": 3})")));
+  faults::ResolvedTarget t;
+  t.nodes = {0, 2};
+  t.ranks = {1};
+  t.links = {{0, 1}};
+  t.groups = {{0}, {1, 2}};
+  const auto u = harness::decode_target(harness::encode_target(t));
+  CHECK(u.nodes == t.nodes);
+  CHECK(u.ranks == t.ranks);
+  CHECK(u.links == t.links);
+  CHECK(u.groups == t.groups);
+}
+
+TEST_CASE("agents: the handshake refuses another version, another run and a wrong secret", "[agents]") {
+  const std::string secret(64, 'a');
+  struct Case {
+    std::string agent_version, agent_run, agent_secret, want;
+    bool version_mismatch;
+  };
+  for (const auto& c : {Case{"0.0.9", "run1", secret, "runs chaosbench 0.0.9, the controller 0.1.0", true},
+                        Case{"0.1.0", "run2", secret, "belongs to run run2", false},
+                        Case{"0.1.0", "run1", std::string(64, 'b'), "proof is wrong", false}}) {
+    auto [controller, agent] = linked_pair();
+    std::string agent_error;
+    std::thread a([&, c] {
+      harness::AgentHello h;
+      h.version = c.agent_version;
+      h.run_id = c.agent_run;
+      h.host = "h1";
+      h.node = 1;
+      try {
+        harness::agent_handshake(*agent, c.agent_secret, h, 2000ms);
+      } catch (const harness::LinkError& e) {
+        agent_error = e.what();
+      }
+    });
+    std::string controller_error;
+    bool mismatch = false;
+    try {
+      harness::controller_handshake(*controller, secret, "run1", "0.1.0", 4, 2000ms);
+    } catch (const harness::VersionMismatch& e) {
+      controller_error = e.what();
+      mismatch = true;
+    } catch (const harness::LinkError& e) {
+      controller_error = e.what();
+    }
+    a.join();
+    INFO(controller_error << " / " << agent_error);
+    CHECK((controller_error + agent_error).find(c.want) != std::string::npos);
+    CHECK(mismatch == c.version_mismatch);
+  }
+}
