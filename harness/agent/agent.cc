@@ -2,7 +2,10 @@
 // agent_commands.cc.
 #include "harness/agent/agent.h"
 
+#include <arpa/inet.h>
 #include <csignal>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -33,6 +36,17 @@ std::string host_name() {
   return buf;
 }
 
+// The local IPv4 address of a connected socket: this host's address on its route to the
+// controller, which its peers reach it at too.
+std::string local_address_of(int fd) {
+  sockaddr_in a{};
+  socklen_t len = sizeof(a);
+  char text[INET_ADDRSTRLEN] = {};
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET) return "";
+  ::inet_ntop(AF_INET, &a.sin_addr, text, sizeof(text));
+  return text;
+}
+
 }  // namespace
 
 Agent::Agent(AgentOptions options) : options_(std::move(options)) {
@@ -53,6 +67,7 @@ int Agent::run() {
     hello.host = options_.host;
     hello.node = options_.node;
     hello.hostname = host_name();
+    hello.address = local_address_of(link_->fd());
     hello.pid = ::getpid();
     agent_handshake(*link_, options_.secret, hello, milliseconds(10000));
   } catch (const LinkError& e) {

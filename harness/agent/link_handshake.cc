@@ -43,7 +43,7 @@ std::string text(const json& j, const char* key) {
 void agent_handshake(LinkChannel& link, const std::string& secret, AgentHello hello, milliseconds timeout) {
   hello.nonce = make_link_nonce();
   link.send(MessageType::kHello, json{{"version", hello.version}, {"run_id", hello.run_id}, {"host", hello.host},
-                                      {"node", hello.node}, {"hostname", hello.hostname}, {"pid", hello.pid},
+                                      {"node", hello.node}, {"hostname", hello.hostname}, {"address", hello.address}, {"pid", hello.pid},
                                       {"nonce", hello.nonce}}
                                      .dump());
   const json welcome = expect(link, MessageType::kWelcome, timeout, "welcome");
@@ -64,6 +64,7 @@ AgentHello controller_handshake(LinkChannel& link, const std::string& secret, co
   h.run_id = text(j, "run_id");
   h.host = text(j, "host");
   h.hostname = text(j, "hostname");
+  h.address = text(j, "address");
   h.nonce = text(j, "nonce");
   h.node = j.contains("node") && j["node"].is_number_integer() ? j["node"].get<int>() : -1;
   h.pid = j.contains("pid") && j["pid"].is_number_integer() ? j["pid"].get<pid_t>() : 0;

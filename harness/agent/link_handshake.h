@@ -26,6 +26,7 @@ struct AgentHello {
   std::string host;      // the name the controller gave it (the inventory's)
   int node = -1;         // the node it serves
   std::string hostname;  // what the host calls itself (gethostname)
+  std::string address;   // the agent's end of the link: its host's address towards the controller
   pid_t pid = 0;
   std::string nonce;
 };

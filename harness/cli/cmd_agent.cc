@@ -2,6 +2,7 @@
 // by `chaosbench run` over SSH or as a Slurm step, never by hand; the run's secret comes
 // on standard input (its first line), so no command line or environment shows it.
 #include <fmt/format.h>
+#include <cstdlib>
 #include <iostream>
 #include <spdlog/spdlog.h>
 
@@ -17,12 +18,13 @@ int cmd_agent(const Args& args) {
   options.add_options()
       ("controller", po::value<std::string>()->required(), "ADDRESS:PORT the controller listens on")
       ("run-id", po::value<std::string>()->required(), "the run this agent belongs to")
-      ("host", po::value<std::string>()->required(), "this host's name in the inventory")
-      ("node", po::value<int>()->required(), "the node this host serves")
+      ("host", po::value<std::string>(), "this host's name in the inventory")
+      ("node", po::value<int>(), "the node this host serves")
+      ("slurm", "a task of a Slurm step: the node is SLURM_NODEID, the host SLURMD_NODENAME")
       ("timeout", po::value<double>()->default_value(10.0), "dead-man switch: seconds of controller silence");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
-    print_help("chaosbench agent --controller ADDRESS:PORT --run-id ID --host NAME --node N < secret",
+    print_help("chaosbench agent --controller ADDRESS:PORT --run-id ID (--host NAME --node N | --slurm) < secret",
                "Serves one host of a multi-host run: dials back to the controller, proves it knows the\n"
                "run's secret (the first line of standard input), then starts the node's ranks, applies\n"
                "and reverts its faults and forwards its metrics. When the controller is gone or silent\n"
@@ -41,8 +43,17 @@ int cmd_agent(const Args& args) {
     throw UsageError("--controller: expected ADDRESS:PORT");
   }
   o.run_id = cl.vm["run-id"].as<std::string>();
-  o.host = cl.vm["host"].as<std::string>();
-  o.node = cl.vm["node"].as<int>();
+  if (cl.vm.count("slurm")) {
+    const char* id = std::getenv("SLURM_NODEID");
+    const char* name = std::getenv("SLURMD_NODENAME");
+    if (!id || !name) throw UsageError("--slurm: not a task of a Slurm step (no SLURM_NODEID or SLURMD_NODENAME)");
+    o.node = std::atoi(id);
+    o.host = name;
+  } else {
+    if (!cl.vm.count("node") || !cl.vm.count("host")) throw UsageError("--node and --host are required without --slurm");
+    o.node = cl.vm["node"].as<int>();
+    o.host = cl.vm["host"].as<std::string>();
+  }
   const double timeout = cl.vm["timeout"].as<double>();
   if (!(timeout > 0 && timeout <= 3600)) throw UsageError("--timeout: expected seconds, more than 0 and at most 3600");
   o.timeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));

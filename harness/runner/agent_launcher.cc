@@ -2,6 +2,8 @@
 #include "harness/runner/agent_launcher.h"
 
 #include <arpa/inet.h>
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include "common/unique_fd.h"
 #include "harness/agent/host_interfaces.h"
 #include "harness/host_error.h"
+#include "harness/runner/slurm_allocation.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -48,39 +51,86 @@ std::string shell_quote(const std::string& arg) {
 }
 
 AgentLauncher::AgentLauncher(const ClusterSpec& cluster, AgentLaunch launch)
-    : cluster_(cluster), launch_(std::move(launch)), pids_(static_cast<std::size_t>(cluster.nodes), -1) {}
+    : cluster_(cluster), launch_(std::move(launch)), pids_(static_cast<std::size_t>(cluster.nodes), -1) {
+  if (cluster_.mode != ClusterMode::kSlurm) return;
+  if (auto a = current_slurm_allocation(); a && a->nodes < cluster_.nodes)
+    throw HostError(fmt::format("the Slurm allocation {} has {} node{}; the scenario needs {} (cluster.nodes): ask "
+                                "salloc or sbatch for {} nodes", a->job_id, a->nodes, a->nodes == 1 ? "" : "s",
+                                cluster_.nodes, cluster_.nodes));
+  std::string why;
+  slurm_controller_ = source_address_towards(first_slurm_node_address(cluster_.remote), &why);
+  if (slurm_controller_.empty()) throw HostError(fmt::format("no route from here to the Slurm nodes: {}", why));
+}
 
 AgentLauncher::~AgentLauncher() { stop(std::chrono::milliseconds(0)); }
 
 std::string AgentLauncher::host_label(int node) const {
+  if (cluster_.mode == ClusterMode::kSlurm) return fmt::format("Slurm node {}", node);
   if (cluster_.mode != ClusterMode::kSsh) return fmt::format("local agent {}", node);
   const auto& h = cluster_.hosts.at(static_cast<std::size_t>(node));
   return fmt::format("{} ({})", h.name, h.address);
 }
 
 std::string AgentLauncher::controller_address(int node) const {
+  if (cluster_.mode == ClusterMode::kSlurm) return slurm_controller_;
   if (cluster_.mode != ClusterMode::kSsh) return "127.0.0.1";
   std::string why;
   return source_address_towards(cluster_.hosts.at(static_cast<std::size_t>(node)).address, &why);
 }
 
 std::string AgentLauncher::log_path(int node) const {
+  if (cluster_.mode == ClusterMode::kSlurm) return launch_.log_dir + "/agents-srun.log";
   const std::string name = cluster_.mode == ClusterMode::kSsh ? cluster_.hosts.at(static_cast<std::size_t>(node)).name
                                                               : fmt::format("node{}", node);
   return fmt::format("{}/agent-{}.log", launch_.log_dir, name);
 }
 
+// The agent's command line; node -1: the one command of a Slurm step, where each task
+// takes its node from Slurm (--slurm).
 std::vector<std::string> AgentLauncher::agent_argv(int node) const {
-  const bool ssh = cluster_.mode == ClusterMode::kSsh;
+  const bool local = cluster_.mode == ClusterMode::kLocalAgents;
   const std::string controller = controller_address(node);
   if (controller.empty()) throw HostError(fmt::format("no route from this machine to {}", host_label(node)));
-  return {ssh ? cluster_.remote.agent_command : common::self_exe(),
-          "agent",
-          "--controller", fmt::format("{}:{}", controller, launch_.controller_port),
-          "--run-id", launch_.run_id,
-          "--host", ssh ? cluster_.hosts[static_cast<std::size_t>(node)].name : fmt::format("node{}", node),
-          "--node", std::to_string(node),
-          "--timeout", fmt::format("{}", cluster_.remote.agent_timeout.seconds())};
+  std::vector<std::string> argv{local ? common::self_exe() : cluster_.remote.agent_command,
+                                "agent",
+                                "--controller", fmt::format("{}:{}", controller, launch_.controller_port),
+                                "--run-id", launch_.run_id,
+                                "--timeout", fmt::format("{}", cluster_.remote.agent_timeout.seconds())};
+  if (node < 0) {
+    argv.push_back("--slurm");
+    return argv;
+  }
+  const bool ssh = cluster_.mode == ClusterMode::kSsh;
+  argv.insert(argv.end(), {"--host", ssh ? cluster_.hosts[static_cast<std::size_t>(node)].name : fmt::format("node{}", node),
+                           "--node", std::to_string(node)});
+  return argv;
+}
+
+// One task per node, all in one step (the way `srun torchrun` runs): the secret goes to
+// every task's stdin; --overlap lets it share an allocation's nodes with other steps.
+std::vector<std::string> AgentLauncher::srun_argv() const {
+  const int n = cluster_.nodes;
+  std::vector<std::string> argv{"srun", fmt::format("--nodes={}", n), fmt::format("--ntasks={}", n),
+                                "--ntasks-per-node=1", "--overlap", "--input=all", "--kill-on-bad-exit=0", "--label",
+                                fmt::format("--job-name=chaosbench-{}", launch_.run_id)};
+  if (!current_slurm_allocation()) {
+    if (!cluster_.remote.slurm_partition.empty()) argv.push_back("--partition=" + cluster_.remote.slurm_partition);
+    if (cluster_.remote.slurm_time_limit)
+      argv.push_back(fmt::format("--time={}", static_cast<long>(std::ceil(cluster_.remote.slurm_time_limit->seconds() / 60))));
+  }
+  argv.insert(argv.end(), cluster_.remote.slurm_options.begin(), cluster_.remote.slurm_options.end());
+  const auto agent = agent_argv(-1);
+  argv.insert(argv.end(), agent.begin(), agent.end());
+  return argv;
+}
+
+void AgentLauncher::launch_all() {
+  if (cluster_.mode == ClusterMode::kSlurm) {
+    launch(-1, srun_argv());
+    return;
+  }
+  for (int n = 0; n < cluster_.nodes; ++n)
+    launch(n, cluster_.mode == ClusterMode::kSsh ? ssh_argv(n, agent_argv(n)) : agent_argv(n));
 }
 
 std::vector<std::string> AgentLauncher::ssh_argv(int node, const std::vector<std::string>& remote) const {
@@ -106,7 +156,8 @@ std::vector<std::string> AgentLauncher::ssh_argv(int node, const std::vector<std
   return argv;
 }
 
-void AgentLauncher::launch(int node) {
+// Starts one launcher process (node -1: the srun of every node) with the secret on its stdin.
+void AgentLauncher::launch(int node, std::vector<std::string> argv) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw HostError("cannot make a pipe for an agent's secret");
   common::UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
@@ -115,19 +166,26 @@ void AgentLauncher::launch(int node) {
     throw HostError("cannot write an agent's secret into its pipe");
   write_end.reset();  // the agent reads the line, then EOF
   ProcessSpec spec;
-  spec.name = fmt::format("agent{}", node);
-  const auto agent = agent_argv(node);
-  spec.argv = cluster_.mode == ClusterMode::kSsh ? ssh_argv(node, agent) : agent;
-  spec.stdout_path = spec.stderr_path = log_path(node);
+  spec.name = node < 0 ? std::string("agents") : fmt::format("agent{}", node);
+  spec.argv = std::move(argv);
+  spec.stdout_path = spec.stderr_path = log_path(std::max(node, 0));
   spec.stdin_fd = read_end.get();
-  // A local agent outliving a killed controller gets SIGTERM and cleans up after itself
-  // (its journal, its ranks); an ssh client just dies, and its agent sees the link close.
-  if (cluster_.mode != ClusterMode::kSsh) spec.death_signal = SIGTERM;
+  // When the controller dies: a local agent gets SIGTERM and cleans up after itself (its
+  // journal, its ranks); an ssh client just dies, and its agent sees the link close. srun
+  // gets nothing: on a signal it cancels the step, and Slurm would SIGKILL the agents in
+  // the middle of reverting; left alone, it ends when its agents, seeing the link close,
+  // have cleaned up and exited.
+  if (cluster_.mode == ClusterMode::kLocalAgents) spec.death_signal = SIGTERM;
+  if (cluster_.mode == ClusterMode::kSlurm) spec.death_signal = 0;
+  pid_t pid;
   try {
-    pids_[static_cast<std::size_t>(node)] = supervisor_.start(spec);
+    pid = supervisor_.start(spec);
   } catch (const std::runtime_error& e) {
-    throw HostError(fmt::format("cannot start the agent for {}: {}", host_label(node), e.what()));
+    throw HostError(fmt::format("cannot start the agent{} for {}: {}", node < 0 ? "s' srun step" : "",
+                                node < 0 ? std::string("the Slurm nodes") : host_label(node), e.what()));
   }
+  if (node < 0) std::fill(pids_.begin(), pids_.end(), pid);
+  else pids_[static_cast<std::size_t>(node)] = pid;
 }
 
 std::string AgentLauncher::failed(int node) {
@@ -138,7 +196,9 @@ std::string AgentLauncher::failed(int node) {
   if (s.running) return "";
   const std::string how = s.exit_code ? fmt::format("exited with code {}", *s.exit_code)
                                       : fmt::format("was killed by signal {}", s.signal.value_or(0));
-  const std::string what = cluster_.mode == ClusterMode::kSsh ? "ssh to " + host_label(node) : host_label(node);
+  const std::string what = cluster_.mode == ClusterMode::kSsh     ? "ssh to " + host_label(node)
+                           : cluster_.mode == ClusterMode::kSlurm ? std::string("the agents' srun step")
+                                                                  : host_label(node);
   std::string tail = tail_of(log_path(node), 3);
   if (s.exit_code == 127 && cluster_.mode == ClusterMode::kSsh)
     tail += fmt::format(" (is chaosbench installed there? cluster.agent.command is \"{}\")", cluster_.remote.agent_command);

@@ -1,7 +1,8 @@
 // Starts one `chaosbench agent` per node and watches the processes that carry them: the
 // system OpenSSH client for cluster.mode "ssh" (BatchMode, so it never waits for a
-// password; multiplexed through a control socket in the run's runtime directory), or the
-// agent itself for "local-agents". The run's secret goes down each one's standard input
+// password; multiplexed through a control socket in the run's runtime directory), one
+// srun step of one task per node for "slurm" (inside the current allocation, or one srun
+// asks for), or the agent itself for "local-agents". The run's secret goes down each one's standard input
 // (a pipe), never onto a command line. The launcher processes are this process's
 // children (PR_SET_PDEATHSIG): a controller that dies takes its ssh sessions with it, and
 // the agents see their link close.
@@ -28,12 +29,14 @@ struct AgentLaunch {
 
 class AgentLauncher {
  public:
+  // Throws HostError when Slurm's allocation has fewer nodes than the cluster, or no
+  // route to the hosts exists: before anything starts.
   AgentLauncher(const ClusterSpec& cluster, AgentLaunch launch);
   ~AgentLauncher();  // stop()
 
-  // Starts node `node`'s agent. Throws HostError when the launcher cannot start here (no
-  // ssh client).
-  void launch(int node);
+  // Starts every node's agent. Throws HostError when a launcher cannot start here (no
+  // ssh client, no srun).
+  void launch_all();
   // "" while node's launcher runs; once it has ended, why (its exit status and the last
   // lines of its log: ssh's "Permission denied", the remote shell's "command not found").
   std::string failed(int node);
@@ -47,14 +50,17 @@ class AgentLauncher {
   void stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
 
  private:
+  void launch(int node, std::vector<std::string> argv);
   std::vector<std::string> agent_argv(int node) const;
   std::vector<std::string> ssh_argv(int node, const std::vector<std::string>& remote) const;
+  std::vector<std::string> srun_argv() const;
   std::string log_path(int node) const;
 
   const ClusterSpec& cluster_;
   AgentLaunch launch_;
   ProcessSupervisor supervisor_;
-  std::vector<pid_t> pids_;  // by node; -1 before launch
+  std::vector<pid_t> pids_;  // by node; -1 before launch (slurm: every node's is the srun)
+  std::string slurm_controller_;  // slurm: the controller's address towards the nodes
   bool stopped_ = false;
 };
 

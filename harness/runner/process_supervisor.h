@@ -38,7 +38,8 @@ struct ProcessSpec {
   int stdin_fd = -1;                // the child's standard input (a pipe's read end, say, which the
                                     // caller closes after start); -1: /dev/null
   int death_signal = SIGKILL;       // sent to it when the harness dies (PR_SET_PDEATHSIG); a
-                                    // process that cleans up after itself (an agent) takes SIGTERM
+                                    // process that cleans up after itself (an agent) takes SIGTERM;
+                                    // 0: none, it outlives the harness (see agent_launcher.cc)
 };
 
 struct ProcessStatus {

@@ -38,7 +38,7 @@ RemoteSite::RemoteSite(const Scenario& scenario, const std::string& run_id, cons
   std::filesystem::create_directories(launch.log_dir);
   launcher_ = std::make_unique<AgentLauncher>(cluster_, launch);
   try {
-    for (int n = 0; n < nodes; ++n) launcher_->launch(n);
+    launcher_->launch_all();
     hub_->accept_all(kJoinTimeout, [this](int node) { return launcher_->failed(node); });
     hub_->start();
     set_up_agents(scenario);
@@ -67,6 +67,7 @@ void RemoteSite::set_up_agents(const Scenario& scenario) {
   for (int n = 0; n < cluster_.nodes; ++n) {
     json interfaces = json::array();
     if (cluster_.mode == ClusterMode::kSsh) interfaces = cluster_.hosts[static_cast<std::size_t>(n)].interfaces;
+    if (cluster_.mode == ClusterMode::kSlurm) interfaces = cluster_.remote.slurm_interfaces;
     ids.push_back(hub_->send(n, {{"op", "setup"}, {"addresses", addresses}, {"interfaces", interfaces},
                                  {"network_faults", network}, {"seed", seed_}}));
   }
@@ -194,6 +195,7 @@ std::vector<std::string> RemoteSite::stop_all() {
 
 std::string RemoteSite::address(int node) const {
   if (cluster_.mode == ClusterMode::kSsh) return cluster_.hosts.at(static_cast<std::size_t>(node)).address;
+  if (cluster_.mode == ClusterMode::kSlurm) return hub_->hello(node).address;  // where its agent dialled from
   return "127.0.0.1";
 }
 
@@ -266,9 +268,10 @@ std::vector<reports::HostRecord> RemoteSite::hosts() const {
 }
 
 std::string RemoteSite::description() const {
-  return cluster_.mode == ClusterMode::kSsh
-             ? fmt::format("{} hosts over SSH, one chaosbench agent each", cluster_.nodes)
-             : fmt::format("{} chaosbench agents as local processes on loopback", cluster_.nodes);
+  if (cluster_.mode == ClusterMode::kSsh) return fmt::format("{} hosts over SSH, one chaosbench agent each", cluster_.nodes);
+  if (cluster_.mode == ClusterMode::kSlurm)
+    return fmt::format("{} Slurm nodes, one chaosbench agent each as one srun step", cluster_.nodes);
+  return fmt::format("{} chaosbench agents as local processes on loopback", cluster_.nodes);
 }
 
 }  // namespace chaosbench::harness

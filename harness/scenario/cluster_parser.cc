@@ -19,6 +19,22 @@ bool is_ipv4(const std::string& s) {
   return ::inet_pton(AF_INET, s.c_str(), &a) == 1;
 }
 
+// The interfaces faults may act on: names as the kernel takes them (1 to 15 bytes).
+std::vector<std::string> read_interfaces(ParseContext& ctx, const json& list, const std::string& path) {
+  std::vector<std::string> out;
+  if (!list.is_array()) {
+    ctx.error(path, fmt::format("expected an array of interface names, got {}", describe(list)));
+    return out;
+  }
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const auto& v = list[k];
+    if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 15)
+      ctx.error(join_path(path, k), fmt::format("expected an interface name, got {}", describe(v)));
+    else out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
 std::vector<HostSpec> read_hosts(ParseContext& ctx, const json& list, const std::string& path) {
   std::vector<HostSpec> hosts;
   if (!list.is_array() || list.empty()) {
@@ -40,16 +56,7 @@ std::vector<HostSpec> read_hosts(ParseContext& ctx, const json& list, const std:
     if (!names.insert(host.name).second) ctx.error(h.path_of("name"), fmt::format("the name {} is listed twice", host.name));
     if (auto u = h.string("user")) host.user = *u;
     if (auto p = h.integer("port", 1, 65535)) host.port = static_cast<int>(*p);
-    if (const json* ifs = h.raw("interfaces")) {
-      if (!ifs->is_array()) ctx.error(h.path_of("interfaces"), fmt::format("expected an array of interface names, got {}", describe(*ifs)));
-      else
-        for (std::size_t k = 0; k < ifs->size(); ++k) {
-          const auto& v = (*ifs)[k];
-          if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 15)
-            ctx.error(join_path(h.path_of("interfaces"), k), fmt::format("expected an interface name, got {}", describe(v)));
-          else host.interfaces.push_back(v.get<std::string>());
-        }
-    }
+    if (const json* ifs = h.raw("interfaces")) host.interfaces = read_interfaces(ctx, *ifs, h.path_of("interfaces"));
     hosts.push_back(std::move(host));
   }
   return hosts;
@@ -106,6 +113,25 @@ void parse_remote(ParseContext& ctx, ObjectReader& r, ClusterSpec& c) {
   }
 }
 
+void parse_slurm(ParseContext& ctx, ObjectReader& r, ClusterSpec& c) {
+  const json* slurm = r.raw("slurm");
+  if (!slurm) return;
+  ObjectReader s(ctx, *slurm, "cluster.slurm", {"partition", "time_limit", "options", "interfaces"});
+  if (const json* ifs = s.raw("interfaces")) c.remote.slurm_interfaces = read_interfaces(ctx, *ifs, "cluster.slurm.interfaces");
+  if (auto v = s.string("partition")) c.remote.slurm_partition = *v;
+  if (auto v = s.duration("time_limit", /*allow_zero=*/false)) c.remote.slurm_time_limit = *v;
+  if (const json* o = s.raw("options")) {
+    if (!o->is_array()) ctx.error("cluster.slurm.options", fmt::format("expected an array of srun options, got {}", describe(*o)));
+    else
+      for (std::size_t k = 0; k < o->size(); ++k) {
+        const auto& v = (*o)[k];
+        if (!v.is_string() || !v.get<std::string>().starts_with("--"))
+          ctx.error(join_path("cluster.slurm.options", k), fmt::format("expected an srun option such as \"--exclusive\", got {}", describe(v)));
+        else c.remote.slurm_options.push_back(v.get<std::string>());
+      }
+  }
+}
+
 void parse_hosts(ParseContext& ctx, ObjectReader& r, ClusterSpec& c, const std::string& scenario_file, bool nodes_given) {
   const json* hosts = r.raw("hosts");
   if (c.mode != ClusterMode::kSsh) {
@@ -131,13 +157,14 @@ void parse_hosts(ParseContext& ctx, ObjectReader& r, ClusterSpec& c, const std::
 ClusterSpec parse_cluster(ParseContext& ctx, const json* value, const std::string& scenario_file) {
   ClusterSpec c;
   if (!value) return c;
-  ObjectReader r(ctx, *value, "cluster", {"nodes", "ranks_per_node", "mode", "link", "hosts", "ssh", "agent"});
-  if (auto m = r.choice("mode", {"auto", "namespaces", "local", "ssh", "local-agents"}))
-    c.mode = *m == "namespaces" ? ClusterMode::kNamespaces
-             : *m == "local"    ? ClusterMode::kLocal
-             : *m == "ssh"      ? ClusterMode::kSsh
+  ObjectReader r(ctx, *value, "cluster", {"nodes", "ranks_per_node", "mode", "link", "hosts", "ssh", "agent", "slurm"});
+  if (auto m = r.choice("mode", {"auto", "namespaces", "local", "ssh", "local-agents", "slurm"}))
+    c.mode = *m == "namespaces"     ? ClusterMode::kNamespaces
+             : *m == "local"        ? ClusterMode::kLocal
+             : *m == "ssh"          ? ClusterMode::kSsh
              : *m == "local-agents" ? ClusterMode::kLocalAgents
-                                : ClusterMode::kAuto;
+             : *m == "slurm"        ? ClusterMode::kSlurm
+                                    : ClusterMode::kAuto;
   const int max_nodes = runs_agents(c.mode) ? kMaxAgentNodes : 64;
   if (auto v = r.integer("nodes", 1, max_nodes)) c.nodes = static_cast<int>(*v);
   if (auto v = r.integer("ranks_per_node", 1, 64)) c.ranks_per_node = static_cast<int>(*v);
@@ -151,8 +178,10 @@ ClusterSpec parse_cluster(ParseContext& ctx, const json* value, const std::strin
       ctx.error("cluster.link", "shapes the links of the namespaced cluster; on hosts, use a network fault for the run");
   }
   if (!runs_agents(c.mode) && (r.has("ssh") || r.has("agent")))
-    ctx.error(r.has("ssh") ? "cluster.ssh" : "cluster.agent", "only for cluster.mode \"ssh\" or \"local-agents\"", true);
+    ctx.error(r.has("ssh") ? "cluster.ssh" : "cluster.agent", "only for the agent modes: \"ssh\", \"slurm\", \"local-agents\"", true);
+  if (c.mode != ClusterMode::kSlurm && r.has("slurm")) ctx.error("cluster.slurm", "only for cluster.mode \"slurm\"", true);
   parse_remote(ctx, r, c);
+  parse_slurm(ctx, r, c);
   return c;
 }
 

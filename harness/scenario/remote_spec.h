@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@ struct RemoteSpec {
   // The dead-man switch: an agent whose controller is silent this long reverts every
   // fault and stops every rank.
   common::Duration agent_timeout{std::chrono::seconds(10)};
+  // Slurm (cluster.slurm): used when srun makes the allocation itself, outside salloc or
+  // sbatch; inside one, the allocation's own partition and limit hold.
+  std::string slurm_partition;             // --partition; "": the cluster's default
+  std::optional<common::Duration> slurm_time_limit;  // --time
+  std::vector<std::string> slurm_options;  // more srun options ("--exclusive", "--constraint=x")
+  std::vector<std::string> slurm_interfaces;  // where faults may act on every node (as a host's "interfaces")
 };
 
 }  // namespace chaosbench::harness

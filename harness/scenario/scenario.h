@@ -44,10 +44,13 @@ enum class ClusterMode {
   kLocal,       // local processes on loopback
   kSsh,         // one chaosbench agent per host of cluster.hosts, started over SSH
   kLocalAgents, // agents as local processes on loopback: the multi-host path on one machine
+  kSlurm,       // one agent per node of a Slurm allocation, as one srun step
 };
 
 // Whether nodes run under agents (on hosts, or local agent processes).
-constexpr bool runs_agents(ClusterMode m) { return m == ClusterMode::kSsh || m == ClusterMode::kLocalAgents; }
+constexpr bool runs_agents(ClusterMode m) {
+  return m == ClusterMode::kSsh || m == ClusterMode::kLocalAgents || m == ClusterMode::kSlurm;
+}
 
 struct ClusterSpec {
   int nodes = 1;
@@ -55,7 +58,7 @@ struct ClusterSpec {
   ClusterMode mode = ClusterMode::kAuto;
   LinkSpec link;
   std::vector<HostSpec> hosts;  // ssh: node N runs on hosts[N]
-  RemoteSpec remote;            // ssh, local-agents: cluster.ssh and cluster.agent
+  RemoteSpec remote;            // every agent mode: cluster.ssh, cluster.agent, cluster.slurm
   int world_size() const { return nodes * ranks_per_node; }
 };
 

@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# cluster.mode "ssh" end to end on the SSH test bed (scripts/testbed.sh): real sshd per
-# host, the system ssh client, one chaosbench agent per host.
+# The agent modes end to end on the test bed (scripts/testbed.sh), one chaosbench agent
+# per host: MODE "ssh" (a real sshd per host, the system ssh client) or "slurm" (Debian's
+# slurmctld and a slurmd per host; the agents are one srun step).
 #   - a collective and a train run with node.kill + restart_after pass across 4 hosts;
 #   - SIGKILL of the controller mid-fault: within agent_timeout + 2 s no rank, agent,
 #     paused process, qdisc, rule or agent state remains on any host;
-#   - bad input (an unreachable host, a refused key, a missing binary, an interface not
-#     allowed) is exit 3 with the host named, and nothing is left on any host.
-# Usage: agents_ssh_test.sh CHAOSBENCH. Skips (with the reason) without root or sshd.
+#   - bad input is exit 3 with the host named, and nothing is left on any host: ssh, an
+#     unreachable host, a refused key, a missing binary, an interface not allowed; slurm,
+#     an allocation with fewer nodes than the scenario, a missing binary.
+# Usage: agents_test.sh ssh|slurm CHAOSBENCH. Skips (with the reason) without root, sshd
+# or (slurm) the Slurm daemons.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cb=$(realpath "${1:?usage: agents_ssh_test.sh CHAOSBENCH}")
+mode=${1:?usage: agents_test.sh ssh|slurm CHAOSBENCH}
+cb=$(realpath "${2:?usage: agents_test.sh ssh|slurm CHAOSBENCH}")
 # shellcheck source=tests/testbed_checks.sh
 . "$root/tests/testbed_checks.sh"
+if [ "$mode" = slurm ]; then
+  for p in /usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd /usr/bin/srun; do
+    [ -x "$p" ] || { echo "skipped: no $p (munge, slurmctld, slurmd, slurm-client; scripts/bootstrap.sh installs them)"; exit 0; }
+  done
+fi
 testbed_test_start
 
-"$tb" up "$dir" 4 >/dev/null || { echo "FAILED: up"; exit 1; }
+"$tb" up "$dir" 4 $([ "$mode" = slurm ] && echo --slurm) >/dev/null || { echo "FAILED: up"; exit 1; }
 . "$dir/state"
-ctl() { ip netns exec "cbtb-$TB_ID-ctl" "$@"; }
+ctl() { "$tb" ctl "$dir" "$@"; }
 
 # What a run may have left on host $1: its chaosbench processes (agents, ranks), our tc
 # qdiscs, iptables rules, agent state. Prints each thing found; nothing means clean.
@@ -36,8 +45,13 @@ all_clean() {
   [ -z "$out" ] || { echo "$out" | head -5; return 1; }
 }
 
-ssh_cluster() {  # the cluster object for inventory $1 and ssh config $2
-  printf '{"mode": "ssh", "hosts": "%s", "ssh": {"config": "%s"}, "agent": {"command": "%s", "timeout": "3s"}}' "$1" "$2" "$cb"
+cluster() {  # the cluster object of this mode (ssh: inventory $1, ssh config $2), the agent $3
+  local agent=${3:-$cb}
+  if [ "$mode" = slurm ]; then
+    printf '{"mode": "slurm", "nodes": 4, "slurm": {"interfaces": ["eth0"]}, "agent": {"command": "%s", "timeout": "3s"}}' "$agent"
+  else
+    printf '{"mode": "ssh", "hosts": "%s", "ssh": {"config": "%s"}, "agent": {"command": "%s", "timeout": "3s"}}' "$1" "$2" "$agent"
+  fi
 }
 scenario() {  # scenario file $1 with cluster $2, workload $3, faults $4
   printf '{"schema_version": 1, "name": "ssh-test", "cluster": %s, "workload": %s, "faults": %s}\n' "$2" "$3" "$4" > "$1"
@@ -45,19 +59,20 @@ scenario() {  # scenario file $1 with cluster $2, workload $3, faults $4
 collective='{"kind": "collective", "collectives": ["allreduce"], "sizes": {"min": "1KiB", "max": "64KiB", "factor": 4}, "iters": 5}'
 
 # 1. A collective across the 4 hosts.
-scenario "$work/coll.json" "$(ssh_cluster "$dir/inventory.json" "$dir/ssh_config")" "$collective" '[]'
+scenario "$work/coll.json" "$(cluster "$dir/inventory.json" "$dir/ssh_config")" "$collective" '[]'
 ctl "$cb" run "$work/coll.json" --out "$work/coll" -q >/dev/null 2>"$work/coll.err" || tail -5 "$work/coll.err"
-check "a collective across 4 hosts passes (exit 0)" test "${PIPESTATUS[0]}" -eq 0 -a -f "$work/coll/results.json"
+passed() { python3 -c "import json,sys; sys.exit(json.load(open(sys.argv[1]))['verdict'] != 'pass')" "$1" 2>/dev/null; }
+check "a collective across 4 hosts passes" passed "$work/coll/results.json"
 check "environment.hosts names h3 at its address" grep -q "\"address\": \"$TB_NET.4\"" "$work/coll/results.json"
-check "results.json says hosts over SSH" grep -q '4 hosts over SSH' "$work/coll/results.json"
+check "results.json says how the cluster was made" grep -Eq '4 (hosts over SSH|Slurm nodes)' "$work/coll/results.json"
 check "nothing is left on any host" all_clean
 
 # 2. Training with a node killed at step 30 and brought back 1 s later.
 train='{"kind": "train", "model": {"layers": [64, 128, 16]}, "batch_size": 256, "steps": 120, "checkpoint": {"every_steps": 20}, "recovery": {"mode": "restart", "max_restarts": 2}}'
-scenario "$work/train.json" "$(ssh_cluster "$dir/inventory.json" "$dir/ssh_config")" "$train" \
+scenario "$work/train.json" "$(cluster "$dir/inventory.json" "$dir/ssh_config")" "$train" \
   '[{"name": "down", "type": "node.kill", "target": {"nodes": [2]}, "at_step": 30, "restart_after": "1s"}]'
 ctl "$cb" run "$work/train.json" --out "$work/train" -q >/dev/null 2>"$work/train.err" || tail -5 "$work/train.err"
-check "training with node.kill + restart passes across hosts" test -f "$work/train/results.json"
+check "training with node.kill + restart passes across hosts" passed "$work/train/results.json"
 check "one restart was made" python3 -c "
 import json,sys; r=json.load(open(sys.argv[1]))
 v=[m['value'] for m in r['metrics'] if m['name']=='resilience/restarts']
@@ -66,11 +81,12 @@ check "nothing is left on any host" all_clean
 
 # 3. SIGKILL of the controller while node 1 is paused (SIGSTOP, journaled on its host).
 long='{"kind": "collective", "collectives": ["allreduce"], "sizes": {"min": "1KiB", "max": "1KiB"}, "duration": "60s"}'
-scenario "$work/kill.json" "$(ssh_cluster "$dir/inventory.json" "$dir/ssh_config")" "$long" \
+scenario "$work/kill.json" "$(cluster "$dir/inventory.json" "$dir/ssh_config")" "$long" \
   '[{"name": "pause", "type": "node.pause", "target": {"nodes": [1]}, "at": "1s", "duration": "50s"}]'
 # ip netns exec execs the controller itself, so $! is its pid (a shell function would
 # put a subshell in between).
-ip netns exec "cbtb-$TB_ID-ctl" "$cb" run "$work/kill.json" --out "$work/kill" -q >/dev/null 2>&1 &
+( [ "$mode" = slurm ] && . "$dir/slurm.env" && export SLURM_CONF
+  exec ip netns exec "cbtb-$TB_ID-ctl" "$cb" run "$work/kill.json" --out "$work/kill" -q >/dev/null 2>&1 ) &
 controller=$!
 for _ in $(seq 100); do grep -q '"fault_applied"' "$work/kill/timeline.jsonl" 2>/dev/null && break; sleep 0.1; done
 check "the pause was applied" grep -q '"fault_applied"' "$work/kill/timeline.jsonl"
@@ -86,18 +102,21 @@ check "SIGKILLed controller: every host is clean within agent_timeout + 2 s (too
 wait "$controller" 2>/dev/null
 
 # 4. Bad input: exit 3, the host named, nothing left.
-bad() {  # bad "what" inventory ssh_config agent expected-text [faults]
-  local what=$1 inv=$2 cfg=$3 agent=$4 want=$5 faults=${6:-'[]'}
-  printf '{"schema_version": 1, "name": "ssh-bad", "cluster": {"mode": "ssh", "hosts": "%s", "ssh": {"config": "%s"}, "agent": {"command": "%s"}}, "workload": %s, "faults": %s}\n' \
-    "$inv" "$cfg" "$agent" "$collective" "$faults" > "$work/bad.json"
-  ctl "$cb" run "$work/bad.json" --out "$work/bad" -q >/dev/null 2>"$work/bad.err"
+bad() {  # bad "what" cluster-json expected-text [faults] [command prefix...]
+  local what=$1 cl=$2 want=$3 faults=${4:-'[]'}
+  shift 4 2>/dev/null || shift $#
+  printf '{"schema_version": 1, "name": "agents-bad", "cluster": %s, "workload": %s, "faults": %s}\n' \
+    "$cl" "$collective" "$faults" > "$work/bad.json"
+  ctl "$@" "$cb" run "$work/bad.json" --out "$work/bad" -q >/dev/null 2>"$work/bad.err"
   local rc=$?
   check "$what: exit 3 (got $rc)" test $rc -eq 3
   check "$what: the message says \"$want\"" grep -q -- "$want" "$work/bad.err"
   check "$what: nothing is left on any host" all_clean
   rm -rf "$work/bad"
 }
-python3 - "$dir/inventory.json" "$work" <<'PY'
+slow='[{"name": "slow", "type": "network.delay", "target": {"nodes": [2]}, "at": "1s", "duration": "1s", "delay": "5ms"}]'
+if [ "$mode" = ssh ]; then
+  python3 - "$dir/inventory.json" "$work" <<'PY'
 import json, sys
 inv = json.load(open(sys.argv[1]))
 def put(name, f):
@@ -105,13 +124,17 @@ def put(name, f):
 put("unreachable.json", lambda x: x[1].update(address=x[1]["address"].rsplit(".", 1)[0] + ".200"))
 put("noif.json", lambda x: x[2].update(interfaces=["eth9"]))
 PY
-sed "s|IdentityFile .*|IdentityFile $work/stranger|" "$dir/ssh_config" > "$work/stranger_config"
-ssh-keygen -q -t ed25519 -N '' -f "$work/stranger"
-bad "an unreachable host" "$work/unreachable.json" "$dir/ssh_config" "$cb" "node 1: ssh to h1"
-bad "a refused key" "$dir/inventory.json" "$work/stranger_config" "$cb" "Permission denied"
-bad "a missing binary" "$dir/inventory.json" "$dir/ssh_config" /nonexistent/chaosbench "is chaosbench installed there"
-bad "an interface not allowed" "$work/noif.json" "$dir/ssh_config" "$cb" "not among the interfaces faults may touch" \
-  '[{"name": "slow", "type": "network.delay", "target": {"nodes": [2]}, "at": "1s", "duration": "1s", "delay": "5ms"}]'
+  sed "s|IdentityFile .*|IdentityFile $work/stranger|" "$dir/ssh_config" > "$work/stranger_config"
+  ssh-keygen -q -t ed25519 -N '' -f "$work/stranger"
+  bad "an unreachable host" "$(cluster "$work/unreachable.json" "$dir/ssh_config")" "node 1: ssh to h1"
+  bad "a refused key" "$(cluster "$dir/inventory.json" "$work/stranger_config")" "Permission denied"
+  bad "a missing binary" "$(cluster "$dir/inventory.json" "$dir/ssh_config" /nonexistent/chaosbench)" "is chaosbench installed there"
+  bad "an interface not allowed" "$(cluster "$work/noif.json" "$dir/ssh_config")" "not among the interfaces faults may touch" "$slow"
+else
+  bad "an allocation of 2 nodes for 4" "$(cluster)" "has 2 nodes; the scenario needs 4" '[]' salloc -N2
+  bad "a missing binary" "$(cluster "" "" /nonexistent/chaosbench)" "srun step exited"
+  bad "an interface not allowed" "$(cluster | sed 's/"eth0"/"eth9"/')" "not among the interfaces faults may touch" "$slow"
+fi
 
 end_checks
 echo "all agent checks passed"
