@@ -10,6 +10,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <mutex>
 #include <string>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -347,4 +348,25 @@ TEST_CASE("metrics-server: uint64 labels are never wrapped and ranks are bounded
     CHECK_THAT(r.error, Catch::Contains("\"rank\""));
   }
   CHECK(decode(R"({"type":"event","name":"step","rank":1048575})").ok);
+}
+
+TEST_CASE("metrics-server: a relay hands on every non-blank line as it came, the malformed too", "[metrics-server]") {
+  TempDir dir;
+  std::mutex m;
+  std::vector<std::string> lines;
+  auto server = MetricsServer::relay(dir.socket(), [&](std::string_view line, double) {
+    std::lock_guard lock(m);
+    lines.emplace_back(line);
+  });
+  {
+    RawClient c(dir.socket());
+    c.write("{\"type\":\"event\",\"rank\":3,\"time\":1,\"name\":\"step\",\"fields\":{\"step\":1}}\n\n   \nnot json\r\npart");
+  }
+  server->stop();
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "{\"type\":\"event\",\"rank\":3,\"time\":1,\"name\":\"step\",\"fields\":{\"step\":1}}");
+  CHECK(lines[1] == "not json\r");  // judged by the decoder it is relayed to, not here
+  CHECK(lines[2] == "part");        // a last line without newline, at EOF
+  CHECK(server->records() == 3);
+  CHECK(server->malformed() == 0);
 }

@@ -99,12 +99,13 @@ void Agent::make_runtime_dir() {
   journal_->record_path(runtime_dir_);
   if (::mkdir(runtime_dir_.c_str(), 0700) != 0)
     throw std::runtime_error(fmt::format("cannot make {}: {}", runtime_dir_, std::strerror(errno)));
-  auto on_record = [this](const bench::Record& r, double) {
-    std::string line = bench::encode_record(r);
+  // The ranks' lines go to the controller as they came: it decodes and judges each once.
+  auto on_line = [this](std::string_view line, double) {
     std::lock_guard lock(records_mutex_);
-    records_ += line;
+    records_.append(line);
+    records_.push_back('\n');
   };
-  metrics_ = std::make_unique<MetricsServer>(runtime_dir_ + "/metrics.sock", on_record);
+  metrics_ = MetricsServer::relay(runtime_dir_ + "/metrics.sock", on_line);
 }
 
 // The loop: frames from the controller, exits of ranks, records out, the dead-man switch.

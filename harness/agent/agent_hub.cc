@@ -199,7 +199,15 @@ void AgentHub::on_records(int node, const std::string& lines) {
       malformed_.fetch_add(1);
       continue;
     }
-    std::visit([&](auto& r) { r.time -= offset; }, decoded.record);
+    const int rank = std::visit([&](auto& r) {
+      r.time -= offset;
+      return r.rank;
+    }, decoded.record);
+    // As the local metrics server does: one runaway rank cannot grow the controller.
+    if (records_by_rank_[rank]++ >= MetricsServer::kDefaultMaxRecordsPerRank) {
+      malformed_.fetch_add(1);
+      continue;
+    }
     records_.fetch_add(1);
     if (sink_) sink_(decoded.record, received);
   }

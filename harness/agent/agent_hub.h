@@ -29,6 +29,7 @@
 #include "harness/agent/clock_offset.h"
 #include "harness/agent/link_channel.h"
 #include "harness/agent/link_handshake.h"
+#include "harness/runner/metrics_server.h"
 
 namespace chaosbench::harness {
 
@@ -123,6 +124,7 @@ class AgentHub {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   bool stopped_ = false;
+  std::map<int, std::uint64_t> records_by_rank_;  // the I/O thread's
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> malformed_{0};
 };

@@ -83,9 +83,18 @@ struct MetricsServer::Connection {
   Clock::time_point last_activity{};
 };
 
-MetricsServer::MetricsServer(std::string socket_path, RecordHandler on_record,
+MetricsServer::MetricsServer(std::string socket_path, RecordHandler on_record, std::uint64_t max_records_per_rank)
+    : MetricsServer(std::move(socket_path), std::move(on_record), LineHandler(), max_records_per_rank) {}
+
+std::unique_ptr<MetricsServer> MetricsServer::relay(std::string socket_path, LineHandler on_line) {
+  return std::unique_ptr<MetricsServer>(
+      new MetricsServer(std::move(socket_path), RecordHandler(), std::move(on_line), kDefaultMaxRecordsPerRank));
+}
+
+MetricsServer::MetricsServer(std::string socket_path, RecordHandler on_record, LineHandler on_line,
                              std::uint64_t max_records_per_rank)
-    : path_(std::move(socket_path)), on_record_(std::move(on_record)), max_records_(max_records_per_rank) {
+    : path_(std::move(socket_path)), on_record_(std::move(on_record)), on_line_(std::move(on_line)),
+      max_records_(max_records_per_rank) {
   sockaddr_un addr{};
   if (path_.empty() || path_.size() >= sizeof(addr.sun_path)) {
     throw std::runtime_error(fmt::format(
@@ -309,6 +318,12 @@ void MetricsServer::finish_connection(Connection& c, double received_at) {
 void MetricsServer::handle_line(Connection& c, std::string_view line, double received_at) {
   ++c.lines;
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank: no record
+  if (on_line_) {
+    ++c.records;
+    records_.fetch_add(1);
+    on_line_(line, received_at);
+    return;
+  }
   auto decoded = bench::decode_record(line);
   if (!decoded.ok) {
     count_malformed(c, decoded.error, line);

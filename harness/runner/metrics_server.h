@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -38,6 +39,11 @@ class MetricsServer {
   static constexpr std::uint64_t kDefaultMaxRecordsPerRank = 100'000'000;
   MetricsServer(std::string socket_path, RecordHandler on_record,
                 std::uint64_t max_records_per_rank = kDefaultMaxRecordsPerRank);
+  // Pass-through: every non-blank line, undecoded (no per-rank limit, nothing malformed
+  // here), for a relay that forwards lines to a decoder elsewhere (an agent forwards its
+  // ranks' lines to the controller, which decodes and judges them once).
+  using LineHandler = std::function<void(std::string_view line, double received_at)>;
+  static std::unique_ptr<MetricsServer> relay(std::string socket_path, LineHandler on_line);
   ~MetricsServer();  // stop()
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -58,6 +64,8 @@ class MetricsServer {
   std::vector<std::string> malformed_examples() const;
 
  private:
+  MetricsServer(std::string socket_path, RecordHandler on_record, LineHandler on_line, std::uint64_t max_records_per_rank);
+
   struct Connection;  // one accepted socket and its partial line; lives on the thread
 
   void loop();
@@ -72,6 +80,7 @@ class MetricsServer {
 
   std::string path_;
   RecordHandler on_record_;
+  LineHandler on_line_;  // set: pass-through (on_record_ unused)
   std::uint64_t max_records_;
   std::map<int, std::uint64_t> records_by_rank_;  // server thread only; ranks are < 2^20
   int listen_fd_ = -1;
