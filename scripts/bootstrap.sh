@@ -12,11 +12,9 @@ packages=(
   libjs-chart.js chromium
   python3-torch
   openssh-server openssh-client libssl-dev
-<<<<<<< HEAD
   slurmctld slurmd slurm-client munge
-=======
   dpkg-dev file  # the Debian package (cmake/packaging.cmake): dpkg-shlibdeps, and file for CPack
->>>>>>> pkg
+  faketime       # the agents' clock tests: a host whose clock is off by a known offset
 )
 
 missing=()
