@@ -67,6 +67,35 @@ check "environment.hosts names h3 at its address" grep -q "\"address\": \"$TB_NE
 check "results.json says how the cluster was made" grep -Eq '4 (hosts over SSH|Slurm nodes)' "$work/coll/results.json"
 check "nothing is left on any host" all_clean
 
+# 1b. Hosts whose clocks are off: h1 by +37.5 ms, h2 by -12.25 ms (libfaketime under the
+# agent and so under its ranks, as a host with a wrong clock). The controller's estimate of
+# each offset must be within 0.5 ms of the truth.
+faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
+if [ -f "$faketime_lib" ]; then
+  cat > "$work/skewed-chaosbench" <<SH
+#!/bin/sh
+case "\$(hostname)" in
+  h1) export FAKETIME=+0.0375 ;;
+  h2) export FAKETIME=-0.01225 ;;
+esac
+[ -n "\${FAKETIME:-}" ] && export LD_PRELOAD=$faketime_lib FAKETIME_DONT_FAKE_MONOTONIC=1
+exec "$cb" "\$@"
+SH
+  chmod +x "$work/skewed-chaosbench"
+  scenario "$work/clock.json" "$(cluster "$dir/inventory.json" "$dir/ssh_config" "$work/skewed-chaosbench")" "$collective" '[]'
+  ctl "$cb" run "$work/clock.json" --out "$work/clock" -q >/dev/null 2>"$work/clock.err" || tail -5 "$work/clock.err"
+  offsets=$(python3 -c "
+import json,sys
+for h in json.load(open(sys.argv[1]))['environment']['hosts']: print(h['name'], h['clock_offset_ms'], h['clock_uncertainty_ms'])" "$work/clock/results.json")
+  echo "$offsets" | sed 's/^/  clock offset (ms) and uncertainty: /'
+  near() { awk -v want="$2" -v h="$1" '$1 == h { d = $2 - want; if (d < 0) d = -d; exit !(d <= 0.5) } END { if (NR == 0) exit 1 }' <<< "$offsets"; }
+  check "h0's clock offset is estimated within 0.5 ms of 0" near h0 0
+  check "h1's injected +37.5 ms is estimated within 0.5 ms" near h1 37.5
+  check "h2's injected -12.25 ms is estimated within 0.5 ms" near h2 -12.25
+else
+  echo "skipped part: no $faketime_lib (faketime; scripts/bootstrap.sh installs it)"
+fi
+
 # 2. Training with a node killed at step 30 and brought back 1 s later.
 train='{"kind": "train", "model": {"layers": [64, 128, 16]}, "batch_size": 256, "steps": 120, "checkpoint": {"every_steps": 20}, "recovery": {"mode": "restart", "max_restarts": 2}}'
 scenario "$work/train.json" "$(cluster "$dir/inventory.json" "$dir/ssh_config")" "$train" \

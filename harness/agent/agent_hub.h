@@ -80,6 +80,8 @@ class AgentHub {
   const AgentHello& hello(int node) const { return agents_.at(static_cast<std::size_t>(node))->hello; }
   std::optional<ClockEstimate> clock(int node) const;
   bool lost(int node) const;
+  // Whether start() has run: before it, nobody reads the links, so no reply can come.
+  bool started() const { return thread_.joinable(); }
 
   // Says bye to every agent still there and waits up to `timeout` for each one's bye (it
   // has cleaned up by then), then stops the thread and closes the links. Returns what

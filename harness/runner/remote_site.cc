@@ -168,7 +168,9 @@ std::vector<std::string> RemoteSite::stop_all() {
   std::vector<std::string> errors;
   if (!hub_) return errors;
   std::vector<std::pair<int, std::uint64_t>> sent;
-  for (int n = 0; n < cluster_.nodes; ++n) {
+  // Before the hub runs (some agent never joined), the agents have started nothing: the
+  // hub's bye is all they need.
+  for (int n = 0; n < cluster_.nodes && hub_->started(); ++n) {
     try {
       if (!hub_->lost(n)) sent.emplace_back(n, hub_->send(n, {{"op", "stop"}}));
     } catch (const std::exception&) {  // not joined, or gone: nothing to ask
