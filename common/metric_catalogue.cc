@@ -140,6 +140,7 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     {"net/tx_bytes", "bytes", B::kNone, A::kMax, "per node interface counters"},
     {"net/rx_bytes", "bytes", B::kNone, A::kMax, "per node interface counters"},
     {"net/retransmits", "count", B::kLower, A::kMax, "TCP retransmissions per node"},
+    {"net/rtt", "ms", B::kLower, A::kMean, "round trip to a peer as the workload measured it (scenarios/examples/ping_rtt.py: ping)"},
     {"gpu/memory_used", "MiB", B::kNone, A::kMax, "GPU memory in use (GPU only)"},
     {"gpu/xid_events", "count", B::kNone, A::kSum, "per Xid: device errors the ranks reported with it (failure_detected {xid}; a real GPU's or gpu.xid's)"},
     // The tool's own costs (chaosbench bench micro).

@@ -130,6 +130,27 @@ took=$(echo "$(date +%s.%N) - $killed" | bc)
 check "SIGKILLed controller: every host is clean within agent_timeout + 2 s (took ${took} s)" all_clean
 wait "$controller" 2>/dev/null
 
+# 3b. An agent SIGKILLed mid-fault cannot clean up after itself: `cleanup --hosts` does,
+# from its journal on that host.
+if [ "$mode" = ssh ]; then
+  ip netns exec "cbtb-$TB_ID-ctl" "$cb" run "$work/kill.json" --out "$work/kill2" -q >/dev/null 2>&1 &
+  controller=$!
+  for _ in $(seq 100); do grep -q '"fault_applied"' "$work/kill2/timeline.jsonl" 2>/dev/null && break; sleep 0.1; done
+  for pid in $(ip netns pids "cbtb-$TB_ID-h1"); do
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "chaosbench agent" && kill -9 "$pid"
+  done
+  kill -9 "$controller"
+  wait "$controller" 2>/dev/null
+  sleep 1
+  check "a SIGKILLed agent leaves its state on h1" test -n "$(leftovers h1)"
+  ctl "$cb" cleanup --hosts "$dir/inventory.json" --ssh-config "$dir/ssh_config" --agent-command "$cb" > "$work/cleanup.out" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || cat "$work/cleanup.out"
+  check "cleanup --hosts exits 0 (got $rc)" test $rc -eq 0
+  check "cleanup --hosts reports h1's run, prefixed with the host" grep -q "^h1: run .*-n1" "$work/cleanup.out"
+  check "after cleanup --hosts nothing is left on any host" all_clean
+fi
+
 # 4. Bad input: exit 3, the host named, nothing left.
 bad() {  # bad "what" cluster-json expected-text [faults] [command prefix...]
   local what=$1 cl=$2 want=$3 faults=${4:-'[]'}

@@ -19,6 +19,7 @@
 #include "harness/agent/fault_wire.h"
 #include "harness/agent/host_interfaces.h"
 #include "harness/journal/process_group_undo.h"
+#include "harness/journal/process_identity.h"
 
 namespace chaosbench::harness {
 
@@ -118,9 +119,15 @@ json Agent::op_apply(const json& c) {
   const auto* info = faults::find_fault_type(type);
   if (!info) throw std::runtime_error(fmt::format("unknown fault type {} (a different chaosbench?)", type));
   faults::ResolvedTarget target = decode_target(c.at("target"));
+  // Each pid with its start time: the undo a fault journals (SIGCONT after a pause) acts
+  // only on the same process, never on one that reused its number.
   for (int rank : target.ranks)
     for (const auto& [pid, r] : rank_of_)
-      if (r == rank && supervisor_.status(pid).running) target.pids.push_back(pid);
+      if (r == rank && supervisor_.status(pid).running) {
+        const auto st = read_proc_stat(pid);
+        target.pids.push_back(pid);
+        target.pid_start_times.push_back(st ? st->start_time : 0);
+      }
   target.network = plane_.get();
   target.control_dir = runtime_dir_ + "/control";
   auto fault = info->make(decode_params(c.at("params")));

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/trusted_directory.h"
+#include "harness/cli/cleanup_hosts.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
 #include "harness/journal/entry_checks.h"
@@ -49,20 +50,29 @@ int cmd_cleanup(const Args& args) {
   po::options_description options("Options");
   options.add_options()
       ("dry-run", "list what would be undone; change nothing")
-      ("journal-dir", po::value<std::string>(), "where journals are (default: CHAOSBENCH_JOURNAL_DIR, /run/chaosbench as root)");
+      ("journal-dir", po::value<std::string>(), "where journals are (default: CHAOSBENCH_JOURNAL_DIR, /run/chaosbench as root)")
+      ("hosts", po::value<std::string>(), "INVENTORY: run cleanup on every host it lists, over ssh")
+      ("ssh-config", po::value<std::string>()->default_value(""), "with --hosts: the ssh client's config file (-F)")
+      ("agent-command", po::value<std::string>()->default_value("chaosbench"), "with --hosts: chaosbench on the hosts");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
-    print_help("chaosbench cleanup [--dry-run]",
+    print_help("chaosbench cleanup [--dry-run] [--hosts INVENTORY [--ssh-config FILE] [--agent-command PATH]]",
                "Reverts everything journaled by runs whose harness is gone (killed, crashed, power loss):\n"
                "processes, runtime directories and, as later features add them, namespaces, links,\n"
                "cgroups, qdiscs and netfilter rules, newest first. Runs still alive are left alone.\n"
                "Only journals this user owns, in a directory nobody else can write, are believed, and\n"
                "only entries naming what their run creates are acted on; the rest is reported.\n"
-               "Exit 0 when everything was undone (or nothing was left), 1 when something was not.",
+               "With --hosts, does the same on every host of an inventory (cluster.hosts' format) over\n"
+               "ssh, 16 hosts at a time, each line prefixed with the host's name.\n"
+               "Exit 0 when everything was undone (or nothing was left), 1 when something was not,\n"
+               "3 when a host could not be reached.",
                options);
     return kExitPass;
   }
   const bool dry = cl.vm.count("dry-run") > 0;
+  if (cl.vm.count("hosts"))
+    return cleanup_hosts({cl.vm["hosts"].as<std::string>(), cl.vm["ssh-config"].as<std::string>(),
+                          cl.vm["agent-command"].as<std::string>(), dry});
   const std::string dir = cl.vm.count("journal-dir") ? cl.vm["journal-dir"].as<std::string>() : Journal::default_directory();
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {

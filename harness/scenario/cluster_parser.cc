@@ -62,8 +62,19 @@ std::vector<HostSpec> read_hosts(ParseContext& ctx, const json& list, const std:
   return hosts;
 }
 
-// An inventory file: an array of hosts, or an object whose "hosts" is one. Its errors
-// name the inventory's own file, line and column.
+// An inventory's text: an array of hosts, or an object whose "hosts" is one. Its errors
+// name the inventory's own file, line and column (ScenarioError).
+std::vector<HostSpec> parse_inventory(const std::string& file, const std::string& text) {
+  json doc = json::parse(text, nullptr, false);
+  ParseContext inv(file, text, {});
+  if (doc.is_discarded()) inv.error("", "invalid JSON");
+  const json* list = doc.is_object() && doc.contains("hosts") ? &doc["hosts"] : &doc;
+  auto hosts = inv.failed() ? std::vector<HostSpec>{} : read_hosts(inv, *list, doc.is_object() ? "hosts" : "");
+  if (inv.failed()) throw ScenarioError(inv.take());
+  return hosts;
+}
+
+// cluster.hosts as a path, relative to the scenario file.
 std::vector<HostSpec> read_inventory(ParseContext& ctx, const std::string& file, const std::string& scenario_file) {
   std::filesystem::path p(file);
   if (p.is_relative()) p = std::filesystem::path(scenario_file).parent_path() / p;
@@ -74,13 +85,7 @@ std::vector<HostSpec> read_inventory(ParseContext& ctx, const std::string& file,
     ctx.error("cluster.hosts", fmt::format("the inventory {}: {}", p.string(), e.diagnostics().front().message));
     return {};
   }
-  json doc = json::parse(text, nullptr, false);
-  ParseContext inv(p.string(), text, {});
-  if (doc.is_discarded()) inv.error("", "invalid JSON");
-  const json* list = doc.is_object() && doc.contains("hosts") ? &doc["hosts"] : &doc;
-  auto hosts = inv.failed() ? std::vector<HostSpec>{} : read_hosts(inv, *list, doc.is_object() ? "hosts" : "");
-  if (inv.failed()) throw ScenarioError(inv.take());
-  return hosts;
+  return parse_inventory(p.string(), text);
 }
 
 void parse_remote(ParseContext& ctx, ObjectReader& r, ClusterSpec& c) {
@@ -153,6 +158,8 @@ void parse_hosts(ParseContext& ctx, ObjectReader& r, ClusterSpec& c, const std::
 }
 
 }  // namespace
+
+std::vector<HostSpec> load_inventory(const std::string& file) { return parse_inventory(file, read_scenario_file(file)); }
 
 ClusterSpec parse_cluster(ParseContext& ctx, const json* value, const std::string& scenario_file) {
   ClusterSpec c;

@@ -34,6 +34,10 @@ LoadResult load_scenario(const std::string& file, const LoadOptions& options = {
 // The file's text, for parse_scenario (a sweep parses it once per point without reading
 // it again). Throws ScenarioError: missing, neither a regular file nor a pipe (`<(...)`),
 // over kMaxScenarioBytes.
+// An inventory file (cluster.hosts as a path): an array of hosts, or an object whose
+// "hosts" is one. Throws ScenarioError naming the file, JSON path and line:column.
+std::vector<HostSpec> load_inventory(const std::string& file);
+
 std::string read_scenario_file(const std::string& file);
 LoadResult parse_scenario(std::string_view text, const std::string& file, const LoadOptions& options = {});
 
