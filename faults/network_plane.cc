@@ -39,8 +39,9 @@ std::string iptables_restore(int netns_fd, const std::string& script) {
   return out.err.empty() ? fmt::format("iptables-restore exited with {}", out.exit_code) : out.err;
 }
 
-bool iptables_chain_exists(int netns_fd, const std::string& chain) {
-  return common::run_in_netns(netns_fd, {"iptables", "-w", "-n", "-L", chain}, kIptablesLimit).exit_code == 0;
+bool iptables_chain_exists(int netns_fd, const std::string& chain, const std::string& table) {
+  return common::run_in_netns(netns_fd, {"iptables", "-w", "-t", table, "-n", "-L", chain}, kIptablesLimit).exit_code ==
+         0;
 }
 
 namespace {
@@ -68,8 +69,8 @@ std::string set_bridge_nf(int bridge_fd, char value, char* old) {
 
 }  // namespace
 
-std::string remove_chain_script(const std::string& chain, const std::string& hook) {
-  return fmt::format("*filter\n-D {1} -j {0}\n-F {0}\n-X {0}\nCOMMIT\n", chain, hook);
+std::string remove_chain_script(const std::string& chain, const std::string& hook, const std::string& table) {
+  return fmt::format("*{2}\n-D {1} -j {0}\n-F {0}\n-X {0}\nCOMMIT\n", chain, hook, table);
 }
 
 namespace {
@@ -78,7 +79,8 @@ namespace {
 // in its hook. `fresh` declares the chain with -N, which fails when one of that name
 // exists, where ":chain" would take it over and flush it.
 std::string chain_script(const NetworkPlane::ChainHandle& h, const std::vector<std::string>& rules, bool fresh) {
-  std::string script = fresh ? fmt::format("*filter\n-N {}\n", h.chain) : fmt::format("*filter\n:{} - [0:0]\n", h.chain);
+  std::string script =
+      fresh ? fmt::format("*{}\n-N {}\n", h.table, h.chain) : fmt::format("*{}\n:{} - [0:0]\n", h.table, h.chain);
   for (const auto& r : rules) script += fmt::format("-A {} {}\n", h.chain, r);
   script += fmt::format("-I {} 1 -j {}\nCOMMIT\n", h.hook, h.chain);
   return script;
@@ -233,17 +235,22 @@ std::string NetworkPlane::match(int sender, int receiver) const {
   return m;
 }
 
-NetworkPlane::ChainHandle NetworkPlane::journal_chain(int netns_fd, const char* hook, UndoLog& log) {
-  ChainHandle h{netns_fd, fmt::format("chaosbench{}", next_chain_++), hook, 0};
-  h.entry = log.record("iptables_chain", {{"netns", netns_id(h.netns_fd)},
-                                          {"netns_cookie", std::to_string(common::netns_cookie(h.netns_fd))},
-                                          {"chain", h.chain},
-                                          {"hook", h.hook}});
+NetworkPlane::ChainHandle NetworkPlane::journal_chain(int netns_fd, const char* table, const char* hook,
+                                                      UndoLog& log) {
+  ChainHandle h{netns_fd, fmt::format("chaosbench{}", next_chain_++), hook, 0, table};
+  std::map<std::string, std::string> fields{{"netns", netns_id(h.netns_fd)},
+                                            {"netns_cookie", std::to_string(common::netns_cookie(h.netns_fd))},
+                                            {"chain", h.chain},
+                                            {"hook", h.hook}};
+  // Only where it is not filter: the entries of the filter table stay as they were, and
+  // the journals of older versions (no table) read as filter.
+  if (h.table != "filter") fields["table"] = h.table;
+  h.entry = log.record("iptables_chain", std::move(fields));
   return h;
 }
 
 NetworkPlane::ChainHandle NetworkPlane::add_bridge_chain(const std::vector<std::string>& rules, UndoLog& log) {
-  ChainHandle h = journal_chain(bridge_fd_, "FORWARD", log);
+  ChainHandle h = journal_chain(bridge_fd_, "filter", "FORWARD", log);
   // iptables-restore applies a table's changes as one transaction: all or nothing.
   std::string err = iptables_restore(h.netns_fd, chain_script(h, rules, false));
   if (err.empty() && bridge_chains_ == 0) {
@@ -260,18 +267,27 @@ NetworkPlane::ChainHandle NetworkPlane::add_bridge_chain(const std::vector<std::
 }
 
 NetworkPlane::ChainHandle NetworkPlane::add_host_chain(const std::vector<std::string>& rules, UndoLog& log) {
+  return add_fresh_host_chain("filter", "OUTPUT", rules, log);
+}
+
+NetworkPlane::ChainHandle NetworkPlane::add_host_input_chain(const std::vector<std::string>& rules, UndoLog& log) {
+  return add_fresh_host_chain("mangle", "INPUT", rules, log);
+}
+
+NetworkPlane::ChainHandle NetworkPlane::add_fresh_host_chain(const char* table, const char* hook,
+                                                             const std::vector<std::string>& rules, UndoLog& log) {
   if (!host_mode()) throw FaultError("a host chain needs a plane in host mode");
   // A few names at most: a taken one is a chain a crashed run left for cleanup.
   constexpr int kNameTries = 16;
   for (int attempt = 1;; ++attempt) {
-    ChainHandle h = journal_chain(node(local_node_).netns_fd, "OUTPUT", log);
+    ChainHandle h = journal_chain(node(local_node_).netns_fd, table, hook, log);
     const std::string err = iptables_restore(h.netns_fd, chain_script(h, rules, true));
     if (err.empty()) {
       log_ = &log;
       return h;
     }
     log.done(h.entry);
-    if (attempt < kNameTries && iptables_chain_exists(h.netns_fd, h.chain)) continue;
+    if (attempt < kNameTries && iptables_chain_exists(h.netns_fd, h.chain, h.table)) continue;
     throw FaultError(fmt::format("iptables: {}", err));
   }
 }
@@ -287,8 +303,8 @@ NetworkPlane::ShapeHandle NetworkPlane::add_host_shape(int receiver, ShapeRule r
 
 void NetworkPlane::remove_chain(ChainHandle& handle) {
   if (handle.chain.empty()) return;
-  std::string err = iptables_restore(handle.netns_fd, remove_chain_script(handle.chain, handle.hook));
-  if (!err.empty() && iptables_chain_exists(handle.netns_fd, handle.chain))
+  std::string err = iptables_restore(handle.netns_fd, remove_chain_script(handle.chain, handle.hook, handle.table));
+  if (!err.empty() && iptables_chain_exists(handle.netns_fd, handle.chain, handle.table))
     throw FaultError(fmt::format("iptables: removing chain {}: {}", handle.chain, err));
   if (log_) log_->done(handle.entry);
   handle.chain.clear();

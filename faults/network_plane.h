@@ -8,8 +8,9 @@
 //
 // Every change goes through here with its undo journaled first:
 //   "tc_root"        {netns, interface, handle}: the htb root a shaper created
-//   "iptables_chain" {netns, chain, hook}: a chain of ours and the jump to it from hook
-//                    (FORWARD in the bridge namespace; OUTPUT in host mode)
+//   "iptables_chain" {netns, chain, hook[, table]}: a chain of ours and the jump to it
+//                    from hook (FORWARD in the bridge namespace; in host mode OUTPUT, or
+//                    INPUT of table "mangle" for the delay line); no table: "filter"
 // netns is "net:[inode]", as /proc/PID/ns/net names it, and netns_cookie its
 // SO_NETNS_COOKIE: after a crash, cleanup finds the namespace through a process still in
 // it and acts only when the cookie matches too (inode numbers are reused), or it is gone
@@ -47,13 +48,14 @@ class NetworkPlane {
   // host's own network namespace (an fd of /proc/self/ns/net; borrowed, it must outlive
   // the plane); `interface`: the allow-listed interface every rule goes on;
   // `node_addresses`: each job host's IPv4 address by node index; `local_node`: this
-  // host's index. Faults then place only what this host sends to the job's other hosts
-  // (host_share in network/traffic_flows.h), each rule matching this host's address and
-  // one peer's, so traffic to any other address is untouched; faults that need the bridge
-  // (the nfqueue delay line) refuse. Throws FaultError, changing nothing, when an address
-  // is not IPv4, local_node is out of range, or the interface is not in the namespace or
-  // does not carry the local address (faults on it would then never see the job's
-  // traffic). Needs CAP_SYS_ADMIN (it enters the namespace to look).
+  // host's index. Faults then place only this host's share: what it sends to the job's
+  // other hosts (host_share in network/traffic_flows.h), or for the nfqueue delay line
+  // what it receives from them (host_receive_share, on its INPUT hook), each rule
+  // matching this host's address and one peer's, so traffic with any other address is
+  // untouched. Throws FaultError, changing nothing, when an address is not IPv4,
+  // local_node is out of range, or the interface is not in the namespace or does not
+  // carry the local address (faults on it would then never see the job's traffic).
+  // Needs CAP_SYS_ADMIN (it enters the namespace to look).
   static std::unique_ptr<NetworkPlane> for_host(int netns_fd, std::string interface,
                                                 std::vector<std::string> node_addresses, int local_node,
                                                 std::uint64_t seed);
@@ -93,6 +95,7 @@ class NetworkPlane {
     std::string chain;
     std::string hook;
     std::uint64_t entry = 0;
+    std::string table = "filter";
   };
   ChainHandle add_bridge_chain(const std::vector<std::string>& rules, UndoLog& log);
   void remove_chain(ChainHandle& handle);  // idempotent; throws FaultError on failure
@@ -106,6 +109,11 @@ class NetworkPlane {
   // The host's table is shared with others, so the chain is made with -N, which fails
   // rather than take over a chain of that name, and a name in use is skipped.
   ChainHandle add_host_chain(const std::vector<std::string>& rules, UndoLog& log);
+  // Host mode: the same, in the mangle table, jumped to first from INPUT (what this host
+  // receives). Mangle, not filter: a packet an NFQUEUE rule queues and the delay line
+  // accepts leaves the rest of its table, and the filter table's INPUT (the host's
+  // firewall) comes after mangle's, so it still sees every packet.
+  ChainHandle add_host_input_chain(const std::vector<std::string>& rules, UndoLog& log);
 
   // "-s 10.a.b.1 -d 10.a.b.2" for a flow between nodes (an end that is any node is left out).
   std::string match(int sender, int receiver) const;
@@ -124,8 +132,10 @@ class NetworkPlane {
   NetworkPlane(HostMode, int netns_fd, std::vector<NetworkNode> nodes, std::string interface, int local_node,
                std::uint64_t seed);
   TcShaper& shaper(int netns_fd, const std::string& interface);
-  // A new chain name in `netns_fd`, jumped to from `hook`, journaled (not made yet).
-  ChainHandle journal_chain(int netns_fd, const char* hook, UndoLog& log);
+  // A new chain name in `netns_fd`'s `table`, jumped to from `hook`, journaled (not made yet).
+  ChainHandle journal_chain(int netns_fd, const char* table, const char* hook, UndoLog& log);
+  ChainHandle add_fresh_host_chain(const char* table, const char* hook, const std::vector<std::string>& rules,
+                                   UndoLog& log);
 
   int bridge_fd_;
   int local_node_ = -1;
@@ -161,11 +171,12 @@ void undo_all(std::vector<Handle>& handles, Undo undo) {
 // for the table); "" on success, else iptables' own message. Blocks (about 15 ms).
 std::string iptables_restore(int netns_fd, const std::string& script);
 
-// Whether chain `chain` exists in the namespace's filter table.
-bool iptables_chain_exists(int netns_fd, const std::string& chain);
+// Whether chain `chain` exists in the namespace's `table`.
+bool iptables_chain_exists(int netns_fd, const std::string& chain, const std::string& table = "filter");
 
-// The iptables-restore input that removes chain `chain` and the jump to it from `hook`;
-// used by NetworkPlane and by cleanup after a crash.
-std::string remove_chain_script(const std::string& chain, const std::string& hook);
+// The iptables-restore input that removes chain `chain` of `table` and the jump to it
+// from `hook`; used by NetworkPlane and by cleanup after a crash.
+std::string remove_chain_script(const std::string& chain, const std::string& hook,
+                                const std::string& table = "filter");
 
 }  // namespace chaosbench::faults

@@ -4,16 +4,14 @@
 // same interface of A. Faults are made through the registry, as the agent makes them, and
 // checked from inside the hosts with ping and iperf3: the job peer sees the fault, C's
 // traffic does not, and nothing of ours is left after revert. The [network] cases need
-// root; those that need netem skip where the kernel has no sch_netem.
+// root; those that need netem skip where the kernel has no sch_netem. The delay line's
+// host mode (nfqueue on the receiver's INPUT) is in host_delay_line_test.cc.
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <fmt/format.h>
 #include <future>
-#include <map>
 #include <memory>
-#include <thread>
-#include <unistd.h>
 
 #include "common/netns.h"
 #include "faults/network/traffic_flows.h"
@@ -22,7 +20,7 @@
 #include "harness/cluster/netns_cluster.h"
 #include "harness/journal/entry_checks.h"
 #include "harness/journal/netns_undo.h"
-#include "net_probe.h"
+#include "host_net_fixture.h"
 #include "test_util.h"
 
 using namespace chaosbench;
@@ -31,95 +29,14 @@ using faults::Flow;
 
 namespace {
 
-constexpr int kA = 0, kB = 1, kC = 2;
-
-// The entries a fault journaled and has not closed: what cleanup would find after a crash.
-class OpenEntries final : public faults::UndoLog {
- public:
-  std::uint64_t record(const std::string& kind, std::map<std::string, std::string> fields) override {
-    ++last_;
-    open_[last_] = harness::JournalEntry{last_, kind, std::move(fields)};
-    return last_;
-  }
-  void done(std::uint64_t id) override { open_.erase(id); }
-  std::size_t open() const { return open_.size(); }
-  const harness::JournalEntry* find(const std::string& kind) const {
-    for (const auto& [id, e] : open_)
-      if (e.kind == kind) return &e;
-    return nullptr;
-  }
-
- private:
-  std::uint64_t last_ = 0;
-  std::map<std::uint64_t, harness::JournalEntry> open_;
-};
-
-// Three hosts on one subnet; the job is A and B.
-struct Hosts {
-  harness::NetnsCluster cluster{3, fmt::format("hostnet-{}", ::getpid())};
-  OpenEntries log;
-
-  int fd(int node) const { return cluster.node_netns_fd(node); }
-  const std::string& address(int node) const { return cluster.address(node); }
-  // The plane the agent on host `local` makes: its namespace, its interface, the job.
-  std::unique_ptr<faults::NetworkPlane> plane(int local) const {
-    return faults::NetworkPlane::for_host(fd(local), harness::NetnsCluster::kNodeInterface,
-                                          {address(kA), address(kB)}, local, 7);
-  }
-  // The run's bridge plane over the same three namespaces, to compare with.
-  std::unique_ptr<faults::NetworkPlane> bridge_plane() const {
-    std::vector<faults::NetworkNode> nodes;
-    for (int n = 0; n < 3; ++n) nodes.push_back({fd(n), address(n), harness::NetnsCluster::bridge_port(n)});
-    return std::make_unique<faults::NetworkPlane>(cluster.bridge_netns_fd(), std::move(nodes),
-                                                  harness::NetnsCluster::kNodeInterface, 42);
-  }
-  test::PingResult ping(int from, int to) const { return test::ping(fd(from), address(to), 5, 0.2); }
-  std::string run(int node, std::vector<std::string> argv) const {
-    return common::run_in_netns(fd(node), argv, std::chrono::seconds(5)).out;
-  }
-  // What of ours is on a host: a root qdisc other than the kernel's default (handle 0:)
-  // on its interface, or a chain of ours in its filter table.
-  std::string leftovers(int node) const {
-    std::string out;
-    const auto qdiscs = run(node, {"tc", "qdisc", "show", "dev", harness::NetnsCluster::kNodeInterface});
-    if (qdiscs.find(" 0: root") == std::string::npos || qdiscs.find("htb") != std::string::npos ||
-        qdiscs.find("netem") != std::string::npos)
-      out += qdiscs;
-    const auto rules = run(node, {"iptables", "-S"});
-    if (rules.find("chaosbench") != std::string::npos) out += rules;
-    return out;
-  }
-};
-
-// Both job hosts are as they were, and every journal entry is closed.
-void check_nothing_left(const Hosts& h) {
-  CHECK(h.leftovers(kA).empty());
-  CHECK(h.leftovers(kB).empty());
-  CHECK(h.log.open() == 0);
-}
-
-faults::ResolvedTarget on_node(faults::NetworkPlane& plane, int node) {
-  faults::ResolvedTarget t;
-  t.nodes = {node};
-  t.network = &plane;
-  return t;
-}
-
-// A fault of registry type `type` with its declared defaults and `values`, as the agent
-// makes one from the scenario's parameters.
-std::unique_ptr<faults::Fault> make_fault(std::string_view type, const std::map<std::string, faults::ParamValue>& values) {
-  const auto* info = faults::find_fault_type(type);
-  REQUIRE(info != nullptr);
-  faults::Params params = faults::defaults_of(info->params);
-  for (const auto& [key, value] : values) params.set(key, value);
-  return info->make(params);
-}
-
-std::unique_ptr<faults::Fault> delay_20ms(const std::string& direction, const std::string& backend = "auto") {
-  return make_fault("network.delay", {{"delay", common::Duration{std::chrono::milliseconds(20)}},
-                                      {"direction", direction},
-                                      {"backend", backend}});
-}
+using test::kA;
+using test::kB;
+using test::kC;
+using test::Hosts;
+using test::on_node;
+using test::make_fault;
+using test::delay_20ms;
+using test::check_nothing_left;
 
 // True (after the "skipped:" warning ctest reads) when this host cannot run the case.
 bool skip_without_netem() {
@@ -217,13 +134,11 @@ TEST_CASE("host mode: each job host places its share, and a node's delay both wa
   REQUIRE(base >= 0);
   for (auto [direction, expect] : {std::pair{"egress", 20.0}, std::pair{"both", 40.0}}) {
     // The same fault on the same target, on each job host as its agent applies it.
-    auto on_a = delay_20ms(direction), on_b = delay_20ms(direction);
-    on_a->apply(on_node(*plane_a, kA), h.log);
-    on_b->apply(on_node(*plane_b, kA), h.log);  // B's share: its sending to A (none for egress)
+    // B's share: its sending to A (none for egress).
+    auto job = test::apply_on_job(h, *plane_a, *plane_b, [&] { return delay_20ms(direction); });
     const auto host_mode = h.ping(kA, kB);
     const bool b_placed = h.leftovers(kB).find("netem") != std::string::npos;
-    on_a->revert();
-    on_b->revert();
+    job.revert();
     auto in_bridge = delay_20ms(direction);
     in_bridge->apply(on_node(*bridge, kA), h.log);
     const auto bridge_mode = h.ping(kA, kB);
@@ -243,10 +158,9 @@ TEST_CASE("host mode: network.partition of node A cuts A from job host B, not fr
   if (test::skip_without_root("network namespaces and iptables need root")) return;
   Hosts h;
   auto plane_a = h.plane(kA), plane_b = h.plane(kB);
-  auto cut_a = make_fault("network.partition", {}), cut_b = make_fault("network.partition", {});
-  cut_a->apply(on_node(*plane_a, kA), h.log);
-  cut_b->apply(on_node(*plane_b, kA), h.log);  // B's share: its sending to A
-  CHECK(cut_a->backend() == "iptables");
+  // B's share: its sending to A.
+  auto cut = test::apply_on_job(h, *plane_a, *plane_b, [] { return make_fault("network.partition", {}); });
+  CHECK(cut.on_a->backend() == "iptables");
   const auto rules = h.run(kA, {"iptables", "-S"});
   INFO(rules);
   CHECK(rules.find(fmt::format("-s {}/32 -d {}/32 -j DROP", h.address(kA), h.address(kB))) != std::string::npos);
@@ -258,8 +172,7 @@ TEST_CASE("host mode: network.partition of node A cuts A from job host B, not fr
   CHECK(h.ping(kB, kA).received == 0);
   CHECK(h.ping(kA, kC).received == 5);
   CHECK(h.ping(kB, kC).received == 5);
-  cut_a->revert();
-  cut_b->revert();
+  cut.revert();
   CHECK(h.ping(kA, kB).received == 5);
   CHECK(h.ping(kA, kC).received == 5);
   check_nothing_left(h);
@@ -303,22 +216,25 @@ TEST_CASE("host mode: network.rate 100mbit on node A limits what A sends to job 
   check_nothing_left(h);
 }
 
-TEST_CASE("host mode: the nfqueue delay line, or auto without netem, is refused before anything changes",
+TEST_CASE("host mode: an impairment no backend of the host can do is refused before anything changes",
           "[network]") {
   if (test::skip_without_root("network namespaces need root")) return;
   Hosts h;
-  auto plane = h.plane(kA);
-  auto delay = delay_20ms("egress", "nfqueue");
-  CHECK_THROWS_WITH(delay->apply(on_node(*plane, kA), h.log), Catch::Contains("host mode needs netem"));
-  CHECK_FALSE(delay->applied());
+  auto plane = h.plane(kB);  // B has a share of A's egress either way (A's sending, B's receiving)
+  // The delay line cannot duplicate: "nfqueue" never can, "auto" only where netem is.
+  auto dup = make_fault("network.duplicate", {{"percent", common::Percent{10}}, {"backend", std::string("nfqueue")}});
+  CHECK_THROWS_WITH(dup->apply(on_node(*plane, kA), h.log), Catch::Contains("network.duplicate needs netem"));
+  CHECK_FALSE(dup->applied());
   if (!faults::NetworkPlane::netem_available()) {
-    // Where the bridge would fall through to the delay line, a host has nothing to use.
-    auto fallback = delay_20ms("egress", "auto");
-    CHECK_THROWS_WITH(fallback->apply(on_node(*plane, kA), h.log), Catch::Contains("host mode needs netem"));
-    CHECK_FALSE(fallback->applied());
+    auto netem = delay_20ms("egress", "netem");
+    CHECK_THROWS_WITH(netem->apply(on_node(*plane, kA), h.log), Catch::Contains("backend netem asked for"));
+    CHECK_FALSE(netem->applied());
+    auto dup_auto = make_fault("network.duplicate", {{"percent", common::Percent{10}}});
+    CHECK_THROWS_WITH(dup_auto->apply(on_node(*plane, kA), h.log), Catch::Contains("network.duplicate needs netem"));
+    CHECK_FALSE(dup_auto->applied());
   }
   CHECK(h.log.open() == 0);
-  CHECK(h.leftovers(kA).empty());
+  CHECK(h.leftovers(kB).empty());
 }
 
 TEST_CASE("host mode: cleanup undoes a dead run's OUTPUT chain and root qdisc in the host's namespace",
@@ -326,11 +242,7 @@ TEST_CASE("host mode: cleanup undoes a dead run's OUTPUT chain and root qdisc in
   if (test::skip_without_root("network namespaces, tc and iptables need root")) return;
   Hosts h;
   auto plane = h.plane(kA);
-  // A process in the host's namespace, as on a real host: cleanup finds it through one.
-  auto holder = std::async(std::launch::async, [&] {
-    return common::run_in_netns(h.fd(kA), {"sleep", "3"}, std::chrono::seconds(6));
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto holder = h.keep_process_in(kA);
   auto cut = make_fault("network.partition", {});
   auto rate = make_fault("network.rate", {{"rate", common::Rate{100'000'000}}});
   cut->apply(on_node(*plane, kA), h.log);

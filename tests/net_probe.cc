@@ -6,6 +6,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "common/netns.h"
 
@@ -32,11 +33,13 @@ PingResult parse_ping(const std::string& output) {
   return r;
 }
 
-PingResult ping(int netns_fd, const std::string& address, int count, double interval_s) {
+PingResult ping(int netns_fd, const std::string& address, int count, double interval_s, bool user_to_user) {
   const auto limit = std::chrono::milliseconds(static_cast<int>((count * interval_s + 5) * 1000));
-  auto out = chaosbench::common::run_in_netns(netns_fd, {"ping", "-n", "-q", "-c", std::to_string(count), "-i", fmt::format("{}", interval_s),
-                                     "-W", "1", address},
-                          limit);
+  std::vector<std::string> argv{"ping", "-n", "-q", "-c", std::to_string(count), "-i", fmt::format("{}", interval_s),
+                                "-W", "1"};
+  if (user_to_user) argv.push_back("-U");
+  argv.push_back(address);
+  auto out = chaosbench::common::run_in_netns(netns_fd, argv, limit);
   return parse_ping(out.out + out.err);
 }
 

@@ -20,8 +20,11 @@ struct PingResult {
 PingResult parse_ping(const std::string& output);
 
 // `count` echo requests from the namespace `netns_fd` to `address`, `interval_s` apart,
-// each waiting at most 1 s for its reply.
-PingResult ping(int netns_fd, const std::string& address, int count, double interval_s);
+// each waiting at most 1 s for its reply. ping's RTT ends at the kernel's receive
+// timestamp of the reply, taken when it reached the namespace; `user_to_user` (ping -U)
+// ends it when ping read the reply, so it also counts a reply held on the pinging side's
+// own INPUT hook.
+PingResult ping(int netns_fd, const std::string& address, int count, double interval_s, bool user_to_user = false);
 
 // One TCP stream from `client_fd`'s namespace to an iperf3 server started in
 // `server_fd`'s namespace at `server_address`, for `seconds`; the receiver's Mbit/s, or

@@ -8,10 +8,17 @@
 // packets held in a queue, and the receiver (its timestamps too) sees the delay.
 // Backend "auto" takes netem where the kernel has it and falls through to nfqueue without
 // error; "netem" or "nfqueue" insists (and apply fails with the reason where it can't).
-// On a host of a job (NetworkPlane::host_mode) there is no bridge: netem only, on the
-// host's egress, one rule per job peer it sends to (host_share); nfqueue, or no netem,
-// is a FaultError before anything changes. A packet then waits in the sender's egress
-// queue instead of between namespaces: still once, and a ping's RTT sees the same delay.
+// On a host of a job (NetworkPlane::host_mode) there is no bridge, and the backend is
+// chosen the same way:
+//   netem:   on the host's egress, one rule per job peer it sends to (host_share); a
+//            packet waits in the sender's egress queue instead of between namespaces;
+//   nfqueue: a chain of ours in the host's mangle table, jumped to from INPUT, one rule
+//            per job peer it receives from (-i interface -s peer -d host:
+//            host_receive_share), and one DelayLine in the host's namespace; the
+//            receiving side, as on the bridge.
+// Either way each flow is placed by one host, so a packet is impaired once and a round
+// trip gains what it gains on the bridge. (ping's own RTT, which ends at the kernel's
+// receive timestamp, misses a reply the delay line holds on the pinging host's INPUT.)
 #pragma once
 
 #include <map>
@@ -45,7 +52,9 @@ class ImpairmentFault : public Fault {
  private:
   void do_apply(const ResolvedTarget& target) override;
   void do_revert() override;
-  void apply_on_host(const ResolvedTarget& target);
+  void apply_on_host(const std::vector<Flow>& flows);
+  // Starts a DelayLine in the host's namespace (lines_) on a queue number free there.
+  std::uint16_t start_host_delay_line();
 
   Impairment imp_;
   Direction direction_;

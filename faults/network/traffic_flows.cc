@@ -73,19 +73,34 @@ std::vector<Flow> by_receiver(const std::vector<Flow>& flows, int node_count) {
   return {out.begin(), out.end()};
 }
 
-std::vector<Flow> host_share(const std::vector<Flow>& flows, int local, int node_count) {
+namespace {
+
+// The flows with `local` at its near end (the sender's end when `sending`, else the
+// receiver's), the far end a job peer: what host_share and host_receive_share give.
+std::vector<Flow> local_share(const std::vector<Flow>& flows, int local, int node_count, bool sending) {
   std::set<Flow> out;
+  auto add = [&](int peer) { out.insert(sending ? Flow{local, peer} : Flow{peer, local}); };
   for (const auto& f : flows) {
-    if (f.sender != local && f.sender != kAnyNode) continue;
-    if (f.receiver == local) continue;
-    if (f.receiver != kAnyNode) {
-      out.insert({local, f.receiver});
+    const int near = sending ? f.sender : f.receiver, far = sending ? f.receiver : f.sender;
+    if ((near != local && near != kAnyNode) || far == local) continue;
+    if (far != kAnyNode) {
+      add(far);
       continue;
     }
-    for (int r = 0; r < node_count; ++r)
-      if (r != local) out.insert({local, r});
+    for (int peer = 0; peer < node_count; ++peer)
+      if (peer != local) add(peer);
   }
   return {out.begin(), out.end()};
+}
+
+}  // namespace
+
+std::vector<Flow> host_share(const std::vector<Flow>& flows, int local, int node_count) {
+  return local_share(flows, local, node_count, true);
+}
+
+std::vector<Flow> host_receive_share(const std::vector<Flow>& flows, int local, int node_count) {
+  return local_share(flows, local, node_count, false);
 }
 
 }  // namespace chaosbench::faults

@@ -8,7 +8,9 @@
 //   - rate limits on the sending side (a slow NIC pushes back on its sender), or on the
 //     receiver's bridge port when the sender is "any node" (ingress shaping).
 // On a host of a job (NetworkPlane::for_host) there is no bridge: each host places its
-// own share of the flows, the ones it sends (host_share).
+// own share of the flows, the ones it sends (host_share) for netem, rate and partition on
+// its own egress, or the ones it receives (host_receive_share) for the delay line on its
+// own INPUT hook.
 #pragma once
 
 #include <optional>
@@ -54,5 +56,14 @@ std::vector<Flow> by_receiver(const std::vector<Flow>& flows, int node_count);
 // so the shares of all hosts together are `flows`. Sorted, without duplicates; empty when
 // `local` sends none of them.
 std::vector<Flow> host_share(const std::vector<Flow>& flows, int local, int node_count);
+
+// The flows node `local` receives, as it places them on its own INPUT hook in host mode:
+// X -> Y with Y == `local`. A receiver that is any node is read as `local`, except from
+// `local` itself (every other host places that flow as its own receiving); a sender that
+// is any node becomes every other of the job's `node_count` nodes, never "anything", so
+// traffic from an address outside the job is untouched. As with host_share, the shares of
+// all hosts together are `flows`. Sorted, without duplicates; empty when `local`
+// receives none of them.
+std::vector<Flow> host_receive_share(const std::vector<Flow>& flows, int local, int node_count);
 
 }  // namespace chaosbench::faults

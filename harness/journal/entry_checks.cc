@@ -155,7 +155,8 @@ std::string check_tc_root(const JournalFile&, const JournalEntry& e) {
 std::string check_iptables_chain(const JournalFile&, const JournalEntry& e) {
   if (std::string why = check_netns(e); !why.empty()) return why;
   if (!matches(field(e, "chain"), "chaosbench[0-9]{1,9}") ||
-      (e.fields.count("hook") && !matches(field(e, "hook"), "INPUT|FORWARD|OUTPUT")))
+      (e.fields.count("hook") && !matches(field(e, "hook"), "INPUT|FORWARD|OUTPUT")) ||
+      (e.fields.count("table") && !matches(field(e, "table"), "filter|mangle")))
     return "not a chaosbench iptables chain";
   return "";
 }

@@ -16,7 +16,8 @@
 //                  signal_group only SIGCONT; a recorded cgroup must be the run's (as
 //                  for "cgroup"), since membership of it vouches for a process
 //   tc_root, iptables_chain
-//                  a namespace "net:[N]" with its cookie, an interface, handle or chain name
+//                  a namespace "net:[N]" with its cookie, an interface, handle or chain
+//                  name; a chain's hook INPUT, FORWARD or OUTPUT and table filter or mangle
 #pragma once
 
 #include <string>

@@ -69,11 +69,15 @@ std::string undo_iptables_chain(const JournalEntry& e, bool dry_run) {
   const auto& id = e.fields.at("netns");
   const auto& chain = e.fields.at("chain");
   const auto hook = e.fields.count("hook") ? e.fields.at("hook") : std::string("INPUT");
+  // No table: an entry of the filter table (the only one before host mode's delay line).
+  const auto table = e.fields.count("table") ? e.fields.at("table") : std::string("filter");
+  const std::string where = table == "filter" ? hook : fmt::format("{} {}", table, hook);
   Fd ns{find_netns(e)};
   if (ns.fd < 0) return fmt::format("iptables chain {} in {}: the namespace is gone, and the chain with it", chain, id);
-  if (!faults::iptables_chain_exists(ns.fd, chain)) return fmt::format("iptables chain {} in {}: already gone", chain, id);
-  if (dry_run) return fmt::format("would remove iptables chain {} (and the {} jump to it) in {}", chain, hook, id);
-  std::string err = faults::iptables_restore(ns.fd, faults::remove_chain_script(chain, hook));
+  if (!faults::iptables_chain_exists(ns.fd, chain, table))
+    return fmt::format("iptables chain {} in {}: already gone", chain, id);
+  if (dry_run) return fmt::format("would remove iptables chain {} (and the {} jump to it) in {}", chain, where, id);
+  std::string err = faults::iptables_restore(ns.fd, faults::remove_chain_script(chain, hook, table));
   if (!err.empty()) throw std::runtime_error(fmt::format("cannot remove iptables chain {} in {}: {}", chain, id, err));
   return fmt::format("removed iptables chain {} in {}", chain, id);
 }

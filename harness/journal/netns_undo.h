@@ -1,9 +1,9 @@
 // Undoing what a run changed inside one of its network namespaces, after the run died:
-// "tc_root" {netns, interface, handle} and "iptables_chain" {netns, chain}. The cluster's
-// namespaces are held only by the harness and the node processes, so once those are
-// gone the namespace is gone with everything in it: that is success. While a process of
-// it still lives, the namespace is entered through /proc/PID/ns/net and exactly the
-// journaled object is removed.
+// "tc_root" {netns, interface, handle} and "iptables_chain" {netns, chain, hook, table}.
+// The cluster's namespaces are held only by the harness and the node processes, so once
+// those are gone the namespace is gone with everything in it: that is success. While a
+// process of it still lives, the namespace is entered through /proc/PID/ns/net and
+// exactly the journaled object is removed.
 #pragma once
 
 #include <string>
