@@ -25,8 +25,11 @@ def main():
     if address.startswith("unix:"):
         sink = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sink.connect(address[5:])
-    # -n: numbers only; -O: report replies that never came; line-buffered for the reading.
-    ping = subprocess.Popen(["ping", "-n", "-O", "-c", count, "-i", interval, peer],
+    # -n: numbers only; -O: report replies that never came; -U: time each reply when ping
+    # reads it, as an application sees it, not when the kernel took it off the wire (a
+    # delay applied on the receiving host's INPUT hook, as chaosbench's delay line does
+    # across hosts, comes after that stamp and would be missed).
+    ping = subprocess.Popen(["ping", "-n", "-O", "-U", "-c", count, "-i", interval, peer],
                             stdout=subprocess.PIPE, text=True, bufsize=1)
     for line in ping.stdout:
         sys.stdout.write(line)
