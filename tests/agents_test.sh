@@ -37,7 +37,11 @@ leftovers() {
   done
   ip netns exec "$ns" tc qdisc show dev eth0 | grep -E 'htb|netem' | sed 's/^/qdisc: /'
   ip netns exec "$ns" iptables -S | grep -v '^-P' | sed 's/^/iptables: /'
-  find /tmp -maxdepth 1 -name "chaosbench-*-n${1#h}" 2>/dev/null | sed "s/^/state: /"
+  local id
+  # Only this test's runs (their ids are in their timelines): other runs may be going on.
+  for id in $(cat "$work"/*/timeline.jsonl 2>/dev/null | grep -o '"run_id": *"[0-9a-f]*"' | grep -o '[0-9a-f]\{8,\}' | sort -u); do
+    [ -e "/tmp/chaosbench-$id-n${1#h}" ] && echo "state: /tmp/chaosbench-$id-n${1#h}"
+  done
 }
 all_clean() {
   local h out=""
@@ -201,6 +205,23 @@ PY
   bad "a refused key" "$(cluster "$dir/inventory.json" "$work/stranger_config")" "Permission denied"
   bad "a missing binary" "$(cluster "$dir/inventory.json" "$dir/ssh_config" /nonexistent/chaosbench)" "is chaosbench installed there"
   bad "an interface not allowed" "$(cluster "$work/noif.json" "$dir/ssh_config")" "not among the interfaces faults may touch" "$slow"
+  # Another chaosbench version: an agent that speaks the link's hello (docs/agent-protocol.md)
+  # as version 0.0.9 would.
+  cat > "$work/old-chaosbench" <<'PY'
+#!/usr/bin/env python3
+import json, socket, struct, sys
+args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
+host, port = args["--controller"].rsplit(":", 1)
+sys.stdin.readline()
+s = socket.create_connection((host, int(port)))
+hello = json.dumps({"version": "0.0.9", "run_id": args["--run-id"], "host": args["--host"],
+                    "node": int(args["--node"]), "nonce": "0" * 32}).encode()
+s.sendall(struct.pack(">I", len(hello) + 1) + bytes([1]) + hello)
+s.recv(4096)
+PY
+  chmod +x "$work/old-chaosbench"
+  bad "another chaosbench version" "$(cluster "$dir/inventory.json" "$dir/ssh_config" "$work/old-chaosbench")" \
+    "runs chaosbench 0.0.9, the controller"
 else
   bad "an allocation of 2 nodes for 4" "$(cluster)" "has 2 nodes; the scenario needs 4" '[]' salloc -N2
   bad "a missing binary" "$(cluster "" "" /nonexistent/chaosbench)" "srun step exited"

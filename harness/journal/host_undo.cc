@@ -130,6 +130,9 @@ std::string undo_path(const JournalEntry& e, bool dry_run) {
   if (!fs::exists(fs::symlink_status(path, ec))) return fmt::format("{}: already gone", path);
   if (dry_run) return fmt::format("would remove {}", path);
   fs::remove_all(path, ec);
+  // Gone meanwhile (another cleanup of the same journal got there first): what is already
+  // gone is success.
+  if (ec == std::errc::no_such_file_or_directory) return fmt::format("{}: already gone", path);
   if (ec) throw std::runtime_error(fmt::format("cannot remove {}: {}", path, ec.message()));
   return fmt::format("removed {}", path);
 }

@@ -20,7 +20,7 @@ RunEnvironment::RunEnvironment(const Scenario& scenario, const RunOptions& optio
   out_ = dir_->out();
   timeline_ = std::make_unique<TimelineLog>(dir_->out() + "/timeline.jsonl");
   started_at_ = utc_timestamp_iso();
-  timeline_->write(0, "run_started", {{"scenario", TL::str(scenario.name)}, {"out", TL::str(dir_->out())},
+  timeline_->write(0, "run_started", {{"scenario", TL::str(scenario.name)}, {"run_id", TL::str(run_id)}, {"out", TL::str(dir_->out())},
                                       {"seed", TL::num(static_cast<double>(scenario.seed))}});
   if (runs_agents(scenario.cluster.mode)) {
     check_agents_can_run(scenario);
