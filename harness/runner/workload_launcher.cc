@@ -195,6 +195,17 @@ std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchCont
   return out;
 }
 
+std::vector<std::string> store_arguments(const std::vector<RankLaunch>& launches) {
+  std::vector<std::string> out;
+  for (const auto& l : launches) {
+    const auto& argv = l.spec.argv;
+    auto it = std::find(argv.begin(), argv.end(), "--store");
+    if (it != argv.end() && it + 1 != argv.end() && std::find(out.begin(), out.end(), *(it + 1)) == out.end())
+      out.push_back(*(it + 1));
+  }
+  return out;
+}
+
 std::string gpu_interposer_for(const Scenario& scenario, const std::string& self_exe) {
   if (!std::holds_alternative<CommandWorkload>(scenario.workload)) return "";
   // Faults the workload acts out itself (the registry names workloads for them): in a

@@ -52,6 +52,9 @@ struct RankLaunch {
 // without CUDA): the runner refuses such a run (exit 3).
 std::string gpu_interposer_for(const Scenario& scenario, const std::string& self_exe);
 
+// The distinct --store arguments of these launches, in order (none for a command).
+std::vector<std::string> store_arguments(const std::vector<RankLaunch>& launches);
+
 // Throws std::runtime_error for what the parser cannot know (none today).
 std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchContext& ctx);
 
