@@ -116,7 +116,8 @@ void Run::start_workload() {
                                          {"ranks", TL::num(static_cast<double>(ranks_->launches().size()))},
                                          {"wall", TL::num(t0_wall_)}});
   if (!site.store_token().empty())  // agent modes: where the ranks meet, as their argv says
-    timeline.write(0, "rendezvous_store", {{"stores", TL::str(fmt::format("{}", fmt::join(store_arguments(ranks_->launches()), " ")))}});
+    timeline.write(0, "rendezvous_store",
+                   {{"stores", TL::str(fmt::format("{}", fmt::join(store_arguments(ranks_->launches()), " ")))}});
   // Every rank's GPU fault control block exists before any rank starts.
   for (const auto& l : ranks_->launches()) site.control_block(l.rank);
   interposer_ = gpu_interposer_for(scenario_, ctx.self_exe);
