@@ -7,6 +7,7 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -46,6 +47,16 @@ std::vector<std::string> agent_leftovers(const std::string& id) {
   return out;
 }
 
+// The stores the controller told the ranks to meet in (its rendezvous_store event).
+std::string rendezvous_stores(const TempDir& dir) {
+  std::ifstream in(dir.file("out/timeline.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    auto e = json::parse(line);
+    if (e.value("event", "") == "rendezvous_store") return e.value("stores", "");
+  }
+  return "";
+}
+
 std::pair<std::unique_ptr<harness::LinkChannel>, std::unique_ptr<harness::LinkChannel>> linked_pair() {
   int fds[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
@@ -71,6 +82,8 @@ TEST_CASE("agents: a collective on 3 local agents passes, its records come throu
     CHECK(std::abs(h["clock_offset_ms"].get<double>()) <= h["clock_uncertainty_ms"].get<double>() + 0.05);
   }
   CHECK(agent_leftovers(res["run_id"].get<std::string>()).empty());
+  // The ranks met in the controller's store, not in files.
+  CHECK_THAT(rendezvous_stores(dir), Catch::StartsWith("tcp:127.0.0.1:"));
 }
 
 TEST_CASE("agents: node.kill with restart_after on a local agent brings the node's ranks back", "[agents]") {
@@ -86,6 +99,27 @@ TEST_CASE("agents: node.kill with restart_after on a local agent brings the node
   auto restarts = metrics_named(res, "resilience/restarts");
   REQUIRE(!restarts.empty());
   CHECK(restarts[0]["value"] == 1);
+}
+
+TEST_CASE("agents: elastic training through the controller's store survives node.kill and re-admits the node",
+          "[agents]") {
+  TempDir dir;
+  // Long enough that the killed node is back (0.5 s later) well before the last step.
+  dir.write("s.json", scenario(R"({"kind": "train", "model": {"layers": [32, 64, 8]}, "batch_size": 128, "steps": 6000,
+    "recovery": {"mode": "elastic"}})",
+                               R"([{"name": "down", "type": "node.kill", "target": {"nodes": [2]}, "at_step": 50,
+    "restart_after": "500ms"}])"));
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 180s);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto res = read_results(dir);
+  CHECK(res["verdict"] == "pass");
+  CHECK_THAT(rendezvous_stores(dir), Catch::StartsWith("tcp:127.0.0.1:"));
+  std::map<std::string, int> reasons;
+  for (const auto& e : workload_events(dir, "out", "train_start")) ++reasons[e["reason"].get<std::string>()];
+  CHECK(reasons["fresh"] == 3);
+  CHECK(reasons["rejoined"] >= 1);
+  CHECK(reasons["resized"] >= 1);
 }
 
 TEST_CASE("agents: a network fault on local agents (no traffic between hosts) is refused at setup (exit 3)", "[agents]") {

@@ -388,7 +388,9 @@ TEST_CASE("collective: broadcast and allgather are named after what gloo runs", 
 TEST_CASE("collective: make_store: file stores work, unknown schemes are rejected",
           "[collective]") {
   TempDir dir;
-  CHECK_THROWS_AS(make_store("tcp:127.0.0.1:29500", "p"), std::invalid_argument);
+  CHECK_THROWS_AS(make_store("tcp:127.0.0.1", "p"), std::invalid_argument);
+  CHECK_THROWS_AS(make_store("tcp::29500", "p"), std::invalid_argument);
+  CHECK_THROWS_AS(make_store("tcp:127.0.0.1:70000", "p"), std::invalid_argument);
   CHECK_THROWS_AS(make_store("file:", "p"), std::invalid_argument);
   CHECK_THROWS_WITH(make_store("redis:x", "p"), Catch::Contains("unknown scheme"));
   // A FileStore is files only (no threads or sockets), so it is safe in the test process.
@@ -415,7 +417,7 @@ TEST_CASE("collective: bad configs exit 2 before any gloo object exists", "[coll
   CHECK(rc_with([](CollectiveConfig& c) { c.algorithms = {"bcube"}; }) == 2);
   CHECK(rc_with([](CollectiveConfig& c) { c.factor = 1; }) == 2);
   CHECK(rc_with([](CollectiveConfig& c) { c.iters = 0; }) == 2);
-  CHECK(rc_with([](CollectiveConfig& c) { c.store = "tcp:127.0.0.1:1"; }) == 2);
+  CHECK(rc_with([](CollectiveConfig& c) { c.store = "tcp:127.0.0.1:x"; }) == 2);
   CHECK(collective_config_error(cfg) == std::nullopt);
 }
 

@@ -14,6 +14,9 @@
 
 #include "bench/train/grad_allreducer.h"
 #include "bench/train/membership.h"
+#include "bench/train/store_membership_backend.h"
+#include "bench/train/file_membership_backend.h"
+#include "harness/runner/rendezvous_server.h"
 #include "layer_spans.h"
 #include "test_util.h"
 
@@ -22,6 +25,25 @@ using chaosbench::test::spans_of;
 using chaosbench::test::TempDir;
 
 namespace {
+
+// Where the membership tests keep their records: files in a temporary directory, or
+// keys in a rendezvous server on loopback (one connection per MembershipStore).
+class MembershipPlace {
+ public:
+  explicit MembershipPlace(std::string kind) : kind_(std::move(kind)) {
+    if (kind_ == "tcp") server_ = std::make_unique<chaosbench::harness::RendezvousServer>("t0ken");
+  }
+  std::unique_ptr<MembershipBackend> open() {
+    if (!server_) return std::make_unique<FileMembershipBackend>(dir_.path());
+    auto client = std::make_shared<chaosbench::bench::TcpStoreClient>("127.0.0.1", server_->port(), "t0ken");
+    return std::make_unique<StoreMembershipBackend>(client, "run1-a0.elastic");
+  }
+
+ private:
+  std::string kind_;
+  TempDir dir_;
+  std::unique_ptr<chaosbench::harness::RendezvousServer> server_;
+};
 
 // A gloo context of `size` ranks on loopback, rendezvous through files in `dir`.
 std::shared_ptr<gloo::Context> connect(const std::string& dir, const std::string& prefix, int rank, int size) {
@@ -133,7 +155,7 @@ TEST_CASE("a dead peer makes finish() throw CollectiveError, promptly", "[train]
 }
 
 TEST_CASE("survivors of a failure agree on one membership, the newest step is the source", "[train]") {
-  TempDir dir;
+  MembershipPlace place(GENERATE(as<std::string>{}, "file", "tcp"));
   Membership gen0;
   gen0.members = {0, 1, 2, 3};
   // Rank 2 died; rank 3 completed one step more than 0 and 1.
@@ -143,7 +165,7 @@ TEST_CASE("survivors of a failure agree on one membership, the newest step is th
   for (std::size_t i = 0; i < survivors.size(); ++i) {
     threads.emplace_back([&, i] {
       std::this_thread::sleep_for(std::chrono::milliseconds(30 * i));  // they notice at different times
-      MembershipStore store(dir.path(), survivors[i].first, std::chrono::milliseconds(200));
+      MembershipStore store(place.open(), survivors[i].first, std::chrono::milliseconds(200));
       agreed[i] = store.agree_after_failure(gen0, survivors[i].second, std::chrono::seconds(5));
     });
   }
@@ -159,16 +181,16 @@ TEST_CASE("survivors of a failure agree on one membership, the newest step is th
 }
 
 TEST_CASE("a returning rank is admitted in the generation the leader grows", "[train]") {
-  TempDir dir;
-  MembershipStore leader(dir.path(), 0, std::chrono::milliseconds(100));
-  MembershipStore other(dir.path(), 1, std::chrono::milliseconds(100));
+  MembershipPlace place(GENERATE(as<std::string>{}, "file", "tcp"));
+  MembershipStore leader(place.open(), 0, std::chrono::milliseconds(100));
+  MembershipStore other(place.open(), 1, std::chrono::milliseconds(100));
   Membership gen1;
   gen1.generation = 1;
   gen1.members = {0, 1};
   CHECK(leader.pending_joiners(gen1).empty());
   std::optional<Membership> admitted;
   std::thread joiner([&] {
-    MembershipStore store(dir.path(), 2, std::chrono::milliseconds(100));
+    MembershipStore store(place.open(), 2, std::chrono::milliseconds(100));
     admitted = store.wait_for_admission(1, std::chrono::seconds(10));
   });
   std::vector<int> waiting;
@@ -191,10 +213,10 @@ TEST_CASE("a returning rank is admitted in the generation the leader grows", "[t
 }
 
 TEST_CASE("a rank waiting to join stops waiting when training has finished", "[train]") {
-  TempDir dir;
-  MembershipStore leader(dir.path(), 0, std::chrono::milliseconds(100));
+  MembershipPlace place(GENERATE(as<std::string>{}, "file", "tcp"));
+  MembershipStore leader(place.open(), 0, std::chrono::milliseconds(100));
   leader.mark_finished();
-  MembershipStore late(dir.path(), 3, std::chrono::milliseconds(100));
+  MembershipStore late(place.open(), 3, std::chrono::milliseconds(100));
   auto start = std::chrono::steady_clock::now();
   CHECK_FALSE(late.wait_for_admission(0, std::chrono::seconds(10)));
   CHECK(late.finished());
@@ -202,13 +224,13 @@ TEST_CASE("a rank waiting to join stops waiting when training has finished", "[t
 }
 
 TEST_CASE("a grow that loses to a failure's proposal returns that proposal, for the caller to reject", "[train]") {
-  TempDir dir;
+  MembershipPlace place(GENERATE(as<std::string>{}, "file", "tcp"));
   Membership gen0;
   gen0.members = {0, 1, 2};
-  MembershipStore survivor(dir.path(), 1, std::chrono::milliseconds(50));
+  MembershipStore survivor(place.open(), 1, std::chrono::milliseconds(50));
   auto failed = survivor.agree_after_failure(gen0, 10, std::chrono::seconds(1));  // alone: {1}
   REQUIRE(failed.members == std::vector<int>{1});
-  MembershipStore leader(dir.path(), 0, std::chrono::milliseconds(50));
+  MembershipStore leader(place.open(), 0, std::chrono::milliseconds(50));
   auto grown = leader.grow(gen0, {3}, 10);
   CHECK(grown.generation == 1);
   CHECK(grown.members == std::vector<int>{1});  // not the admission the leader asked for
@@ -216,13 +238,13 @@ TEST_CASE("a grow that loses to a failure's proposal returns that proposal, for 
 }
 
 TEST_CASE("a dropped join request is made again by a joiner still waiting", "[train]") {
-  TempDir dir;
-  MembershipStore leader(dir.path(), 0, std::chrono::milliseconds(50));
+  MembershipPlace place(GENERATE(as<std::string>{}, "file", "tcp"));
+  MembershipStore leader(place.open(), 0, std::chrono::milliseconds(50));
   Membership gen0;
   gen0.members = {0, 1};
   std::atomic<bool> done{false};
   std::thread joiner([&] {
-    MembershipStore store(dir.path(), 2, std::chrono::milliseconds(50));
+    MembershipStore store(place.open(), 2, std::chrono::milliseconds(50));
     (void)store.wait_for_admission(0, std::chrono::seconds(3));
     done = true;
   });

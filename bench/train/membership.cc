@@ -1,72 +1,30 @@
 #include "bench/train/membership.h"
 
-#include "common/safe_files.h"
+#include "bench/train/file_membership_backend.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 namespace chaosbench::bench::train {
 namespace {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(10);
-
-void write_atomically(const std::string& path, const std::string& text) {
-  if (std::string error = common::write_file_atomically(path, text); !error.empty()) throw std::runtime_error(error);
-}
 
 std::string encode(const Membership& m) {
   return fmt::format("members {}\nsource {}\nstep {}\n", fmt::join(m.members, " "), m.source, m.step);
 }
 
-// Rank files in `dir` ("3" holding a step): rank -> step.
-std::map<int, std::int64_t> read_rank_files(const std::string& dir) {
-  std::map<int, std::int64_t> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;  // temporaries
-    std::ifstream in(e.path());
-    std::int64_t step = -1;
-    in >> step;
-    out[std::stoi(name)] = step;
-  }
-  return out;
-}
-
-}  // namespace
-
-int Membership::index_of(int rank) const {
-  auto it = std::find(members.begin(), members.end(), rank);
-  return it == members.end() ? -1 : static_cast<int>(it - members.begin());
-}
-
-MembershipStore::MembershipStore(std::string dir, int rank, std::chrono::milliseconds settle)
-    : dir_(std::move(dir)), rank_(rank), settle_(settle) {
-  std::error_code ec;
-  fs::create_directories(dir_ + "/join", ec);
-  if (!fs::is_directory(dir_ + "/join"))
-    throw std::runtime_error(fmt::format("cannot create {}/join: {}", dir_, ec.message()));
-}
-
-std::optional<Membership> MembershipStore::read_generation(int generation) const {
-  std::ifstream in(fmt::format("{}/gen-{}", dir_, generation));
-  if (!in) return std::nullopt;
+std::optional<Membership> decode(int generation, const std::string& text) {
   Membership m;
   m.generation = generation;
+  std::istringstream in(text);
   std::string line, word;
   while (std::getline(in, line)) {
     std::istringstream words(line);
@@ -83,34 +41,63 @@ std::optional<Membership> MembershipStore::read_generation(int generation) const
   return m;
 }
 
+// Rank records ("3" holding a step): rank -> step.
+std::map<int, std::int64_t> rank_steps(const std::map<int, std::string>& records) {
+  std::map<int, std::int64_t> out;
+  for (const auto& [rank, text] : records) {
+    std::istringstream in(text);
+    std::int64_t step = -1;
+    in >> step;
+    out[rank] = step;
+  }
+  return out;
+}
+
+std::string gen_name(int generation) { return fmt::format("gen-{}", generation); }
+
+}  // namespace
+
+int Membership::index_of(int rank) const {
+  auto it = std::find(members.begin(), members.end(), rank);
+  return it == members.end() ? -1 : static_cast<int>(it - members.begin());
+}
+
+MembershipStore::MembershipStore(std::string dir, int rank, std::chrono::milliseconds settle)
+    : MembershipStore(std::make_unique<FileMembershipBackend>(std::move(dir)), rank, settle) {}
+
+MembershipStore::MembershipStore(std::unique_ptr<MembershipBackend> backend, int rank, std::chrono::milliseconds settle)
+    : backend_(std::move(backend)), rank_(rank), settle_(settle) {}
+
+std::optional<Membership> MembershipStore::read_generation(int generation) const {
+  auto text = backend_->read(gen_name(generation));
+  if (!text) return std::nullopt;
+  return decode(generation, *text);
+}
+
 int MembershipStore::newest_generation() const {
   int g = 0;
-  while (fs::exists(fmt::format("{}/gen-{}", dir_, g + 1))) ++g;
+  while (backend_->read(gen_name(g + 1))) ++g;
   return g;
 }
 
 Membership MembershipStore::propose(const Membership& proposal) {
-  const std::string path = fmt::format("{}/gen-{}", dir_, proposal.generation);
   // The first proposal to land is the generation; later ones read it.
-  if (std::string error = common::write_file_once(path, encode(proposal)); !error.empty() && error != "EEXIST")
-    throw std::runtime_error(error);
-  auto agreed = read_generation(proposal.generation);
-  if (!agreed) throw std::runtime_error(fmt::format("{} is unreadable", path));
+  auto agreed = decode(proposal.generation, backend_->write_once(gen_name(proposal.generation), encode(proposal)));
+  if (!agreed) throw std::runtime_error(fmt::format("{} is unreadable", gen_name(proposal.generation)));
   return *agreed;
 }
 
 Membership MembershipStore::agree_after_failure(const Membership& current, std::int64_t step,
                                                 std::chrono::milliseconds timeout) {
   const int next = current.generation + 1;
-  const std::string alive = fmt::format("{}/gen-{}.alive", dir_, next);
-  fs::create_directories(alive);
-  write_atomically(fmt::format("{}/{}", alive, rank_), std::to_string(step));
+  const std::string alive = gen_name(next) + ".alive";
+  backend_->write(fmt::format("{}/{}", alive, rank_), std::to_string(step));
   const auto deadline = Clock::now() + settle_ + timeout;
   auto last_change = Clock::now();
   std::size_t seen = 0;
   while (true) {
     if (auto agreed = read_generation(next)) return *agreed;  // someone else proposed
-    auto ranks = read_rank_files(alive);
+    auto ranks = rank_steps(backend_->numbered(alive));
     if (ranks.size() != seen) {
       seen = ranks.size();
       last_change = Clock::now();
@@ -134,36 +121,33 @@ Membership MembershipStore::agree_after_failure(const Membership& current, std::
 }
 
 std::optional<Membership> MembershipStore::wait_for_admission(int after, std::chrono::milliseconds timeout) {
-  const std::string request = fmt::format("{}/join/{}", dir_, rank_);
+  const std::string request = fmt::format("join/{}", rank_);
   const auto deadline = Clock::now() + timeout;
   int g = after + 1;
   while (Clock::now() < deadline && !finished()) {
-    if (!fs::exists(request)) write_atomically(request, "-1");
+    if (!backend_->read(request)) backend_->write(request, "-1");
     while (auto m = read_generation(g)) {
       if (m->index_of(rank_) >= 0) {
-        fs::remove(fmt::format("{}/join/{}", dir_, rank_));
+        backend_->remove(request);
         return m;
       }
       ++g;
     }
     std::this_thread::sleep_for(kPoll);
   }
-  fs::remove(fmt::format("{}/join/{}", dir_, rank_));
+  backend_->remove(request);
   return std::nullopt;
 }
 
 std::vector<int> MembershipStore::pending_joiners(const Membership& current) const {
   std::vector<int> out;
-  for (const auto& [r, step] : read_rank_files(dir_ + "/join"))
+  for (const auto& [r, step] : rank_steps(backend_->numbered("join")))
     if (current.index_of(r) < 0) out.push_back(r);
   return out;
 }
 
 void MembershipStore::forget_joiners(const std::vector<int>& joiners) {
-  for (int r : joiners) {
-    std::error_code ec;
-    fs::remove(fmt::format("{}/join/{}", dir_, r), ec);
-  }
+  for (int r : joiners) backend_->remove(fmt::format("join/{}", r));
 }
 
 Membership MembershipStore::grow(const Membership& current, const std::vector<int>& joiners, std::int64_t step) {
@@ -187,8 +171,8 @@ std::optional<Membership> MembershipStore::await_generation(int generation, std:
   return std::nullopt;
 }
 
-void MembershipStore::mark_finished() { write_atomically(dir_ + "/done", ""); }
+void MembershipStore::mark_finished() { backend_->write("done", ""); }
 
-bool MembershipStore::finished() const { return fs::exists(dir_ + "/done"); }
+bool MembershipStore::finished() const { return backend_->read("done").has_value(); }
 
 }  // namespace chaosbench::bench::train

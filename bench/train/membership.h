@@ -1,14 +1,14 @@
-// Elastic membership: how the ranks of an elastic job agree, through files in the
-// rendezvous store's directory, on who trains together in each generation.
+// Elastic membership: how the ranks of an elastic job agree, through records in the
+// rendezvous store (files in its directory, or keys in the controller's store:
+// membership_backend.h), on who trains together in each generation.
 //
-//   <dir>/gen-<g>            the members of generation g (original ranks), the source
-//                            rank whose state everyone takes, and its step; created with
-//                            link(2), so exactly one proposal wins and a reader never
-//                            sees half a file
-//   <dir>/gen-<g>.alive/<r>  rank r survived generation g-1 and holds state at step s
-//   <dir>/join/<r>           rank r came back and waits to be admitted (it registers again
-//                            while waiting, should the leader have dropped the request)
-//   <dir>/done               the members finished training: nobody waits any more
+//   gen-<g>            the members of generation g (original ranks), the source rank
+//                      whose state everyone takes, and its step; written once, so
+//                      exactly one proposal wins and a reader never sees half a record
+//   gen-<g>.alive/<r>  rank r survived generation g-1 and holds state at step s
+//   join/<r>           rank r came back and waits to be admitted (it registers again
+//                      while waiting, should the leader have dropped the request)
+//   done               the members finished training: nobody waits any more
 // Generation 0 has no file: every rank started together.
 //
 // After a collective failure in generation g, each survivor announces itself for g+1,
@@ -20,15 +20,19 @@
 // A returning rank registers in join/ and waits; the leader (lowest member) sees it at a
 // step boundary, and after that step writes generation g+1 with it added.
 //
-// Files stay where they are until the run's runtime directory is removed.
+// Records stay until the run's runtime directory is removed (or the controller's store
+// stops with the run).
 // Threads: one object per rank, used from its compute thread.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "bench/train/membership_backend.h"
 
 namespace chaosbench::bench::train {
 
@@ -45,8 +49,9 @@ struct Membership {
 
 class MembershipStore {
  public:
-  // Throws std::runtime_error when the directory cannot be created.
+  // Files in `dir`. Throws std::runtime_error when the directory cannot be created.
   MembershipStore(std::string dir, int rank, std::chrono::milliseconds settle);
+  MembershipStore(std::unique_ptr<MembershipBackend> backend, int rank, std::chrono::milliseconds settle);
 
   // The newest generation with a file, 0 when none.
   int newest_generation() const;
@@ -57,7 +62,7 @@ class MembershipStore {
   // (nullopt after `timeout`, or at once when training finished()).
   std::optional<Membership> wait_for_admission(int after, std::chrono::milliseconds timeout);
   // Leader, at a step boundary: ranks waiting in join/ that are not members. Cheap (one
-  // directory read).
+  // directory read, or one round trip).
   std::vector<int> pending_joiners(const Membership& current) const;
   // Leader: the admission of these joiners failed (one died while waiting): their
   // requests go; a joiner still alive registers again.
@@ -72,9 +77,9 @@ class MembershipStore {
 
  private:
   std::optional<Membership> read_generation(int generation) const;
-  Membership propose(const Membership& proposal);  // link(2): the first proposal wins
+  Membership propose(const Membership& proposal);  // write_once: the first proposal wins
 
-  std::string dir_;
+  std::unique_ptr<MembershipBackend> backend_;
   int rank_;
   std::chrono::milliseconds settle_;
 };

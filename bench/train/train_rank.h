@@ -78,7 +78,8 @@ class TrainRank {
     hy_.resize(static_cast<std::size_t>(cfg.batch_size) * static_cast<std::size_t>(data_.output_dim()));
     if (cfg.recovery == RecoveryMode::kElastic)
       elastic_ = std::make_unique<MembershipStore>(
-          fmt::format("{}/{}-a{}.elastic", store_directory(cfg.store), cfg.prefix, cfg.attempt), cfg.rank, cfg.settle);
+          open_membership_backend(cfg.store, fmt::format("{}-a{}.elastic", cfg.prefix, cfg.attempt)), cfg.rank,
+          cfg.settle);
   }
   ~TrainRank() {
     allreducer_.reset();

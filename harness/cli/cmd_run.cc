@@ -27,6 +27,8 @@ void print_plan(const Scenario& s) {
   ctx.scenario_dir = "<scenario_dir>";
   ctx.run_id = "<run-id>";
   ctx.node_addrs.assign(static_cast<std::size_t>(s.cluster.nodes), "127.0.0.1");
+  if (runs_agents(s.cluster.mode))  // the controller's store, as each host reaches it
+    ctx.node_stores.assign(static_cast<std::size_t>(s.cluster.nodes), "tcp:<controller>:<port>");
   std::cout << fmt::format("scenario {}: {} node(s) x {} rank(s), workload {}, timeout {}, seed {}\n", s.name,
                            s.cluster.nodes, s.cluster.ranks_per_node, workload_kind(s.workload),
                            common::to_string(s.timeout), s.seed);

@@ -40,7 +40,7 @@ bench::train::TrainConfig read_config(const po::variables_map& vm) {
   cfg.store = vm["store"].as<std::string>();
   if (!cfg.store.empty()) {
     try {
-      bench::store_directory(cfg.store);
+      bench::parse_store_spec(cfg.store);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--store: ") + e.what());
     }

@@ -47,6 +47,11 @@ class NodeSite {
   virtual std::string address(int node) const = 0;
   // A TCP port free on `node` now, for a rendezvous the workload binds.
   virtual int free_port(int node) = 0;
+  // Where the built-in workloads' ranks on `node` meet ("tcp:ADDR:PORT", the
+  // controller's store as that node reaches it) and the token they show it; "" for both
+  // where ranks share a filesystem and meet in a file store in the runtime directory.
+  virtual std::string store_spec(int /*node*/) const { return ""; }
+  virtual std::string store_token() const { return ""; }
   // The GPU fault control block of `rank` (common/control_block.h), made on its first
   // call and kept for the run, so a fault armed on a rank survives its restart. Returns
   // the path the rank's process maps. Throws HostError when it cannot be made.

@@ -42,6 +42,8 @@ RemoteSite::RemoteSite(const Scenario& scenario, const std::string& run_id, cons
     hub_->accept_all(kJoinTimeout, [this](int node) { return launcher_->failed(node); });
     hub_->start();
     set_up_agents(scenario);
+    store_token_ = make_link_secret();
+    store_ = std::make_unique<RendezvousServer>(store_token_);
   } catch (const AgentError& e) {
     stop_all();
     throw HostError(e.what());
@@ -191,6 +193,7 @@ std::vector<std::string> RemoteSite::stop_all() {
   for (auto& [id, p] : procs_)
     if (p.status.running) mark_ended(id, json::object());
   for (auto& e : hub_->stop()) errors.push_back(std::move(e));
+  if (store_) store_->stop();
   if (launcher_) launcher_->stop();
   return errors;
 }
@@ -207,6 +210,10 @@ int RemoteSite::free_port(int node) {
   } catch (const AgentError& e) {
     throw HostError(e.what());
   }
+}
+
+std::string RemoteSite::store_spec(int node) const {
+  return fmt::format("tcp:{}:{}", launcher_->controller_address(node), store_->port());
 }
 
 // The agent makes the block on the rank's host when the rank first starts (start sends

@@ -16,6 +16,7 @@
 #include "harness/agent/agent_hub.h"
 #include "harness/runner/agent_launcher.h"
 #include "harness/runner/node_site.h"
+#include "harness/runner/rendezvous_server.h"
 #include "reports/run_model.h"
 
 namespace chaosbench::harness {
@@ -39,6 +40,8 @@ class RemoteSite final : public NodeSite {
 
   std::string address(int node) const override;
   int free_port(int node) override;
+  std::string store_spec(int node) const override;
+  std::string store_token() const override { return store_token_; }
   std::string control_block(int rank) override;
 
   std::unique_ptr<faults::Fault> apply_fault(const FaultSpec& spec, std::size_t fault_index,
@@ -66,6 +69,8 @@ class RemoteSite final : public NodeSite {
   std::uint64_t seed_;
   std::unique_ptr<AgentHub> hub_;
   std::unique_ptr<AgentLauncher> launcher_;
+  std::string store_token_;
+  std::unique_ptr<RendezvousServer> store_;  // the ranks' rendezvous store: hosts share no /tmp
   std::map<pid_t, Proc> procs_;
   std::map<std::pair<int, pid_t>, pid_t> by_remote_;
   std::vector<std::string> interfaces_;  // by node, what setup reported

@@ -12,6 +12,7 @@
 
 #include "common/program_path.h"
 #include "common/control_block.h"
+#include "common/store_wire.h"
 #include "faults/registry.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/host_error.h"
@@ -96,6 +97,8 @@ void Run::start_workload() {
   ctx.scenario_dir = fs::absolute(scenario_.source_path).parent_path().lexically_normal().string();
   ctx.run_id = run_id_;
   for (int n = 0; n < scenario_.cluster.nodes; ++n) ctx.node_addrs.push_back(site.address(n));
+  for (int n = 0; n < scenario_.cluster.nodes; ++n) ctx.node_stores.push_back(site.store_spec(n));
+  if (!site.store_token().empty()) ctx.env[common::store_wire::kTokenEnv] = site.store_token();
   if (env_->namespaced()) ctx.node_interface = NetnsCluster::kNodeInterface;
   const auto* command = std::get_if<CommandWorkload>(&scenario_.workload);
   if (command && command->master_port) ctx.master_port = *command->master_port;
@@ -112,6 +115,9 @@ void Run::start_workload() {
   timeline.write(0, "workload_started", {{"kind", TL::str(workload_kind(scenario_.workload))},
                                          {"ranks", TL::num(static_cast<double>(ranks_->launches().size()))},
                                          {"wall", TL::num(t0_wall_)}});
+  if (!site.store_token().empty())  // agent modes: where the ranks meet, as their argv says
+    timeline.write(0, "rendezvous_store",
+                   {{"stores", TL::str(fmt::format("{}", fmt::join(store_arguments(ranks_->launches()), " ")))}});
   // Every rank's GPU fault control block exists before any rank starts.
   for (const auto& l : ranks_->launches()) site.control_block(l.rank);
   interposer_ = gpu_interposer_for(scenario_, ctx.self_exe);

@@ -17,15 +17,22 @@
 namespace chaosbench::harness {
 namespace {
 
-std::vector<std::string> collective_argv(const CollectiveWorkload& w, const LaunchContext& ctx, const std::string& host) {
+std::string store_for(const LaunchContext& ctx, int node) {
+  const auto n = static_cast<std::size_t>(node);
+  if (n < ctx.node_stores.size() && !ctx.node_stores[n].empty()) return ctx.node_stores[n];
+  return "file:" + ctx.runtime_dir + "/store";
+}
+
+std::vector<std::string> collective_argv(const CollectiveWorkload& w, const LaunchContext& ctx, int node,
+                                         const std::string& host) {
   std::vector<std::string> argv{ctx.self_exe, "worker", "collective"};
   for (auto& flag : bench::encode_collective_settings(w)) argv.push_back(std::move(flag));
-  argv.insert(argv.end(), {"--store", "file:" + ctx.runtime_dir + "/store", "--prefix", ctx.run_id, "--host", host});
+  argv.insert(argv.end(), {"--store", store_for(ctx, node), "--prefix", ctx.run_id, "--host", host});
   return argv;
 }
 
 std::vector<std::string> train_argv(const Scenario& scenario, const TrainWorkload& w, const LaunchContext& ctx,
-                                    const std::string& host) {
+                                    int node, const std::string& host) {
   TrainWorkload settings = w;
   auto& dir = settings.checkpoint.dir;
   if (dir.empty()) dir = ctx.run_dir + "/checkpoints";
@@ -34,7 +41,7 @@ std::vector<std::string> train_argv(const Scenario& scenario, const TrainWorkloa
   std::vector<std::string> argv{ctx.self_exe, "worker", "train"};
   for (auto& flag : bench::train::encode_train_settings(settings)) argv.push_back(std::move(flag));
   argv.insert(argv.end(), {"--seed", std::to_string(ctx.seed),
-                           "--store", "file:" + ctx.runtime_dir + "/store",
+                           "--store", store_for(ctx, node),
                            "--prefix", ctx.run_id,
                            "--host", host});
   // With recovery and a hang to expect, a step that hangs past recovery.hang_timeout ends
@@ -170,9 +177,9 @@ std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchCont
         for (const char* var : {"GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "TP_SOCKET_IFNAME"})
           spec.env[var] = ctx.node_interface;
       if (const auto* coll = std::get_if<CollectiveWorkload>(&scenario.workload)) {
-        spec.argv = collective_argv(*coll, ctx, addr);
+        spec.argv = collective_argv(*coll, ctx, node, addr);
       } else if (const auto* train = std::get_if<TrainWorkload>(&scenario.workload)) {
-        spec.argv = train_argv(scenario, *train, ctx, addr);
+        spec.argv = train_argv(scenario, *train, ctx, node, addr);
       } else if (serve) {
         const bool driver = node == serve_load_node(*serve, cluster);
         spec.argv = driver ? load_argv(*serve, ctx, cluster) : serve_argv(*serve, ctx, cluster, node, addr);
@@ -184,6 +191,17 @@ std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchCont
       }
       out.push_back(std::move(l));
     }
+  }
+  return out;
+}
+
+std::vector<std::string> store_arguments(const std::vector<RankLaunch>& launches) {
+  std::vector<std::string> out;
+  for (const auto& l : launches) {
+    const auto& argv = l.spec.argv;
+    auto it = std::find(argv.begin(), argv.end(), "--store");
+    if (it != argv.end() && it + 1 != argv.end() && std::find(out.begin(), out.end(), *(it + 1)) == out.end())
+      out.push_back(*(it + 1));
   }
   return out;
 }

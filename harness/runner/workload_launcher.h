@@ -24,6 +24,9 @@ struct LaunchContext {
   int master_port = 29500;
   std::uint64_t seed = 42;  // the scenario's (after --seed)
   std::vector<std::string> node_addrs;  // per node; "127.0.0.1" for local processes
+  // Per node, the built-in workloads' rendezvous store ("tcp:ADDR:PORT" with agents);
+  // empty, or "" for a node: "file:<runtime_dir>/store".
+  std::vector<std::string> node_stores;
   // The nodes' network interface in namespaces ("eth0"), for the *_SOCKET_IFNAME variables
   // distributed libraries choose their address by; empty for local processes.
   std::string node_interface;
@@ -48,6 +51,9 @@ struct RankLaunch {
 // build puts it (<dir of chaosbench>/../lib/) otherwise, which may not exist (a build
 // without CUDA): the runner refuses such a run (exit 3).
 std::string gpu_interposer_for(const Scenario& scenario, const std::string& self_exe);
+
+// The distinct --store arguments of these launches, in order (none for a command).
+std::vector<std::string> store_arguments(const std::vector<RankLaunch>& launches);
 
 // Throws std::runtime_error for what the parser cannot know (none today).
 std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchContext& ctx);
