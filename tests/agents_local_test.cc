@@ -15,6 +15,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "harness/agent/agent_hub.h"
 #include "harness/agent/fault_wire.h"
 #include "harness/agent/link_handshake.h"
 #include "results_json.h"
@@ -249,4 +250,49 @@ TEST_CASE("agents: the handshake refuses another version, another run and a wron
     CHECK((controller_error + agent_error).find(c.want) != std::string::npos);
     CHECK(mismatch == c.version_mismatch);
   }
+}
+
+namespace {
+
+// A raw connection to the hub's port that writes `bytes` and then stays open.
+int stranger(int port, const std::string& bytes) {
+  auto fd = harness::dial_link("127.0.0.1", port, 2000ms);
+  if (!bytes.empty()) (void)!::write(fd.get(), bytes.data(), bytes.size());
+  return ::dup(fd.get());
+}
+
+}  // namespace
+
+TEST_CASE("agents: strangers at the hub's port neither end nor stall the join, nor crash it later", "[agents]") {
+  const std::string secret(64, 'c');
+  harness::AgentHub hub("run1", secret, 1, nullptr, 100ms, 2000ms);
+  // A silent connection, a hello of another version, a refusal whose reason is a number.
+  std::vector<int> fds{stranger(hub.port(), ""),
+                       stranger(hub.port(), harness::encode_frame(harness::MessageType::kHello,
+                                                                  R"({"version":"9.9.9","run_id":"run1","node":0})")),
+                       stranger(hub.port(), harness::encode_frame(harness::MessageType::kRefused, R"({"why":1})"))};
+  std::unique_ptr<harness::LinkChannel> agent;
+  std::thread real([&] {
+    std::this_thread::sleep_for(200ms);
+    agent = std::make_unique<harness::LinkChannel>(harness::dial_link("127.0.0.1", hub.port(), 2000ms));
+    harness::AgentHello h;
+    h.version = CHAOSBENCH_VERSION;
+    h.run_id = "run1";
+    h.host = "h0";
+    h.node = 0;
+    harness::agent_handshake(*agent, secret, h, 3000ms);
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE_NOTHROW(hub.accept_all(5000ms, [](int) { return std::string(); }));
+  real.join();
+  CHECK(std::chrono::steady_clock::now() - t0 < 2s);  // the silent stranger held up nobody
+  hub.start(0);
+  // After the handshake: a pong of strings, a reply nobody awaits, then an unknown frame type.
+  agent->send(harness::MessageType::kPong, R"({"t0":"x","t1":[],"t2":null})");
+  agent->send(harness::MessageType::kReply, R"({"id":"x","ok":"yes"})");
+  const std::string bad = std::string("\0\0\0\1", 4) + std::string(1, '\x63');
+  (void)!::write(agent->fd(), bad.data(), bad.size());
+  for (int i = 0; i < 50 && !hub.lost(0); ++i) std::this_thread::sleep_for(20ms);
+  CHECK(hub.lost(0));  // the agent is lost; the controller lives on
+  for (int fd : fds) ::close(fd);
 }

@@ -217,7 +217,11 @@ s = socket.create_connection((host, int(port)))
 hello = json.dumps({"version": "0.0.9", "run_id": args["--run-id"], "host": args["--host"],
                     "node": int(args["--node"]), "nonce": "0" * 32}).encode()
 s.sendall(struct.pack(">I", len(hello) + 1) + bytes([1]) + hello)
-s.recv(4096)
+# As a real agent does with a refusal: say why on stderr, exit 3.
+frame = s.recv(65536)
+why = json.loads(frame[5:]).get("why", "?") if len(frame) > 5 and frame[4] == 3 else "no refusal"
+print(f"error: agent {args['--host']}: refused: {why}", file=sys.stderr)
+sys.exit(3)
 PY
   chmod +x "$work/old-chaosbench"
   bad "another chaosbench version" "$(cluster "$dir/inventory.json" "$dir/ssh_config" "$work/old-chaosbench")" \

@@ -29,6 +29,7 @@ namespace {
 // also leaves once it is this large.
 constexpr milliseconds kRecordsLinger{5};
 constexpr std::size_t kRecordsBatch = 256 * 1024;
+constexpr std::size_t kRecordsBufferMax = 64u << 20;
 
 std::string host_name() {
   char buf[256] = {};
@@ -102,6 +103,11 @@ void Agent::make_runtime_dir() {
   // The ranks' lines go to the controller as they came: it decodes and judges each once.
   auto on_line = [this](std::string_view line, double) {
     std::lock_guard lock(records_mutex_);
+    // Bounded while the link is slow: past it, lines are dropped and counted (said at the end).
+    if (records_.size() > kRecordsBufferMax) {
+      ++records_dropped_;
+      return;
+    }
     records_.append(line);
     records_.push_back('\n');
   };
@@ -214,6 +220,8 @@ std::vector<std::string> Agent::stop_everything() {
   plane_.reset();
   supervisor_.stop_all();
   if (metrics_) metrics_->stop();
+  if (records_dropped_ > 0)
+    errors.push_back(fmt::format("{} records were dropped: the link to the controller could not keep up", records_dropped_));
   if (link_ && !link_->broken()) {
     report_exits();
     flush_records();

@@ -98,6 +98,7 @@ class Agent {
   std::unique_ptr<MetricsServer> metrics_;
   std::mutex records_mutex_;
   std::string records_;  // encoded lines waiting to go to the controller
+  std::uint64_t records_dropped_ = 0;  // under records_mutex_
   std::chrono::steady_clock::time_point last_heard_;
   bool bye_ = false;
   bool stopped_ = false;

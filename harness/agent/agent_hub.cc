@@ -10,15 +10,18 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
+#include "harness/agent/json_fields.h"
+
 namespace chaosbench::harness {
 
 using json = nlohmann::json;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-AgentHub::AgentHub(std::string run_id, std::string secret, int nodes, RecordSink sink, milliseconds ping_every)
+AgentHub::AgentHub(std::string run_id, std::string secret, int nodes, RecordSink sink, milliseconds ping_every,
+                   milliseconds silence_limit)
     : run_id_(std::move(run_id)), secret_(std::move(secret)), nodes_(nodes), sink_(std::move(sink)),
-      ping_every_(ping_every), agents_(static_cast<std::size_t>(nodes)) {
+      ping_every_(ping_every), silence_limit_(silence_limit), agents_(static_cast<std::size_t>(nodes)) {
   listen_fd_ = common::UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   wake_fd_ = common::UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   int one = 1;
@@ -33,66 +36,6 @@ AgentHub::AgentHub(std::string run_id, std::string secret, int nodes, RecordSink
 }
 
 AgentHub::~AgentHub() { stop(milliseconds(2000)); }
-
-// After the first launcher failure, the others get this long to join or fail too, so one
-// error message names every host that cannot join, not only the first.
-constexpr milliseconds kSettleAfterFailure{3000};
-
-void AgentHub::accept_all(milliseconds timeout, const std::function<std::string(int)>& failed) {
-  auto deadline = Clock::now() + timeout;
-  std::map<int, std::string> why_not;
-  auto waiting = [&] {
-    int n = 0;
-    for (int node = 0; node < nodes_; ++node) n += agents_[static_cast<std::size_t>(node)] || why_not.count(node) ? 0 : 1;
-    return n;
-  };
-  while (waiting() > 0 && Clock::now() < deadline) {
-    for (int node = 0; node < nodes_; ++node)
-      if (!agents_[static_cast<std::size_t>(node)] && !why_not.count(node))
-        if (std::string why = failed(node); !why.empty()) {
-          why_not[node] = why;
-          deadline = std::min(deadline, Clock::now() + kSettleAfterFailure);
-        }
-    pollfd p{listen_fd_.get(), POLLIN, 0};
-    if (::poll(&p, 1, 50) <= 0) continue;
-    accept_one();
-  }
-  int missing = 0;
-  std::string text;
-  for (int node = 0; node < nodes_; ++node) {
-    if (agents_[static_cast<std::size_t>(node)]) continue;
-    ++missing;
-    auto it = why_not.find(node);
-    text += fmt::format("\n  node {}: {}", node,
-                        it != why_not.end() ? it->second
-                        : why_not.empty()   ? fmt::format("no agent dialled back within {} s", timeout.count() / 1000.0)
-                                            : std::string("no agent yet when the run gave up (see the other nodes)"));
-  }
-  if (missing > 0) throw AgentError(fmt::format("{} of {} agents did not join the run:{}", missing, nodes_, text));
-}
-
-// One connection off the listener, through the handshake. A stranger or a second agent for
-// a node is turned away; another chaosbench version ends the wait (no retry can help).
-void AgentHub::accept_one() {
-  common::UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-  if (!fd) return;
-  auto link = std::make_unique<LinkChannel>(std::move(fd));
-  try {
-    AgentHello hello = controller_handshake(*link, secret_, run_id_, CHAOSBENCH_VERSION, nodes_, milliseconds(5000));
-    auto& slot = agents_[static_cast<std::size_t>(hello.node)];
-    if (slot) {
-      spdlog::warn("a second agent for node {} ({}) was turned away", hello.node, hello.host);
-      return;
-    }
-    slot = std::make_unique<Agent>();
-    slot->link = std::move(link);
-    slot->hello = std::move(hello);
-  } catch (const VersionMismatch& e) {
-    throw AgentError(e.what());
-  } catch (const LinkError& e) {
-    spdlog::warn("an agent link was refused: {}", e.what());
-  }
-}
 
 void AgentHub::start(int exchanges) {
   thread_ = std::thread([this] { loop(); });
@@ -111,8 +54,8 @@ void AgentHub::start(int exchanges) {
 
 void AgentHub::ping_all() {
   for (int node = 0; node < nodes_; ++node) {
+    if (!agents_[static_cast<std::size_t>(node)] || lost(node)) continue;
     auto& a = *agents_[static_cast<std::size_t>(node)];
-    if (!a.lost.empty()) continue;
     try {
       a.link->send(MessageType::kPing, json{{"t0", bench::wall_time_now()}}.dump());
     } catch (const LinkError& e) {
@@ -132,18 +75,40 @@ void AgentHub::loop() {
     const auto left = std::chrono::duration_cast<milliseconds>(next_ping - Clock::now()).count();
     const int r = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long>(0, left)) + 1);
     if (r < 0 && errno != EINTR) break;
-    for (std::size_t i = 1; i < fds.size(); ++i)
-      if (fds[i].revents != 0) read_agent(static_cast<int>(i - 1));
+    for (std::size_t i = 1; i < fds.size(); ++i) {
+      const int node = static_cast<int>(i - 1);
+      if (fds[i].revents == 0) continue;
+      // Nothing a peer sends may end this thread: a frame that breaks a rule loses its
+      // agent, never the controller.
+      try {
+        read_agent(node);
+      } catch (const std::exception& e) {
+        mark_lost(node, fmt::format("a frame the controller could not take: {}", e.what()));
+      }
+    }
     if (Clock::now() >= next_ping) {
       ping_all();
+      lose_silent();
       next_ping = Clock::now() + ping_every_;
     }
+  }
+}
+
+// An agent that has sent nothing (not even a pong) for the silence limit is gone: a host
+// that lost power keeps its TCP connection open for many minutes.
+void AgentHub::lose_silent() {
+  const auto now = Clock::now();
+  for (int node = 0; node < nodes_; ++node) {
+    const auto& a = *agents_[static_cast<std::size_t>(node)];
+    if (now - a.last_heard > silence_limit_ && !lost(node))
+      mark_lost(node, fmt::format("silent for {} ms (no answer to the controller's pings)", silence_limit_.count()));
   }
 }
 
 void AgentHub::read_agent(int node) {
   auto& a = *agents_[static_cast<std::size_t>(node)];
   const bool open = a.link->pump();
+  a.last_heard = Clock::now();
   while (auto frame = a.link->next()) on_frame(node, *frame);
   if (!open || a.link->broken()) mark_lost(node, a.link->error());
 }
@@ -158,22 +123,24 @@ void AgentHub::on_frame(int node, const Frame& frame) {
   std::lock_guard lock(mutex_);
   switch (frame.type) {
     case MessageType::kPong:
-      a.clock.add({j.value("t0", 0.0), j.value("t1", 0.0), j.value("t2", 0.0), t3});
+      a.clock.add({json_number(j, "t0"), json_number(j, "t1"), json_number(j, "t2"), t3});
       break;
-    case MessageType::kReply:
-      if (j.contains("id") && j["id"].is_number_unsigned()) {
-        const auto id = j["id"].get<std::uint64_t>();  // before j is moved from
-        a.replies[id] = std::move(j);
-      }
+    case MessageType::kReply: {
+      // Only a reply someone waits for is kept: a peer cannot fill the map.
+      const auto id = json_integer(j, "id");
+      if (a.awaited.count(static_cast<std::uint64_t>(id))) a.replies[static_cast<std::uint64_t>(id)] = std::move(j);
       break;
+    }
     case MessageType::kEvent:
+      if (json_text(j, "event") != "exit" || events_.size() >= kMaxEvents) break;
       if (j.contains("time") && j["time"].is_number()) j["time"] = a.clock.to_controller(j["time"].get<double>());
       events_.push_back({node, std::move(j)});
       break;
     case MessageType::kBye:
       a.bye = true;
       if (j.contains("errors") && j["errors"].is_array())
-        for (const auto& e : j["errors"]) a.bye_errors.push_back(fmt::format("host {}: {}", a.hello.host, e.dump()));
+        for (const auto& e : j["errors"])
+          if (a.bye_errors.size() < 100) a.bye_errors.push_back(fmt::format("host {}: {}", a.hello.host, e.dump()));
       break;
     default:
       break;
@@ -200,7 +167,7 @@ void AgentHub::on_records(int node, const std::string& lines) {
       continue;
     }
     const int rank = std::visit([&](auto& r) {
-      r.time -= offset;
+      if (r.time > 0) r.time -= offset;  // no time: the receive time stands (the protocol's rule)
       return r.rank;
     }, decoded.record);
     // As the local metrics server does: one runaway rank cannot grow the controller.
@@ -209,7 +176,12 @@ void AgentHub::on_records(int node, const std::string& lines) {
       continue;
     }
     records_.fetch_add(1);
-    if (sink_) sink_(decoded.record, received);
+    if (!sink_) continue;
+    try {
+      sink_(decoded.record, received);
+    } catch (const std::exception& e) {
+      if (sink_failures_++ == 0) spdlog::error("agent hub: the record sink failed: {}", e.what());
+    }
   }
 }
 
@@ -233,6 +205,7 @@ std::uint64_t AgentHub::send(int node, json command) {
     std::lock_guard lock(mutex_);
     if (!a.lost.empty()) throw AgentError(fmt::format("the agent on {} is gone: {}", a.hello.host, a.lost));
     id = next_id_++;
+    a.awaited.insert(id);
   }
   command["id"] = id;
   try {
@@ -247,14 +220,15 @@ std::uint64_t AgentHub::send(int node, json command) {
 json AgentHub::wait_reply(int node, std::uint64_t id, milliseconds timeout) {
   auto& a = *agents_.at(static_cast<std::size_t>(node));
   std::unique_lock lock(mutex_);
-  if (!changed_.wait_for(lock, timeout, [&] { return a.replies.count(id) || !a.lost.empty(); }))
-    throw AgentError(fmt::format("the agent on {} did not answer within {} ms", a.hello.host, timeout.count()));
+  const bool came = changed_.wait_for(lock, timeout, [&] { return a.replies.count(id) || !a.lost.empty(); });
+  a.awaited.erase(id);  // a late reply is dropped on arrival
+  if (!came) throw AgentError(fmt::format("the agent on {} did not answer within {} ms", a.hello.host, timeout.count()));
   auto it = a.replies.find(id);
   if (it == a.replies.end()) throw AgentError(fmt::format("the agent on {} is gone: {}", a.hello.host, a.lost));
   json reply = std::move(it->second);
   a.replies.erase(it);
-  if (!reply.value("ok", false))
-    throw AgentError(fmt::format("host {}: {}", a.hello.host, reply.value("error", std::string("failed"))));
+  if (!json_flag(reply, "ok"))
+    throw AgentError(fmt::format("host {}: {}", a.hello.host, json_text(reply, "error", "failed")));
   return reply;
 }
 
@@ -286,10 +260,10 @@ std::vector<std::string> AgentHub::stop(milliseconds timeout) {
   std::vector<std::string> errors;
   if (stopped_) return errors;
   stopped_ = true;
-  for (auto& a : agents_) {
-    if (!a || !a->lost.empty()) continue;
+  for (int node = 0; node < nodes_; ++node) {
+    if (lost(node)) continue;
     try {
-      a->link->send(MessageType::kBye, "{}");
+      agents_[static_cast<std::size_t>(node)]->link->send(MessageType::kBye, "{}");
     } catch (const LinkError&) {
     }
   }

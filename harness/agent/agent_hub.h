@@ -20,6 +20,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,18 +51,25 @@ class AgentHub {
 
   // Listens on every local address, on an ephemeral port. Throws AgentError when it
   // cannot. `nodes` agents are expected, node 0..nodes-1.
+  // An agent silent for `silence_limit` (not even a pong) is lost: the same limit as the
+  // agents' dead-man switch, so both sides give up on each other alike.
   AgentHub(std::string run_id, std::string secret, int nodes, RecordSink sink,
-           std::chrono::milliseconds ping_every = std::chrono::milliseconds(1000));
+           std::chrono::milliseconds ping_every = std::chrono::milliseconds(1000),
+           std::chrono::milliseconds silence_limit = std::chrono::seconds(10));
   ~AgentHub();  // stop()
   AgentHub(const AgentHub&) = delete;
   AgentHub& operator=(const AgentHub&) = delete;
 
   int port() const { return port_; }
 
-  // Accepts agents until every node has one, for up to `timeout`. Between accepts it asks
-  // `failed(node)` about each node still without an agent: a reason there (its launcher
-  // ended: ssh could not log in, the binary is missing) ends the wait at once. Throws
-  // AgentError naming every node that did not come, and why.
+  // Accepts agents until every node has one, for up to `timeout`. Each connection shakes
+  // hands on a thread of its own, so a silent or slow peer holds up nobody; agents that
+  // joined are pinged meanwhile (their dead-man switches must not fire while the others
+  // log in). Between accepts it asks `failed(node)` about each node still without an
+  // agent: a reason there (its launcher ended: ssh could not log in, the binary is
+  // missing, an agent of another version refused) ends the wait 3 s later, long enough
+  // for the others to fail too. Stops listening when it returns. Throws AgentError
+  // naming every node that did not come, and why.
   void accept_all(std::chrono::milliseconds timeout, const std::function<std::string(int node)>& failed);
   // Starts the I/O thread, then runs `exchanges` quick clock exchanges with every agent.
   void start(int exchanges = 8);
@@ -97,13 +105,18 @@ class AgentHub {
     AgentHello hello;
     ClockOffsetEstimator clock;
     std::map<std::uint64_t, nlohmann::json> replies;
+    std::set<std::uint64_t> awaited;  // ids sent and not yet given up on
+    std::chrono::steady_clock::time_point last_heard = std::chrono::steady_clock::now();  // the I/O thread's
     std::string lost;  // why, once the link is gone
     bool bye = false;
     std::vector<std::string> bye_errors;
   };
 
-  void accept_one();
+  struct PendingJoin;
+  void accept_into(std::vector<std::shared_ptr<PendingJoin>>& pending);
+  bool install(PendingJoin& p);
   void loop();
+  void lose_silent();
   void ping_all();
   void read_agent(int node);
   void on_frame(int node, const Frame& frame);
@@ -115,6 +128,7 @@ class AgentHub {
   int nodes_;
   RecordSink sink_;
   std::chrono::milliseconds ping_every_;
+  std::chrono::milliseconds silence_limit_;
   common::UniqueFd listen_fd_;
   common::UniqueFd wake_fd_;
   int port_ = 0;
@@ -129,6 +143,8 @@ class AgentHub {
   std::map<int, std::uint64_t> records_by_rank_;  // the I/O thread's
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> malformed_{0};
+  std::uint64_t sink_failures_ = 0;  // the I/O thread's: the first is logged
+  static constexpr std::size_t kMaxEvents = 100000;
 };
 
 }  // namespace chaosbench::harness

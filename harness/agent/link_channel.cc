@@ -26,7 +26,7 @@ LinkChannel::LinkChannel(common::UniqueFd fd, milliseconds send_timeout) : fd_(s
 void LinkChannel::send(MessageType type, std::string_view payload) {
   const std::string bytes = encode_frame(type, payload);
   std::lock_guard lock(send_mutex_);
-  if (!error_.empty()) throw LinkError(error_);
+  if (broken_.load()) throw LinkError(error_);
   std::size_t sent = 0;
   while (sent < bytes.size()) {
     const ssize_t n = ::send(fd_.get(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -39,18 +39,22 @@ void LinkChannel::send(MessageType type, std::string_view payload) {
                                 ? std::string("the peer stopped reading (send timed out)")
                                 : fmt::format("send failed: {}", std::strerror(errno));
     error_ = why;  // a frame cut in the middle leaves the stream unusable
+    broken_ = true;
     ::shutdown(fd_.get(), SHUT_RDWR);
     throw LinkError(why);
   }
 }
 
 bool LinkChannel::pump() {
-  if (!error_.empty()) return false;
+  if (broken_.load()) return false;
   char buf[65536];
-  for (;;) {
+  // At most 1 MiB a call: a peer that sends without pause cannot make one call buffer
+  // without bound; the rest is read on the next call.
+  for (std::size_t total = 0; total < (1u << 20);) {
     const ssize_t n = ::recv(fd_.get(), buf, sizeof(buf), MSG_DONTWAIT);
     if (n > 0) {
       reader_.feed(std::string_view(buf, static_cast<std::size_t>(n)));
+      total += static_cast<std::size_t>(n);
       if (static_cast<std::size_t>(n) < sizeof(buf)) return true;
       continue;
     }
@@ -59,11 +63,17 @@ bool LinkChannel::pump() {
     close(n == 0 ? "the peer closed the link" : fmt::format("receive failed: {}", std::strerror(errno)));
     return false;
   }
+  return true;
+}
+
+std::string LinkChannel::error() const {
+  std::lock_guard lock(send_mutex_);
+  return error_;
 }
 
 std::optional<Frame> LinkChannel::next() {
   auto frame = reader_.next();
-  if (!frame && !reader_.error().empty() && error_.empty()) close(reader_.error());
+  if (!frame && !reader_.error().empty() && !broken_.load()) close(reader_.error());
   return frame;
 }
 
@@ -71,7 +81,7 @@ std::optional<Frame> LinkChannel::receive(milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     if (auto f = next()) return f;
-    if (!error_.empty()) throw LinkError(error_);
+    if (broken_.load()) throw LinkError(error());
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return std::nullopt;
     pollfd p{fd_.get(), POLLIN, 0};
@@ -84,7 +94,8 @@ std::optional<Frame> LinkChannel::receive(milliseconds timeout) {
 void LinkChannel::close(const std::string& why) {
   {
     std::lock_guard lock(send_mutex_);
-    if (error_.empty()) error_ = why;
+    if (error_.empty()) error_ = why.empty() ? std::string("closed") : why;
+    broken_ = true;
   }
   ::shutdown(fd_.get(), SHUT_RDWR);
 }

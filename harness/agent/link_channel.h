@@ -5,9 +5,11 @@
 // socket: pump() reads what is there, next() hands out whole frames, and receive() waits
 // in poll(2) for one. A link is broken for good once the peer closes, a frame is
 // malformed or a send fails: every later send throws LinkError, and error() says why.
-// Threads: send() from any thread; everything else from one (the reader's).
+// Threads: send(), close(), broken() and error() from any thread; pump, next and receive
+// from one (the reader's).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -45,8 +47,9 @@ class LinkChannel {
   // the link broke before one came.
   std::optional<Frame> receive(std::chrono::milliseconds timeout);
 
-  bool broken() const { return !error_.empty(); }
-  const std::string& error() const { return error_; }
+  bool broken() const { return broken_.load(); }
+  // Why the link broke ("" while it is whole). Any thread.
+  std::string error() const;
   // Marks the link broken with `why` (the first reason is kept) and shuts the socket
   // down both ways, which wakes a peer blocked on it.
   void close(const std::string& why);
@@ -54,8 +57,9 @@ class LinkChannel {
  private:
   common::UniqueFd fd_;
   FrameReader reader_;
-  std::mutex send_mutex_;
+  mutable std::mutex send_mutex_;  // also guards error_
   std::string error_;
+  std::atomic<bool> broken_{false};
 };
 
 // Connects to IPv4 `address`:`port` within `timeout`. Throws LinkError naming the

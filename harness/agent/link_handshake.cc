@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/agent/json_fields.h"
 #include "harness/agent/link_auth.h"
 
 namespace chaosbench::harness {
@@ -16,8 +17,7 @@ json expect(LinkChannel& link, MessageType want, milliseconds timeout, const cha
   auto frame = link.receive(timeout);
   if (!frame) throw LinkError(fmt::format("no {} within {} ms", waiting_for, timeout.count()));
   json j = json::parse(frame->payload, nullptr, /*allow_exceptions=*/false);
-  if (frame->type == MessageType::kRefused)
-    throw LinkError(fmt::format("refused: {}", j.is_object() ? j.value("why", std::string("no reason")) : "no reason"));
+  if (frame->type == MessageType::kRefused) throw LinkError(fmt::format("refused: {}", json_text(j, "why", "no reason")));
   if (frame->type != want || !j.is_object())
     throw LinkError(fmt::format("expected {}, got a {} frame", waiting_for, message_type_name(static_cast<std::uint8_t>(frame->type))));
   return j;
@@ -33,10 +33,7 @@ template <class Error = LinkError>
   throw Error(why);
 }
 
-std::string text(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+std::string text(const json& j, const char* key) { return json_text(j, key); }
 
 }  // namespace
 
@@ -66,8 +63,9 @@ AgentHello controller_handshake(LinkChannel& link, const std::string& secret, co
   h.hostname = text(j, "hostname");
   h.address = text(j, "address");
   h.nonce = text(j, "nonce");
-  h.node = j.contains("node") && j["node"].is_number_integer() ? j["node"].get<int>() : -1;
-  h.pid = j.contains("pid") && j["pid"].is_number_integer() ? j["pid"].get<pid_t>() : 0;
+  const auto node = json_integer(j, "node");
+  h.node = node >= 0 && node < nodes ? static_cast<int>(node) : -1;
+  h.pid = static_cast<pid_t>(json_integer(j, "pid", 0));
   const std::string who = fmt::format("agent {} (node {})", h.host, h.node);
   if (h.version != version)
     refuse<VersionMismatch>(link, fmt::format("{} runs chaosbench {}, the controller {}: install the same version on every host",

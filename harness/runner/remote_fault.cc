@@ -1,6 +1,9 @@
 #include "harness/runner/remote_fault.h"
 
+#include <algorithm>
 #include <fmt/format.h>
+
+#include "harness/agent/json_fields.h"
 
 namespace chaosbench::harness {
 
@@ -9,6 +12,13 @@ using json = nlohmann::json;
 namespace {
 
 constexpr std::chrono::seconds kFaultReply{15};
+
+// What is left of one deadline shared by all hosts' replies (at least 1 ms: a reply that
+// is already there is still taken).
+std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline) {
+  return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
+                  std::chrono::milliseconds(1));
+}
 
 }  // namespace
 
@@ -32,13 +42,17 @@ void RemoteFault::do_apply(const faults::ResolvedTarget&) {
       errors += (errors.empty() ? "" : "; ") + std::string(e.what());
     }
   }
+  const auto deadline = std::chrono::steady_clock::now() + kFaultReply;
   for (const auto& [node, request] : sent) {
+    // Every host the command reached is reverted if the fault fails: one whose reply is
+    // late may still apply it (its revert comes after the apply on the same link).
+    applied_on_.push_back(node);
     try {
-      const json reply = hub_.wait_reply(node, request, kFaultReply);
-      applied_on_.push_back(node);
-      backend_ = reply.value("backend", backend_);
-      if (reply.contains("ended"))
-        for (const auto& pid : reply["ended"]) ended_.push_back(local_pid_(node, pid.get<pid_t>()));
+      const json reply = hub_.wait_reply(node, request, time_left(deadline));
+      backend_ = json_text(reply, "backend", backend_);
+      if (reply.contains("ended") && reply["ended"].is_array())
+        for (const auto& pid : reply["ended"])
+          if (pid.is_number_integer()) ended_.push_back(local_pid_(node, pid.get<pid_t>()));
     } catch (const AgentError& e) {
       errors += (errors.empty() ? "" : "; ") + std::string(e.what());
     }
@@ -57,9 +71,10 @@ void RemoteFault::do_revert() {
       errors += (errors.empty() ? "" : "; ") + std::string(e.what());
     }
   }
+  const auto deadline = std::chrono::steady_clock::now() + kFaultReply;
   for (const auto& [node, request] : sent) {
     try {
-      const json reply = hub_.wait_reply(node, request, kFaultReply);
+      const json reply = hub_.wait_reply(node, request, time_left(deadline));
       if (reply.contains("effect") && reply["effect"].is_object())
         for (const auto& [k, v] : reply["effect"].items())
           if (v.is_number()) effect_[k] = v.get<double>();

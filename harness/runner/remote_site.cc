@@ -11,6 +11,7 @@
 #include "faults/registry.h"
 #include "harness/agent/agent.h"
 #include "harness/agent/fault_wire.h"
+#include "harness/agent/json_fields.h"
 #include "harness/agent/link_auth.h"
 #include "harness/host_error.h"
 #include "harness/runner/remote_fault.h"
@@ -33,7 +34,8 @@ RemoteSite::RemoteSite(const Scenario& scenario, const std::string& run_id, cons
   const int nodes = cluster_.nodes;
   const std::string secret = make_link_secret();
   const auto beat = std::chrono::duration_cast<milliseconds>(cluster_.remote.agent_timeout.value) / 5;
-  hub_ = std::make_unique<AgentHub>(run_id, secret, nodes, std::move(sink), std::min(beat, milliseconds(1000)));
+  hub_ = std::make_unique<AgentHub>(run_id, secret, nodes, std::move(sink), std::min(beat, milliseconds(1000)),
+                                    std::chrono::duration_cast<milliseconds>(cluster_.remote.agent_timeout.value));
   AgentLaunch launch{run_id, secret, hub_->port(), out_dir + "/logs", runtime_dir};
   std::filesystem::create_directories(launch.log_dir);
   launcher_ = std::make_unique<AgentLauncher>(cluster_, launch);
@@ -53,7 +55,13 @@ RemoteSite::RemoteSite(const Scenario& scenario, const std::string& run_id, cons
   }
 }
 
-RemoteSite::~RemoteSite() { stop_all(); }
+RemoteSite::~RemoteSite() {
+  try {
+    stop_all();
+  } catch (const std::exception& e) {
+    spdlog::error("stopping the agents: {}", e.what());
+  }
+}
 
 // Every agent learns the job's addresses and where faults may act; a host whose traffic
 // to its peers leaves by an interface not allowed is refused here, before any fault.
@@ -76,7 +84,7 @@ void RemoteSite::set_up_agents(const Scenario& scenario) {
   std::string errors;
   for (int n = 0; n < cluster_.nodes; ++n) {
     try {
-      interfaces_.push_back(hub_->wait_reply(n, ids[static_cast<std::size_t>(n)], kCommandTimeout).value("interface", ""));
+      interfaces_.push_back(json_text(hub_->wait_reply(n, ids[static_cast<std::size_t>(n)], kCommandTimeout), "interface"));
     } catch (const AgentError& e) {
       interfaces_.emplace_back();
       errors += fmt::format("\n  {}", e.what());
@@ -106,7 +114,8 @@ pid_t RemoteSite::start(int node, ProcessSpec spec) {
   } catch (const AgentError& e) {
     throw std::runtime_error(fmt::format("cannot start {} on node {}: {}", spec.name, node, e.what()));
   }
-  const pid_t remote = reply.at("pid").get<pid_t>();
+  const auto remote = static_cast<pid_t>(json_integer(reply, "pid"));
+  if (remote <= 0) throw std::runtime_error(fmt::format("cannot start {} on node {}: the agent named no process", spec.name, node));
   const pid_t id = local_pid(node, remote);
   Proc p;
   p.node = node;
@@ -136,8 +145,8 @@ void RemoteSite::mark_ended(pid_t id, const json& event) {
   auto& s = procs_.at(id).status;
   if (!s.running) return;
   s.running = false;
-  if (event.contains("exit_code") && event["exit_code"].is_number_integer()) s.exit_code = event["exit_code"].get<int>();
-  if (event.contains("signal") && event["signal"].is_number_integer()) s.signal = event["signal"].get<int>();
+  if (const auto code = json_integer(event, "exit_code", -1); code >= 0 && code < 256) s.exit_code = static_cast<int>(code);
+  if (const auto sig = json_integer(event, "signal", 0); sig > 0 && sig < 128) s.signal = static_cast<int>(sig);
   if (!s.exit_code && !s.signal) s.signal = SIGKILL;
 }
 
@@ -145,15 +154,15 @@ std::vector<pid_t> RemoteSite::wait_any(milliseconds timeout) {
   std::vector<pid_t> changed;
   if (stopped_) return changed;
   for (const auto& e : hub_->wait_events(timeout)) {
-    const std::string kind = e.body.value("event", "");
+    const std::string kind = json_text(e.body, "event");
     if (kind == "exit") {
-      auto it = by_remote_.find({e.node, e.body.value("pid", -1)});
+      auto it = by_remote_.find({e.node, static_cast<pid_t>(json_integer(e.body, "pid"))});
       if (it == by_remote_.end()) continue;
       mark_ended(it->second, e.body);
       changed.push_back(it->second);
     } else if (kind == "lost") {
       // The host's agent is gone: its processes are gone from the run too.
-      spdlog::error("node {} ({}): the agent is lost: {}", e.node, launcher_->host_label(e.node), e.body.value("why", ""));
+      spdlog::error("node {} ({}): the agent is lost: {}", e.node, launcher_->host_label(e.node), json_text(e.body, "why"));
       for (auto& [id, p] : procs_)
         if (p.node == e.node && p.status.running) {
           mark_ended(id, json::object());
@@ -178,14 +187,19 @@ std::vector<std::string> RemoteSite::stop_all() {
     } catch (const std::exception&) {  // not joined, or gone: nothing to ask
     }
   }
+  // One deadline for all: hung agents cost it once, not once each.
+  const auto deadline = std::chrono::steady_clock::now() + kJoinTimeout;
   for (const auto& [node, id] : sent) {
     try {
-      const json reply = hub_->wait_reply(node, id, kJoinTimeout);
-      for (const auto& e : reply.value("errors", json::array())) errors.push_back(fmt::format("node {}: {}", node, e.dump()));
-      for (const auto& p : reply.value("processes", json::array())) {
-        auto it = by_remote_.find({node, p.value("pid", -1)});
-        if (it != by_remote_.end()) mark_ended(it->second, p);
-      }
+      const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+      const json reply = hub_->wait_reply(node, id, std::max(left, milliseconds(1)));
+      if (reply.contains("errors") && reply["errors"].is_array())
+        for (const auto& e : reply["errors"]) errors.push_back(fmt::format("node {}: {}", node, e.dump()));
+      if (reply.contains("processes") && reply["processes"].is_array())
+        for (const auto& p : reply["processes"]) {
+          auto it = by_remote_.find({node, static_cast<pid_t>(json_integer(p, "pid"))});
+          if (it != by_remote_.end()) mark_ended(it->second, p);
+        }
     } catch (const AgentError& e) {
       errors.emplace_back(e.what());
     }
@@ -206,7 +220,9 @@ std::string RemoteSite::address(int node) const {
 
 int RemoteSite::free_port(int node) {
   try {
-    return hub_->call(node, {{"op", "port"}}, kCommandTimeout).at("port").get<int>();
+    const auto port = json_integer(hub_->call(node, {{"op", "port"}}, kCommandTimeout), "port");
+    if (port <= 0 || port > 65535) throw AgentError(fmt::format("node {}: the agent named no free port", node));
+    return static_cast<int>(port);
   } catch (const AgentError& e) {
     throw HostError(e.what());
   }
@@ -244,7 +260,7 @@ std::unique_ptr<faults::Fault> RemoteSite::apply_fault(const FaultSpec& spec, st
 
 bool RemoteSite::frozen(int node) const {
   try {
-    return hub_->call(node, {{"op", "node_state"}}, kCommandTimeout).value("frozen", false);
+    return json_flag(hub_->call(node, {{"op", "node_state"}}, kCommandTimeout), "frozen");
   } catch (const AgentError&) {
     return false;
   }
@@ -252,7 +268,7 @@ bool RemoteSite::frozen(int node) const {
 
 bool RemoteSite::oom_killed(int node) const {
   try {
-    return hub_->call(node, {{"op", "node_state"}}, kCommandTimeout).value("oom_killed", false);
+    return json_flag(hub_->call(node, {{"op", "node_state"}}, kCommandTimeout), "oom_killed");
   } catch (const AgentError&) {
     return false;
   }

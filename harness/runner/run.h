@@ -38,6 +38,9 @@ namespace chaosbench::harness {
 class Run {
  public:
   Run(const Scenario& s, const RunOptions& o) : scenario_(s), options_(o) {}
+  // Stops the site first when a run unwinds by exception: no thread of it (the agents'
+  // hub) may outlive the members it writes into.
+  ~Run();
 
   // The run's story: check the host, bring up, loop, unwind, report (run_lifecycle.cc).
   RunOutcome execute();
@@ -68,8 +71,9 @@ class Run {
   const Scenario& scenario_;
   RunOptions options_;
   std::string run_id_ = make_run_id();
-  std::unique_ptr<RunEnvironment> env_;
+  // Declared before env_: the agents' hub (in env_'s site) writes into it until env_ goes.
   SampleStore store_;
+  std::unique_ptr<RunEnvironment> env_;
   std::unique_ptr<MetricsServer> server_;
   std::unique_ptr<FaultDriver> faults_;
   std::unique_ptr<RankTable> ranks_;

@@ -23,6 +23,15 @@ constexpr double kPeerGraceS = 3.0;
 
 }  // namespace
 
+Run::~Run() {
+  if (!env_) return;
+  try {
+    env_->site().stop_all();  // idempotent: nothing happens after a normal unwind
+  } catch (const std::exception& e) {
+    spdlog::error("stopping the nodes: {}", e.what());
+  }
+}
+
 RunOutcome Run::execute() {
   // From the first step: a SIGINT during set-up is seen by the loop, which then unwinds
   // whatever set-up made (the journal holds it either way).

@@ -65,9 +65,8 @@ std::vector<HostSpec> read_hosts(ParseContext& ctx, const json& list, const std:
 // An inventory's text: an array of hosts, or an object whose "hosts" is one. Its errors
 // name the inventory's own file, line and column (ScenarioError).
 std::vector<HostSpec> parse_inventory(const std::string& file, const std::string& text) {
-  json doc = json::parse(text, nullptr, false);
+  json doc = parse_document(text, file);  // a syntax error names its line and column
   ParseContext inv(file, text, {});
-  if (doc.is_discarded()) inv.error("", "invalid JSON");
   const json* list = doc.is_object() && doc.contains("hosts") ? &doc["hosts"] : &doc;
   auto hosts = inv.failed() ? std::vector<HostSpec>{} : read_hosts(inv, *list, doc.is_object() ? "hosts" : "");
   if (inv.failed()) throw ScenarioError(inv.take());

@@ -116,6 +116,28 @@ bool valid_name(const std::string& s) {
 
 namespace {
 
+
+// Every point of a sweep must be a valid scenario too, found now rather than halfway
+// through the sweep. The points are checked without their own sweep.
+void check_sweep_points(ParseContext& ctx, const Scenario& s, std::string_view text, const std::string& file,
+                        const LoadOptions& options) {
+  const auto points = sweep_points(s.sweep);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    LoadOptions point = options;
+    point.no_sweep = true;
+    point.overrides.insert(point.overrides.end(), points[i].overrides.begin(), points[i].overrides.end());
+    try {
+      parse_scenario(text, file, point);
+    } catch (const ScenarioError& e) {
+      const auto& first = e.diagnostics().front();
+      ctx.error("sweep", fmt::format("point {} ({}) is not a valid scenario: {}: {}", i + 1, points[i].label,
+                                     first.path, first.message));
+    }
+  }
+}
+
+}  // namespace
+
 // The document, or a ScenarioError at the line and column where the text stops being a
 // scenario's JSON (too large, too deep, a syntax error, a number out of range).
 json parse_document(std::string_view text, const std::string& file) {
@@ -148,27 +170,6 @@ json parse_document(std::string_view text, const std::string& file) {
     fail(file, line, column, parse_reason(what));
   }
 }
-
-// Every point of a sweep must be a valid scenario too, found now rather than halfway
-// through the sweep. The points are checked without their own sweep.
-void check_sweep_points(ParseContext& ctx, const Scenario& s, std::string_view text, const std::string& file,
-                        const LoadOptions& options) {
-  const auto points = sweep_points(s.sweep);
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    LoadOptions point = options;
-    point.no_sweep = true;
-    point.overrides.insert(point.overrides.end(), points[i].overrides.begin(), points[i].overrides.end());
-    try {
-      parse_scenario(text, file, point);
-    } catch (const ScenarioError& e) {
-      const auto& first = e.diagnostics().front();
-      ctx.error("sweep", fmt::format("point {} ({}) is not a valid scenario: {}: {}", i + 1, points[i].label,
-                                     first.path, first.message));
-    }
-  }
-}
-
-}  // namespace
 
 LoadResult parse_scenario(std::string_view text, const std::string& file, const LoadOptions& options) {
   json doc = parse_document(text, file);

@@ -20,6 +20,10 @@ RecoverySpec parse_recovery(ParseContext& ctx, const json& value, const ClusterS
 std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value);
 
+// A scenario's (or an inventory's) JSON text as a document, or a ScenarioError at the
+// line and column where it stops being one (too large, too deep, a syntax error).
+json parse_document(std::string_view text, const std::string& file);
+
 // Scenario and fault names: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit
 // (they become directory names and phase names).
 bool valid_name(const std::string& s);
