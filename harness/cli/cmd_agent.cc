@@ -20,7 +20,7 @@ int cmd_agent(const Args& args) {
       ("run-id", po::value<std::string>()->required(), "the run this agent belongs to")
       ("host", po::value<std::string>(), "this host's name in the inventory")
       ("node", po::value<int>(), "the node this host serves")
-      ("slurm", "a task of a Slurm step: the node is SLURM_NODEID, the host SLURMD_NODENAME")
+      ("slurm", "a task of a Slurm step: the node is SLURM_PROCID, the host SLURMD_NODENAME")
       ("timeout", po::value<double>()->default_value(10.0), "dead-man switch: seconds of controller silence");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
@@ -44,9 +44,11 @@ int cmd_agent(const Args& args) {
   }
   o.run_id = cl.vm["run-id"].as<std::string>();
   if (cl.vm.count("slurm")) {
-    const char* id = std::getenv("SLURM_NODEID");
+    // The task's rank in the step: with one task per node it numbers the step's nodes
+    // 0..N-1 (SLURM_NODEID counts within the whole allocation, which may be larger).
+    const char* id = std::getenv("SLURM_PROCID");
     const char* name = std::getenv("SLURMD_NODENAME");
-    if (!id || !name) throw UsageError("--slurm: not a task of a Slurm step (no SLURM_NODEID or SLURMD_NODENAME)");
+    if (!id || !name) throw UsageError("--slurm: not a task of a Slurm step (no SLURM_PROCID or SLURMD_NODENAME)");
     o.node = std::atoi(id);
     o.host = name;
   } else {
