@@ -133,6 +133,8 @@ done
 took=$(echo "$(date +%s.%N) - $killed" | bc)
 check "SIGKILLed controller: every host is clean within agent_timeout + 2 s (took ${took} s)" all_clean
 wait "$controller" 2>/dev/null
+# The controller's own journal (its runtime directory) is this machine's to clean up.
+check "cleanup reverts the killed controller's own journal" sh -c "'$cb' cleanup | grep -q 'output $work/kill)'"
 
 # 3a. network.delay 20ms on node 0 (both ways) of a 2-node job on h0 and h1: h0's pings
 # to h1 (in the job) rise by 40 ms; its pings to h3 (same interface, not in the job) do not.
@@ -164,7 +166,7 @@ if [ "$mode" = ssh ]; then
   done
   kill -9 "$controller"
   wait "$controller" 2>/dev/null
-  sleep 1
+  sleep 1  # the controller's own journal goes with cleanup --hosts below: the test bed shares /run
   check "a SIGKILLed agent leaves its state on h1" test -n "$(leftovers h1)"
   ctl "$cb" cleanup --hosts "$dir/inventory.json" --ssh-config "$dir/ssh_config" --agent-command "$cb" > "$work/cleanup.out" 2>&1
   rc=$?
