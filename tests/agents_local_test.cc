@@ -177,6 +177,9 @@ TEST_CASE("agents: a SIGKILLed controller's local agents revert, stop their rank
     left = std::count_if(during.begin(), during.end(), [&](const std::string& d) { return now.count(d) > 0; });
   }
   CHECK(left == 0);
+  // The controller's own journal and runtime directory are this machine's cleanup's.
+  auto c = run_command({binary(), "cleanup"}, 60s);
+  CHECK(c.out.find(dir.file("out")) != std::string::npos);
 }
 
 TEST_CASE("agents: the fault's wire form keeps every parameter exactly and the target's lists", "[agents]") {
