@@ -157,6 +157,7 @@ json processes_json(const std::vector<ProcessRecord>& processes) {
                    {"started_at_s", number(p.started_at_s)},
                    {"ended_at_s", optional_number(p.ended_at_s)},
                    {"stdout", p.stdout_log}, {"stderr", p.stderr_log}});
+    if (!p.host.empty()) out.back()["host"] = p.host;  // only multi-host runs have one
   }
   return out;
 }

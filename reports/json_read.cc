@@ -161,6 +161,7 @@ ProcessRecord read_process(const json& p) {
   auto ended = p.find("ended_by_fault");
   pr.ended_by_fault = ended != p.end() && ended->is_boolean() && ended->get<bool>();
   pr.node = str(p, "node");
+  pr.host = str(p, "host");
   pr.pid = integer<std::int64_t>(p, "pid");
   if (auto v = opt_num(p, "exit_code")) pr.exit_code = to_int<int>(*v);
   if (auto v = opt_num(p, "signal")) pr.signal = to_int<int>(*v);

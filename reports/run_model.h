@@ -93,7 +93,8 @@ struct ProcessRecord {
   int restart = 0;              // 0 for the first life, then 1, 2, ... after restarts
   bool ended_by_fault = false;  // a fault (node.kill, process.signal) ended it on purpose
   std::string node;
-  std::int64_t pid = 0;
+  std::string host;  // the host the node ran on, in a multi-host run ("" on one machine)
+  std::int64_t pid = 0;  // the process id there
   std::optional<int> exit_code;
   std::optional<int> signal;
   double started_at_s = 0;

@@ -83,6 +83,8 @@ TEST_CASE("agents: a collective on 3 local agents passes, its records come throu
     CHECK(std::abs(h["clock_offset_ms"].get<double>()) <= h["clock_uncertainty_ms"].get<double>() + 0.05);
   }
   CHECK(agent_leftovers(res["run_id"].get<std::string>()).empty());
+  // Each process record names the host its node ran on.
+  for (const auto& p : res["processes"]) CHECK(p["host"] == "node" + std::to_string(p["rank"].get<int>()));
   // The ranks met in the controller's store, not in files.
   CHECK_THAT(rendezvous_stores(dir), Catch::StartsWith("tcp:127.0.0.1:"));
 }

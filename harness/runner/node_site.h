@@ -45,6 +45,9 @@ class NodeSite {
   // --- what the workload needs to find its peers ---
   // The address node `node`'s processes are reached at by their peers.
   virtual std::string address(int node) const = 0;
+  // The name of the host `node` runs on, for records and the timeline; "" when the nodes
+  // are on this machine.
+  virtual std::string host_name(int /*node*/) const { return ""; }
   // A TCP port free on `node` now, for a rendezvous the workload binds.
   virtual int free_port(int node) = 0;
   // Where the built-in workloads' ranks on `node` meet ("tcp:ADDR:PORT", the

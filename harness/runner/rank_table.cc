@@ -24,6 +24,7 @@ const reports::ProcessRecord& RankTable::start(std::size_t idx, ProcessSpec spec
   p.role = "rank";
   p.rank = l.rank;
   p.node = fmt::format("node{}", l.node);
+  p.host = site_.host_name(l.node);
   p.pid = pid;
   p.restart = restart;
   p.started_at_s = now();

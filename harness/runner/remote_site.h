@@ -39,6 +39,7 @@ class RemoteSite final : public NodeSite {
   std::vector<std::string> stop_all() override;
 
   std::string address(int node) const override;
+  std::string host_name(int node) const override { return hub_->hello(node).host; }
   int free_port(int node) override;
   std::string store_spec(int node) const override;
   std::string store_token() const override { return store_token_; }

@@ -140,9 +140,10 @@ void Run::start_rank(std::size_t idx) {
   }
   const std::string argv0 = spec.argv.front();
   const auto& p = ranks_->start(idx, std::move(spec), [this] { return now_s(); });
-  env_->timeline().write(p.started_at_s, restart > 0 ? "process_restarted" : "process_started",
-                         {{"rank", TL::num(l.rank)}, {"node", TL::str(p.node)}, {"pid", TL::num(p.pid)},
-                          {"restart", TL::num(restart)}, {"argv0", TL::str(argv0)}});
+  std::vector<TimelineField> fields{{"rank", TL::num(l.rank)}, {"node", TL::str(p.node)}, {"pid", TL::num(p.pid)},
+                                    {"restart", TL::num(restart)}, {"argv0", TL::str(argv0)}};
+  if (!p.host.empty()) fields.emplace_back("host", TL::str(p.host));
+  env_->timeline().write(p.started_at_s, restart > 0 ? "process_restarted" : "process_started", fields);
 }
 
 // Applies and reverts what is due; processes a fault ends on purpose are expected to
