@@ -86,7 +86,9 @@ PrintMotd no
 LogLevel ERROR
 EOF
   echo "$addr $(cut -d' ' -f1,2 "$hdir/ssh_host_ed25519_key.pub")" >> "$dir/known_hosts"
-  ip netns exec "$(ns_of "$host")" unshare --uts sh -c 'hostname "$1" && exec /usr/sbin/sshd -f "$2" -E "$3"' \
+  # nsenter --net, not ip netns exec: that would remount /sys for the namespace and hide
+  # the cgroup hierarchies, which a host's agent needs for its node's cgroups.
+  nsenter --net="/run/netns/$(ns_of "$host")" unshare --uts sh -c 'hostname "$1" && exec /usr/sbin/sshd -f "$2" -E "$3"' \
     sh "$host" "$hdir/sshd_config" "$hdir/sshd.log"
 }
 

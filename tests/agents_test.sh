@@ -71,6 +71,17 @@ check "environment.hosts names h3 at its address" grep -q "\"address\": \"$TB_NE
 check "results.json says how the cluster was made" grep -Eq '4 (hosts over SSH|Slurm nodes)' "$work/coll/results.json"
 check "nothing is left on any host" all_clean
 
+# 1a. A node fault that needs the node's cgroups on its host: node.cpu_throttle on node 1.
+scenario "$work/throttle.json" "$(cluster "$dir/inventory.json" "$dir/ssh_config")" \
+  '{"kind": "collective", "collectives": ["allreduce"], "sizes": {"min": "1KiB", "max": "1KiB"}, "duration": "4s"}' \
+  '[{"name": "slow", "type": "node.cpu_throttle", "target": {"nodes": [1]}, "at": "1s", "duration": "2s", "cpus": 0.2}]'
+ctl "$cb" run "$work/throttle.json" --out "$work/throttle" -q >/dev/null 2>"$work/throttle.err" || tail -5 "$work/throttle.err"
+check "node.cpu_throttle acts on h1 through its agent's cgroups" python3 -c "
+import json,sys; r=json.load(open(sys.argv[1])); f=r['faults'][0]
+sys.exit(not (r['verdict'] == 'pass' and not f['error'] and f['applied_at_s'] is not None and f['reverted_at_s'] is not None))" \
+  "$work/throttle/results.json"
+check "nothing is left on any host" all_clean
+
 # 1b. Hosts whose clocks are off: h1 by +37.5 ms, h2 by -12.25 ms (libfaketime under the
 # agent and so under its ranks, as a host with a wrong clock). The controller's estimate of
 # each offset must be within 0.5 ms of the truth.
@@ -123,7 +134,21 @@ scenario "$work/kill.json" "$(cluster "$dir/inventory.json" "$dir/ssh_config")" 
 controller=$!
 for _ in $(seq 100); do grep -q '"fault_applied"' "$work/kill/timeline.jsonl" 2>/dev/null && break; sleep 0.1; done
 check "the pause was applied" grep -q '"fault_applied"' "$work/kill/timeline.jsonl"
-check "the paused rank is stopped (state T) on h1" sh -c "ip netns pids cbtb-$TB_ID-h1 | xargs -I{} awk '{print \$3}' /proc/{}/stat 2>/dev/null | grep -q T"
+# Paused: SIGSTOPped (state T) or frozen in the node's freezer cgroup (state D or S, with
+# the cgroup's freezer.state FROZEN or cgroup.freeze 1).
+paused_h1() {
+  local pid state cg
+  for pid in $(ip netns pids "cbtb-$TB_ID-h1"); do
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "chaosbench worker" || continue
+    state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)
+    [ "$state" = T ] && return 0
+    cg=$(awk -F: '$2 == "freezer" {print $3} $1 == "0" {print $3}' "/proc/$pid/cgroup" | head -1)
+    grep -qs FROZEN "/sys/fs/cgroup/freezer$cg/freezer.state" && return 0
+    grep -qs 1 "/sys/fs/cgroup$cg/cgroup.freeze" && return 0
+  done
+  return 1
+}
+check "the paused rank on h1 is stopped or frozen" paused_h1
 kill -9 "$controller"
 killed=$(date +%s.%N)
 until all_clean >/dev/null 2>&1; do

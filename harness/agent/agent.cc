@@ -53,7 +53,14 @@ std::string local_address_of(int fd) {
 Agent::Agent(AgentOptions options) : options_(std::move(options)) {
   // Only the ranks are forked here; any other child is an orphan of theirs.
   supervisor_.set_kill_adopted_orphans(true);
-  supervisor_.set_on_forked([this](pid_t pid) { process_entries_.push_back(journal_->record_process_group(pid)); });
+  // Journaled, and in the node's cgroups, before it may exec (as on the local site).
+  supervisor_.set_on_forked([this](pid_t pid) {
+    std::string cgroup;
+    for (const char* c : {"freezer", "pids", "cpu", "memory"})
+      if (cgroup.empty() && cgroups_ && cgroups_->available()) cgroup = cgroups_->dir(0, c);
+    process_entries_.push_back(journal_->record_process_group(pid, cgroup));
+    if (cgroups_ && cgroups_->available()) cgroups_->join(0, pid);
+  });
 }
 
 Agent::~Agent() { stop_everything(); }
@@ -227,6 +234,7 @@ std::vector<std::string> Agent::stop_everything() {
     flush_records();
   }
   control_fds_.clear();
+  cgroups_.reset();  // its ranks are gone: the directories can go
   if (journal_)
     for (const auto& e : journal_->finish()) errors.push_back(e);
   return errors;

@@ -26,6 +26,7 @@
 #include "common/unique_fd.h"
 #include "faults/fault.h"
 #include "harness/agent/link_channel.h"
+#include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
 #include "harness/runner/metrics_server.h"
 #include "harness/runner/process_supervisor.h"
@@ -75,6 +76,7 @@ class Agent {
   json op_revert(const json& c);
   json op_node_state();
   json op_stop();
+  void make_cgroups(const json& c);
   std::vector<std::string> stop_everything();
   void report_exits();
   void flush_records();
@@ -91,6 +93,7 @@ class Agent {
   std::vector<std::uint64_t> process_entries_;
   std::map<int, common::UniqueFd> control_fds_;  // by rank
   std::map<std::uint64_t, std::unique_ptr<faults::Fault>> faults_;  // by the controller's fault id
+  std::unique_ptr<NodeCgroups> cgroups_;  // the node's cgroups on this host (setup)
   common::UniqueFd netns_;  // this host's network namespace, for the plane
   std::unique_ptr<faults::NetworkPlane> plane_;
   std::vector<std::string> addresses_;  // the job's hosts by node (setup)

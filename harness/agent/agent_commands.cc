@@ -18,6 +18,7 @@
 #include "harness/agent/agent.h"
 #include "harness/agent/fault_wire.h"
 #include "harness/agent/host_interfaces.h"
+#include "harness/cluster/node_state.h"
 #include "harness/journal/process_group_undo.h"
 #include "harness/journal/process_identity.h"
 
@@ -63,6 +64,7 @@ json Agent::op_setup(const json& c) {
   if (options_.node >= static_cast<int>(addresses_.size())) throw std::runtime_error("setup: no address for this node");
   std::string route_why;
   interface_ = interface_towards(addresses_, options_.node, &route_why);
+  make_cgroups(c);
   const bool needs_network = c.value("network_faults", false);
   if (needs_network) {
     if (interface_.empty()) throw std::runtime_error(route_why);
@@ -77,6 +79,20 @@ json Agent::op_setup(const json& c) {
   }
   return ok({{"exe", common::self_exe()}, {"interface", interface_}, {"metrics", metrics_->address()},
              {"hostname", options_.host}});
+}
+
+// The node's cgroups on this host, with the controllers the run's faults need (freezer and
+// pids always): a fault that needs one this host cannot give is refused here, at setup.
+void Agent::make_cgroups(const json& c) {
+  std::vector<std::string> controllers{"freezer", "pids"};
+  const auto needed = c.contains("cgroups") ? c["cgroups"].get<std::vector<std::string>>() : std::vector<std::string>{};
+  for (const auto& n : needed)
+    if (std::find(controllers.begin(), controllers.end(), n) == controllers.end()) controllers.push_back(n);
+  cgroups_ = std::make_unique<NodeCgroups>(1, fmt::format("{}-n{}", options_.run_id, options_.node), *journal_, controllers);
+  for (const auto& n : needed)
+    if (cgroups_->dir(0, n).empty())
+      throw std::runtime_error(fmt::format("a fault needs the node's {} cgroup, which this host cannot give: {}", n,
+                                           cgroups_->available() ? cgroups_->why_missing(n) : cgroups_->why_not()));
 }
 
 json Agent::op_start(const json& c) {
@@ -129,6 +145,13 @@ json Agent::op_apply(const json& c) {
         target.pid_start_times.push_back(st ? st->start_time : 0);
       }
   target.network = plane_.get();
+  // This node's cgroups, when the target names it (node index 0 of the agent's own).
+  if (cgroups_ && cgroups_->available() &&
+      std::find(target.nodes.begin(), target.nodes.end(), options_.node) != target.nodes.end()) {
+    target.cgroup_version = cgroups_->version();
+    for (const char* controller : {"cpu", "memory", "freezer", "pids"})
+      if (auto dir = cgroups_->dir(0, controller); !dir.empty()) target.cgroups[controller].push_back(dir);
+  }
   target.control_dir = runtime_dir_ + "/control";
   auto fault = info->make(decode_params(c.at("params")));
   fault->apply(target, *journal_);
@@ -160,7 +183,9 @@ json Agent::op_stop() {
   return reply;
 }
 
-// This host has no node cgroups of the run yet: nothing is frozen or OOM-killed by one.
-json Agent::op_node_state() { return ok({{"frozen", false}, {"oom_killed", false}}); }
+json Agent::op_node_state() {
+  const bool have = cgroups_ && cgroups_->available();
+  return ok({{"frozen", have && node_frozen(*cgroups_, 0)}, {"oom_killed", have && node_oom_killed(*cgroups_, 0)}});
+}
 
 }  // namespace chaosbench::harness

@@ -15,6 +15,7 @@
 #include "faults/registry.h"
 #include "faults/target.h"
 #include "harness/cluster/netns_cluster.h"
+#include "harness/cluster/node_state.h"
 #include "harness/host_error.h"
 #include "harness/journal/process_group_undo.h"
 
@@ -116,23 +117,8 @@ std::unique_ptr<faults::Fault> LocalSite::apply_fault(const FaultSpec& spec, std
   return fault;
 }
 
-bool LocalSite::frozen(int node) const {
-  const std::string dir = cgroups_.dir(node, "freezer");
-  if (dir.empty()) return false;
-  const int version = cgroups_.version();  // v1 freezer.state not THAWED, v2 cgroup.freeze 1
-  std::ifstream in(dir + "/" + std::string(common::cgroup_file(version, common::CgroupKnob::kFreeze)));
-  std::string state;
-  return in >> state && common::freeze_requested(version, state);
-}
+bool LocalSite::frozen(int node) const { return node_frozen(cgroups_, node); }
 
-// "oom_kill N" in v1 memory.oom_control, v2 memory.events.
-bool LocalSite::oom_killed(int node) const {
-  const std::string dir = cgroups_.dir(node, "memory");
-  if (dir.empty()) return false;
-  std::ifstream in(dir + "/" + std::string(common::cgroup_file(cgroups_.version(), common::CgroupKnob::kOomEvents)));
-  std::stringstream text;
-  text << in.rdbuf();
-  return common::oom_kill_count(text.str()).value_or(0) > 0;
-}
+bool LocalSite::oom_killed(int node) const { return node_oom_killed(cgroups_, node); }
 
 }  // namespace chaosbench::harness

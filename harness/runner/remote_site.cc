@@ -67,7 +67,11 @@ RemoteSite::~RemoteSite() {
 // to its peers leaves by an interface not allowed is refused here, before any fault.
 void RemoteSite::set_up_agents(const Scenario& scenario) {
   bool network = false;
-  for (const auto& f : scenario.faults) network = network || f.type.starts_with("network.");
+  json cgroups = json::array();  // the controllers the faults need on their nodes
+  for (const auto& f : scenario.faults) {
+    network = network || f.type.starts_with("network.");
+    if (const auto need = std::string(faults::find_fault_type(f.type)->needs_cgroup); !need.empty()) cgroups.push_back(need);
+  }
   if (network && cluster_.mode == ClusterMode::kLocalAgents)
     throw AgentError("local agents share this machine's loopback, so there is no traffic between hosts for a network "
                      "fault to act on: use cluster.mode \"ssh\" (hosts with addresses of their own) or \"namespaces\"");
@@ -79,7 +83,7 @@ void RemoteSite::set_up_agents(const Scenario& scenario) {
     if (cluster_.mode == ClusterMode::kSsh) interfaces = cluster_.hosts[static_cast<std::size_t>(n)].interfaces;
     if (cluster_.mode == ClusterMode::kSlurm) interfaces = cluster_.remote.slurm_interfaces;
     ids.push_back(hub_->send(n, {{"op", "setup"}, {"addresses", addresses}, {"interfaces", interfaces},
-                                 {"network_faults", network}, {"seed", seed_}}));
+                                 {"network_faults", network}, {"cgroups", cgroups}, {"seed", seed_}}));
   }
   std::string errors;
   for (int n = 0; n < cluster_.nodes; ++n) {

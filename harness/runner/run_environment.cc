@@ -23,7 +23,6 @@ RunEnvironment::RunEnvironment(const Scenario& scenario, const RunOptions& optio
   timeline_->write(0, "run_started", {{"scenario", TL::str(scenario.name)}, {"run_id", TL::str(run_id)}, {"out", TL::str(dir_->out())},
                                       {"seed", TL::num(static_cast<double>(scenario.seed))}});
   if (runs_agents(scenario.cluster.mode)) {
-    check_agents_can_run(scenario);
     auto site = std::make_unique<RemoteSite>(scenario, run_id, dir_->out(), dir_->runtime(), std::move(records));
     remote_ = site.get();
     site_ = std::move(site);
@@ -56,17 +55,6 @@ void RunEnvironment::make_node_cgroups(const Scenario& scenario, const std::stri
   cgroup_list_ = fmt::format("{}", fmt::join(present, ", "));
   cgroups_why_not_ = cgroups_->why_not();
   if (!cgroups_available_) spdlog::info("node cgroups: {}", cgroups_why_not_);
-}
-
-// Agents make no node cgroups yet: a fault that needs them fails the run before any
-// agent starts (exit 3).
-void RunEnvironment::check_agents_can_run(const Scenario& scenario) const {
-  for (const auto& f : scenario.faults) {
-    const auto* info = faults::find_fault_type(f.type);
-    if (!info->needs_cgroup.empty())
-      throw HostError(fmt::format("fault {} ({}) needs the {} cgroup of each node, which agents on hosts do not make "
-                                  "yet; run it with cluster.mode \"namespaces\"", f.name, f.type, info->needs_cgroup));
-  }
 }
 
 // A fault this host cannot inject fails the run before anything starts (exit 3), never

@@ -58,7 +58,6 @@ class RunEnvironment {
  private:
   void make_node_cgroups(const Scenario& scenario, const std::string& run_id);
   void check_faults_can_run(const Scenario& scenario) const;
-  void check_agents_can_run(const Scenario& scenario) const;
 
   // Declared before everything it records, so it is destroyed after them.
   std::unique_ptr<Journal> journal_;
