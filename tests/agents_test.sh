@@ -41,6 +41,7 @@ leftovers() {
   # Only this test's runs (their ids are in their timelines): other runs may be going on.
   for id in $(cat "$work"/*/timeline.jsonl 2>/dev/null | grep -o '"run_id": *"[0-9a-f]*"' | grep -o '[0-9a-f]\{8,\}' | sort -u); do
     [ -e "/tmp/chaosbench-$id-n${1#h}" ] && echo "state: /tmp/chaosbench-$id-n${1#h}"
+    find /sys/fs/cgroup -maxdepth 8 -type d -name "chaosbench-$id-n${1#h}" 2>/dev/null | sed "s/^/cgroup: /"
   done
 }
 all_clean() {
@@ -149,6 +150,8 @@ paused_h1() {
   return 1
 }
 check "the paused rank on h1 is stopped or frozen" paused_h1
+check "h1's node cgroups exist during the run (so their absence after means removed)" sh -c \
+  "find /sys/fs/cgroup -maxdepth 8 -type d -name 'chaosbench-*-n1' | grep -q ."
 kill -9 "$controller"
 killed=$(date +%s.%N)
 until all_clean >/dev/null 2>&1; do
