@@ -11,6 +11,7 @@
 #include <set>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
@@ -300,4 +301,45 @@ TEST_CASE("agents: strangers at the hub's port neither end nor stall the join, n
   for (int i = 0; i < 50 && !hub.lost(0); ++i) std::this_thread::sleep_for(20ms);
   CHECK(hub.lost(0));  // the agent is lost; the controller lives on
   for (int fd : fds) ::close(fd);
+}
+
+TEST_CASE("agents: cluster.agent.port fixes the links' port and the store's (port + 1); a port in use is exit 3", "[agents]") {
+  // Two free ports side by side, found by binding and releasing.
+  int port = 0;
+  for (int tries = 0; tries < 20 && port == 0; ++tries) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    socklen_t len = sizeof(addr);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    const int p = ntohs(addr.sin_port);
+    ::close(fd);
+    int next = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in b{};
+    b.sin_family = AF_INET;
+    b.sin_port = htons(static_cast<std::uint16_t>(p + 1));
+    if (p < 65534 && ::bind(next, reinterpret_cast<sockaddr*>(&b), sizeof(b)) == 0) port = p;
+    ::close(next);
+  }
+  REQUIRE(port > 0);
+  TempDir dir;
+  std::string s = scenario(kCollective, "[]", 2);
+  s.replace(s.find(R"("timeout": "2s")"), 15, fmt::format(R"("timeout": "2s", "port": {})", port));
+  dir.write("s.json", s);
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(read_file(dir.file("out/timeline.jsonl")).find(fmt::format("tcp:127.0.0.1:{}", port + 1)) != std::string::npos);
+  // The same port held by someone else: refused before anything starts.
+  int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in h{};
+  h.sin_family = AF_INET;
+  h.sin_port = htons(static_cast<std::uint16_t>(port));
+  REQUIRE(::bind(holder, reinterpret_cast<sockaddr*>(&h), sizeof(h)) == 0);
+  REQUIRE(::listen(holder, 1) == 0);
+  auto busy = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out2"), "--quiet"}, 60s);
+  ::close(holder);
+  CHECK(busy.exit_code == 3);
+  CHECK(busy.err.find(fmt::format("cannot listen for agents on port {}", port)) != std::string::npos);
 }

@@ -19,7 +19,7 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 AgentHub::AgentHub(std::string run_id, std::string secret, int nodes, RecordSink sink, milliseconds ping_every,
-                   milliseconds silence_limit)
+                   milliseconds silence_limit, int port)
     : run_id_(std::move(run_id)), secret_(std::move(secret)), nodes_(nodes), sink_(std::move(sink)),
       ping_every_(ping_every), silence_limit_(silence_limit), agents_(static_cast<std::size_t>(nodes)) {
   listen_fd_ = common::UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -28,10 +28,12 @@ AgentHub::AgentHub(std::string run_id, std::string secret, int nodes, RecordSink
   ::setsockopt(listen_fd_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
   socklen_t len = sizeof(addr);
   if (!listen_fd_ || !wake_fd_ || ::bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       ::listen(listen_fd_.get(), 1024) != 0 || ::getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-    throw AgentError(fmt::format("cannot listen for agents: {}", std::strerror(errno)));
+    throw AgentError(port > 0 ? fmt::format("cannot listen for agents on port {} (cluster.agent.port): {}", port, std::strerror(errno))
+                              : fmt::format("cannot listen for agents: {}", std::strerror(errno)));
   port_ = ntohs(addr.sin_port);
 }
 

@@ -49,13 +49,13 @@ class AgentHub {
  public:
   using RecordSink = std::function<void(const bench::Record&, double received_at)>;
 
-  // Listens on every local address, on an ephemeral port. Throws AgentError when it
-  // cannot. `nodes` agents are expected, node 0..nodes-1.
+  // Listens on every local address, on `port` (0: an ephemeral one). Throws AgentError
+  // when it cannot (the port in use, say). `nodes` agents are expected, node 0..nodes-1.
   // An agent silent for `silence_limit` (not even a pong) is lost: the same limit as the
   // agents' dead-man switch, so both sides give up on each other alike.
   AgentHub(std::string run_id, std::string secret, int nodes, RecordSink sink,
            std::chrono::milliseconds ping_every = std::chrono::milliseconds(1000),
-           std::chrono::milliseconds silence_limit = std::chrono::seconds(10));
+           std::chrono::milliseconds silence_limit = std::chrono::seconds(10), int port = 0);
   ~AgentHub();  // stop()
   AgentHub(const AgentHub&) = delete;
   AgentHub& operator=(const AgentHub&) = delete;

@@ -27,7 +27,9 @@ struct HostOutcome {
 HostOutcome clean_host(const HostSpec& h, const CleanupHostsOptions& o) {
   std::vector<std::string> argv{"ssh"};
   if (!o.ssh_config.empty()) argv.insert(argv.end(), {"-F", o.ssh_config});
+  if (!o.ssh_identity.empty()) argv.insert(argv.end(), {"-i", o.ssh_identity});
   argv.insert(argv.end(), {"-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-T", "-p", std::to_string(h.port)});
+  for (const auto& opt : o.ssh_options) argv.insert(argv.end(), {"-o", opt});
   if (!h.user.empty()) argv.insert(argv.end(), {"-l", h.user});
   argv.push_back(h.address);
   argv.push_back("--");

@@ -2,12 +2,15 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace chaosbench::harness {
 
 struct CleanupHostsOptions {
   std::string inventory;                  // the inventory file, as cluster.hosts takes it
   std::string ssh_config;                 // -F; "": the user's
+  std::string ssh_identity;               // -i; "": ssh's own choice
+  std::vector<std::string> ssh_options;   // more -o values ("Key=value")
   std::string agent_command = "chaosbench";  // the binary on the hosts
   bool dry_run = false;
 };

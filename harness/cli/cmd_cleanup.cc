@@ -44,6 +44,20 @@ bool clean_run(const JournalFile& j, bool dry) {
   return all;
 }
 
+// cleanup --hosts: the options, then the same cleanup on every host over ssh.
+int run_cleanup_hosts(const po::variables_map& vm, bool dry) {
+  CleanupHostsOptions o;
+  o.inventory = vm["hosts"].as<std::string>();
+  o.ssh_config = vm["ssh-config"].as<std::string>();
+  o.ssh_identity = vm["ssh-identity"].as<std::string>();
+  if (vm.count("ssh-option")) o.ssh_options = vm["ssh-option"].as<std::vector<std::string>>();
+  for (const auto& opt : o.ssh_options)
+    if (opt.find('=') == std::string::npos) throw UsageError("--ssh-option: expected KEY=VALUE, got " + opt);
+  o.agent_command = vm["agent-command"].as<std::string>();
+  o.dry_run = dry;
+  return cleanup_hosts(o);
+}
+
 }  // namespace
 
 int cmd_cleanup(const Args& args) {
@@ -53,10 +67,13 @@ int cmd_cleanup(const Args& args) {
       ("journal-dir", po::value<std::string>(), "where journals are (default: CHAOSBENCH_JOURNAL_DIR, /run/chaosbench as root)")
       ("hosts", po::value<std::string>(), "INVENTORY: run cleanup on every host it lists, over ssh")
       ("ssh-config", po::value<std::string>()->default_value(""), "with --hosts: the ssh client's config file (-F)")
+      ("ssh-identity", po::value<std::string>()->default_value(""), "with --hosts: the key file (-i)")
+      ("ssh-option", po::value<std::vector<std::string>>()->composing(), "with --hosts: KEY=VALUE, an ssh -o option (repeatable)")
       ("agent-command", po::value<std::string>()->default_value("chaosbench"), "with --hosts: chaosbench on the hosts");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
-    print_help("chaosbench cleanup [--dry-run] [--hosts INVENTORY [--ssh-config FILE] [--agent-command PATH]]",
+    print_help("chaosbench cleanup [--dry-run] [--hosts INVENTORY [--ssh-config FILE] [--ssh-identity KEY]\n"
+               "                   [--ssh-option KEY=VALUE]... [--agent-command PATH]]",
                "Reverts everything journaled by runs whose harness is gone (killed, crashed, power loss):\n"
                "processes, runtime directories and, as later features add them, namespaces, links,\n"
                "cgroups, qdiscs and netfilter rules, newest first. Runs still alive are left alone.\n"
@@ -70,9 +87,7 @@ int cmd_cleanup(const Args& args) {
     return kExitPass;
   }
   const bool dry = cl.vm.count("dry-run") > 0;
-  if (cl.vm.count("hosts"))
-    return cleanup_hosts({cl.vm["hosts"].as<std::string>(), cl.vm["ssh-config"].as<std::string>(),
-                          cl.vm["agent-command"].as<std::string>(), dry});
+  if (cl.vm.count("hosts")) return run_cleanup_hosts(cl.vm, dry);
   const std::string dir = cl.vm.count("journal-dir") ? cl.vm["journal-dir"].as<std::string>() : Journal::default_directory();
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {

@@ -34,8 +34,13 @@ RemoteSite::RemoteSite(const Scenario& scenario, const std::string& run_id, cons
   const int nodes = cluster_.nodes;
   const std::string secret = make_link_secret();
   const auto beat = std::chrono::duration_cast<milliseconds>(cluster_.remote.agent_timeout.value) / 5;
-  hub_ = std::make_unique<AgentHub>(run_id, secret, nodes, std::move(sink), std::min(beat, milliseconds(1000)),
-                                    std::chrono::duration_cast<milliseconds>(cluster_.remote.agent_timeout.value));
+  try {
+    hub_ = std::make_unique<AgentHub>(run_id, secret, nodes, std::move(sink), std::min(beat, milliseconds(1000)),
+                                      std::chrono::duration_cast<milliseconds>(cluster_.remote.agent_timeout.value),
+                                      cluster_.remote.agent_port);
+  } catch (const AgentError& e) {
+    throw HostError(e.what());  // nothing started yet
+  }
   AgentLaunch launch{run_id, secret, hub_->port(), out_dir + "/logs", runtime_dir};
   std::filesystem::create_directories(launch.log_dir);
   launcher_ = std::make_unique<AgentLauncher>(cluster_, launch);
@@ -45,7 +50,13 @@ RemoteSite::RemoteSite(const Scenario& scenario, const std::string& run_id, cons
     hub_->start();
     set_up_agents(scenario);
     store_token_ = make_link_secret();
-    store_ = std::make_unique<RendezvousServer>(store_token_);
+    RendezvousServer::Limits limits;
+    if (cluster_.remote.agent_port > 0) limits.port = cluster_.remote.agent_port + 1;
+    try {
+      store_ = std::make_unique<RendezvousServer>(store_token_, limits);
+    } catch (const std::runtime_error& e) {
+      throw HostError(e.what());
+    }
   } catch (const AgentError& e) {
     stop_all();
     throw HostError(e.what());

@@ -54,12 +54,14 @@ RendezvousServer::RendezvousServer(std::string token, Limits limits) : token_(st
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<std::uint16_t>(limits_.port));
   socklen_t len = sizeof addr;
   if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 128) != 0 ||
       ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     const std::string why = std::strerror(errno);
     ::close(listen_fd_);
-    throw std::runtime_error(fmt::format("rendezvous store: cannot listen: {}", why));
+    throw std::runtime_error(limits_.port > 0 ? fmt::format("rendezvous store: cannot listen on port {}: {}", limits_.port, why)
+                                              : fmt::format("rendezvous store: cannot listen: {}", why));
   }
   port_ = ntohs(addr.sin_port);
   acceptor_ = std::thread([this] { accept_loop(); });

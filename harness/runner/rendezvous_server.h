@@ -31,6 +31,7 @@ class RendezvousServer {
     std::size_t max_bytes = std::size_t{256} << 20;  // keys and values together
     std::size_t max_connections = 1024;
     std::chrono::milliseconds hello_timeout{10000};  // for the token, after connecting
+    int port = 0;  // where to listen; 0: an ephemeral port
   };
 
   // Listens and starts serving. Throws std::runtime_error when no socket can be had.

@@ -104,7 +104,8 @@ void parse_remote(ParseContext& ctx, ObjectReader& r, ClusterSpec& c) {
     }
   }
   if (const json* agent = r.raw("agent")) {
-    ObjectReader a(ctx, *agent, "cluster.agent", {"command", "timeout"});
+    ObjectReader a(ctx, *agent, "cluster.agent", {"command", "timeout", "port"});
+    if (auto v = a.integer("port", 1, 65534)) c.remote.agent_port = static_cast<int>(*v);
     if (auto v = a.string("command")) {
       if (v->empty()) ctx.error("cluster.agent.command", "expected the chaosbench binary on the hosts, got \"\"");
       c.remote.agent_command = *v;

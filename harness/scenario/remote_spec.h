@@ -21,6 +21,9 @@ struct RemoteSpec {
   // The dead-man switch: an agent whose controller is silent this long reverts every
   // fault and stops every rank.
   common::Duration agent_timeout{std::chrono::seconds(10)};
+  // The controller's TCP port for the agents' links (cluster.agent.port), and port + 1 for
+  // the ranks' rendezvous store: fixed ports a cluster's firewall can open. 0: ephemeral.
+  int agent_port = 0;
   // Slurm (cluster.slurm): used when srun makes the allocation itself, outside salloc or
   // sbatch; inside one, the allocation's own partition and limit hold.
   std::string slurm_partition;             // --partition; "": the cluster's default
