@@ -303,7 +303,7 @@ TEST_CASE("agents: strangers at the hub's port neither end nor stall the join, n
   for (int fd : fds) ::close(fd);
 }
 
-TEST_CASE("agents: cluster.agent.port fixes the links' port and the store's (port + 1); a port in use is exit 3", "[agents]") {
+TEST_CASE("agents: cluster.agent.port fixes the links' port and the store's (port + 1), and a port in use is exit 3", "[agents]") {
   // Two free ports side by side, found by binding and releasing.
   int port = 0;
   for (int tries = 0; tries < 20 && port == 0; ++tries) {
@@ -333,6 +333,8 @@ TEST_CASE("agents: cluster.agent.port fixes the links' port and the store's (por
   CHECK(read_file(dir.file("out/timeline.jsonl")).find(fmt::format("tcp:127.0.0.1:{}", port + 1)) != std::string::npos);
   // The same port held by someone else: refused before anything starts.
   int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;  // the first run's connections may still be in TIME_WAIT on that port
+  ::setsockopt(holder, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in h{};
   h.sin_family = AF_INET;
   h.sin_port = htons(static_cast<std::uint16_t>(port));
