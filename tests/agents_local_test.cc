@@ -289,7 +289,7 @@ TEST_CASE("agents: strangers at the hub's port neither end nor stall the join, n
     harness::agent_handshake(*agent, secret, h, 3000ms);
   });
   const auto t0 = std::chrono::steady_clock::now();
-  REQUIRE_NOTHROW(hub.accept_all(5000ms, [](int) { return std::string(); }));
+  REQUIRE_NOTHROW(hub.accept_all(5000ms, [] { return std::map<int, std::string>(); }));
   real.join();
   CHECK(std::chrono::steady_clock::now() - t0 < 2s);  // the silent stranger held up nobody
   hub.start(0);

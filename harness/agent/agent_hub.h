@@ -65,12 +65,12 @@ class AgentHub {
   // Accepts agents until every node has one, for up to `timeout`. Each connection shakes
   // hands on a thread of its own, so a silent or slow peer holds up nobody; agents that
   // joined are pinged meanwhile (their dead-man switches must not fire while the others
-  // log in). Between accepts it asks `failed(node)` about each node still without an
-  // agent: a reason there (its launcher ended: ssh could not log in, the binary is
+  // log in). Between accepts it asks `failures()` which launchers have ended; a node still
+  // without an agent that is among them (its launcher ended: ssh could not log in, the binary is
   // missing, an agent of another version refused) ends the wait 3 s later, long enough
   // for the others to fail too. Stops listening when it returns. Throws AgentError
   // naming every node that did not come, and why.
-  void accept_all(std::chrono::milliseconds timeout, const std::function<std::string(int node)>& failed);
+  void accept_all(std::chrono::milliseconds timeout, const std::function<std::map<int, std::string>()>& failures);
   // Starts the I/O thread, then runs `exchanges` quick clock exchanges with every agent.
   void start(int exchanges = 8);
 

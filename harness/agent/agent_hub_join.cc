@@ -71,7 +71,7 @@ bool AgentHub::install(PendingJoin& p) {
   return true;
 }
 
-void AgentHub::accept_all(milliseconds timeout, const std::function<std::string(int)>& failed) {
+void AgentHub::accept_all(milliseconds timeout, const std::function<std::map<int, std::string>()>& failures) {
   auto deadline = Clock::now() + timeout;
   auto next_ping = Clock::now() + ping_every_;
   std::map<int, std::string> why_not;
@@ -82,12 +82,11 @@ void AgentHub::accept_all(milliseconds timeout, const std::function<std::string(
     return n;
   };
   while (waiting() > 0 && Clock::now() < deadline) {
-    for (int node = 0; node < nodes_; ++node)
-      if (!agents_[static_cast<std::size_t>(node)] && !why_not.count(node))
-        if (std::string why = failed(node); !why.empty()) {
-          why_not[node] = why;
-          deadline = std::min(deadline, Clock::now() + kSettleAfterFailure);
-        }
+    for (auto& [node, why] : failures())
+      if (node >= 0 && node < nodes_ && !agents_[static_cast<std::size_t>(node)] && !why_not.count(node)) {
+        why_not[node] = std::move(why);
+        deadline = std::min(deadline, Clock::now() + kSettleAfterFailure);
+      }
     pollfd p{listen_fd_.get(), POLLIN, 0};
     if (::poll(&p, 1, 20) > 0) accept_into(pending);
     for (auto it = pending.begin(); it != pending.end();) {

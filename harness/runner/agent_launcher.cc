@@ -188,8 +188,15 @@ void AgentLauncher::launch(int node, std::vector<std::string> argv) {
   else pids_[static_cast<std::size_t>(node)] = pid;
 }
 
-std::string AgentLauncher::failed(int node) {
+std::map<int, std::string> AgentLauncher::failures() {
   supervisor_.poll();
+  std::map<int, std::string> out;
+  for (int node = 0; node < cluster_.nodes; ++node)
+    if (std::string why = failure(node); !why.empty()) out.emplace(node, std::move(why));
+  return out;
+}
+
+std::string AgentLauncher::failure(int node) const {
   const pid_t pid = pids_.at(static_cast<std::size_t>(node));
   if (pid < 0) return "";
   const auto& s = supervisor_.status(pid);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -37,9 +38,10 @@ class AgentLauncher {
   // Starts every node's agent. Throws HostError when a launcher cannot start here (no
   // ssh client, no srun).
   void launch_all();
-  // "" while node's launcher runs; once it has ended, why (its exit status and the last
-  // lines of its log: ssh's "Permission denied", the remote shell's "command not found").
-  std::string failed(int node);
+  // The nodes whose launcher has ended, each with why (its exit status and the last lines
+  // of its log: ssh's "Permission denied", the remote shell's "command not found"). Reaps
+  // once for all nodes: it is asked many times a second while agents join.
+  std::map<int, std::string> failures();
   // The host `node` runs on, as messages name it ("h1 (10.0.0.2)").
   std::string host_label(int node) const;
   // The address the agent of `node` is to dial: the controller's address on the route
@@ -51,6 +53,7 @@ class AgentLauncher {
 
  private:
   void launch(int node, std::vector<std::string> argv);
+  std::string failure(int node) const;  // "" while node's launcher runs (as last reaped)
   std::vector<std::string> agent_argv(int node) const;
   std::vector<std::string> ssh_argv(int node, const std::vector<std::string>& remote) const;
   std::vector<std::string> srun_argv() const;

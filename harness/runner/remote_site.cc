@@ -46,7 +46,7 @@ RemoteSite::RemoteSite(const Scenario& scenario, const std::string& run_id, cons
   launcher_ = std::make_unique<AgentLauncher>(cluster_, launch);
   try {
     launcher_->launch_all();
-    hub_->accept_all(kJoinTimeout, [this](int node) { return launcher_->failed(node); });
+    hub_->accept_all(kJoinTimeout, [this] { return launcher_->failures(); });
     hub_->start();
     set_up_agents(scenario);
     store_token_ = make_link_secret();
@@ -254,7 +254,11 @@ std::string RemoteSite::control_block(int rank) { return kAgentControlPrefix + s
 std::unique_ptr<faults::Fault> RemoteSite::apply_fault(const FaultSpec& spec, std::size_t fault_index,
                                                        const std::vector<RankProcess>& ranks,
                                                        std::vector<std::string>* targets) {
-  const auto target = resolve_target(spec.target, cluster_, ranks, seed_, fault_index, nullptr);
+  // Nodes and ranks only: the processes are the agents' to find on their hosts (this
+  // machine's /proc knows nothing of them), so the resolver is given none.
+  std::vector<RankProcess> placed = ranks;
+  for (auto& r : placed) r.pid = -1;
+  const auto target = resolve_target(spec.target, cluster_, placed, seed_, fault_index, nullptr);
   *targets = target.names();
   const auto* info = faults::find_fault_type(spec.type);
   // A network fault acts on every host: each places its own share of the traffic.
