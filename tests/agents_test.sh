@@ -21,6 +21,8 @@ if [ "$mode" = slurm ]; then
     [ -x "$p" ] || { echo "skipped: no $p (munge, slurmctld, slurmd, slurm-client; scripts/bootstrap.sh installs them)"; exit 0; }
   done
 fi
+faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
+[ -f "$faketime_lib" ] || { echo "skipped: no $faketime_lib (faketime, for hosts whose clocks are off; scripts/bootstrap.sh installs it)"; exit 0; }
 testbed_test_start
 
 "$tb" up "$dir" 4 $([ "$mode" = slurm ] && echo --slurm) >/dev/null || { echo "FAILED: up"; exit 1; }
@@ -86,8 +88,7 @@ check "nothing is left on any host" all_clean
 # 1b. Hosts whose clocks are off: h1 by +37.5 ms, h2 by -12.25 ms (libfaketime under the
 # agent and so under its ranks, as a host with a wrong clock). The controller's estimate of
 # each offset must be within 0.5 ms of the truth.
-faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
-if [ -f "$faketime_lib" ]; then
+{
   cat > "$work/skewed-chaosbench" <<SH
 #!/bin/sh
 case "\$(hostname)" in
@@ -108,9 +109,7 @@ for h in json.load(open(sys.argv[1]))['environment']['hosts']: print(h['name'], 
   check "h0's clock offset is estimated within 0.5 ms of 0" near h0 0
   check "h1's injected +37.5 ms is estimated within 0.5 ms" near h1 37.5
   check "h2's injected -12.25 ms is estimated within 0.5 ms" near h2 -12.25
-else
-  echo "skipped part: no $faketime_lib (faketime; scripts/bootstrap.sh installs it)"
-fi
+}
 
 # 2. Training with a node killed at step 30 and brought back 1 s later.
 train='{"kind": "train", "model": {"layers": [64, 128, 16]}, "batch_size": 256, "steps": 120, "checkpoint": {"every_steps": 20}, "recovery": {"mode": "restart", "max_restarts": 2}}'
