@@ -6,6 +6,11 @@ namespace chaosbench::reports {
 
 Judgement fold(Judgement so_far, Judgement next) {
   if (next.verdict == Verdict::kInterrupted && so_far.verdict != Verdict::kInterrupted) return next;
+  // An abort stopped the run on purpose: it explains everything after it (and a failure
+  // before it is usually what the stop condition saw); only an interruption overrides it.
+  if (next.verdict == Verdict::kAborted && so_far.verdict != Verdict::kInterrupted &&
+      so_far.verdict != Verdict::kAborted)
+    return next;
   if (so_far.verdict == Verdict::kPass) return next;
   return so_far;
 }

@@ -16,7 +16,8 @@ struct Judgement {
 };
 
 // `next` is what happened after `so_far`. An interruption overrides everything (the run
-// did not finish, whatever else went wrong); otherwise the first failure stands, because a
+// did not finish, whatever else went wrong), then an abort (a stop condition or the kill
+// switch stopped the run on purpose); otherwise the first failure stands, because a
 // later one is usually its consequence; a pass adds nothing.
 Judgement fold(Judgement so_far, Judgement next);
 

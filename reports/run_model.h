@@ -196,6 +196,34 @@ struct Comparison {
   GateStatus verdict = GateStatus::kPass;  // the worst status of its metrics
 };
 
+// One change of a probe's outcome (the first evaluation, then each pass <-> fail): the
+// probe's track on the timeline.
+struct ProbeTransition {
+  double t = 0;  // seconds since the workload started
+  bool ok = true;
+  std::optional<double> value;  // the number judged, when the probe has one
+  std::string evidence;         // what was seen: "infer/error_rate mean 0.41 over 3s > max 0.05"
+};
+
+// A live probe of the scenario (harness/scenario/probe_spec.h) and what it saw.
+struct ProbeRecord {
+  std::string name;
+  std::string kind;  // "metric", "http", "command", "prometheus"
+  std::string mode;  // "before", "continuous", "during:NAME", "after"
+  std::uint64_t evaluations = 0;
+  std::uint64_t failures = 0;  // the metric probe/failures{probe}
+  std::vector<ProbeTransition> transitions;
+};
+
+// Why and when a run stopped itself: a stop condition (abort.when) held for its duration,
+// or the kill switch (chaosbench stop, the stop file).
+struct AbortRecord {
+  std::string cause;     // a probe's name, or "kill switch"
+  std::string evidence;  // the probe's last evidence, or who asked
+  double decided_s = 0;  // when the condition was decided (seconds since the workload started)
+  std::optional<double> reverted_s;  // when every fault was reverted after it
+};
+
 struct RunResult {
   int schema_version = kSchemaVersion;
   std::string tool_name = "chaosbench";
@@ -217,6 +245,8 @@ struct RunResult {
   std::vector<CheckResult> checks;
   std::vector<ProcessRecord> processes;
   std::vector<EventRecord> events;  // in time order
+  std::vector<ProbeRecord> probes;
+  std::optional<AbortRecord> abort;
   std::optional<Comparison> comparison;  // against --baseline, when given
   ProtocolStats protocol;
 };

@@ -12,6 +12,7 @@ enum class Verdict {
   kFail,         // "fail": the workload, a check or the baseline gate failed
   kError,        // "error": the harness itself could not do its part (a fault, cleanup)
   kInterrupted,  // "interrupted": a signal stopped the run
+  kAborted,      // "aborted": a stop condition or the kill switch stopped the run (exit 4)
 };
 
 // The word results.json holds.
@@ -21,6 +22,7 @@ constexpr std::string_view to_string(Verdict v) {
     case Verdict::kFail: return "fail";
     case Verdict::kError: return "error";
     case Verdict::kInterrupted: return "interrupted";
+    case Verdict::kAborted: return "aborted";
   }
   return "error";
 }
@@ -28,7 +30,7 @@ constexpr std::string_view to_string(Verdict v) {
 // The inverse of to_string. A missing or unknown word (a hand-edited results.json) reads
 // as kError, which every reporter has always shown it as ("ERROR").
 constexpr Verdict parse_verdict(std::string_view word) {
-  for (Verdict v : {Verdict::kPass, Verdict::kFail, Verdict::kInterrupted})
+  for (Verdict v : {Verdict::kPass, Verdict::kFail, Verdict::kInterrupted, Verdict::kAborted})
     if (to_string(v) == word) return v;
   return Verdict::kError;
 }

@@ -15,6 +15,8 @@ packages=(
   slurmctld slurmd slurm-client munge
   dpkg-dev file  # the Debian package (cmake/packaging.cmake): dpkg-shlibdeps, and file for CPack
   faketime       # the agents' clock tests: a host whose clock is off by a known offset
+  libcurl4-openssl-dev  # HTTP(S) client: probes, scrapes, Grafana annotations
+  prometheus prometheus-node-exporter  # the Prometheus tests: a real server scrapes a run, a run scrapes node-exporter
 )
 
 missing=()

@@ -11,6 +11,7 @@ enum ExitCode : int {
   kExitCheckFailed = 1,  // a check or gate failed (or the workload failed)
   kExitUsage = 2,        // usage or scenario error
   kExitHost = 3,         // the host cannot do what was asked (capability, permission)
+  kExitAborted = 4,      // a stop condition (abort) or the kill switch (chaosbench stop) stopped the run
   kExitInterrupted = 130,
 };
 
@@ -25,6 +26,7 @@ enum class VerdictSource {
 
 // The mapping, as README.md documents it:
 //   kPass                                  -> 0
+//   kAborted (also when kStored)           -> 4
 //   kFail  (workload, check, gate)         -> 1
 //   kError (a fault could not be applied or reverted, cleanup failed, or any unexpected
 //           exception: not a usage error)  -> 1

@@ -16,6 +16,8 @@ namespace chaosbench::harness {
 struct RunOptions {
   std::string out_dir;  // empty: runs/<scenario>-<UTC timestamp>/
   bool quiet = false;
+  std::string metrics_listen;  // --metrics-listen ADDR:PORT: the live state as Prometheus text; "": none
+  std::string grafana_url;     // --grafana URL: one region annotation per fault occurrence; "": none
 };
 
 struct RunOutcome {

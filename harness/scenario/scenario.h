@@ -23,7 +23,9 @@
 #include "faults/target.h"
 #include "common/units.h"
 #include "harness/scenario/host_spec.h"
+#include "harness/scenario/probe_spec.h"
 #include "harness/scenario/remote_spec.h"
+#include "harness/scenario/scrape_spec.h"
 #include "harness/scenario/sweep.h"
 
 namespace chaosbench::harness {
@@ -151,6 +153,9 @@ struct Scenario {
   std::vector<FaultSpec> faults;
   std::vector<CheckSpec> checks;
   std::vector<SweepAxis> sweep;  // empty: one run
+  std::vector<ProbeSpec> probes;
+  std::optional<AbortSpec> abort;
+  std::vector<ScrapeSpec> scrape;
 
   std::string source_path;    // the file as named on the command line
   std::string resolved_json;  // the document after --set overrides, for results.json
