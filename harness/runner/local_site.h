@@ -35,6 +35,7 @@ class LocalSite final : public NodeSite {
   std::vector<std::string> stop_all() override;
 
   std::string address(int node) const override { return network_.address(node); }
+  int netns_fd(int node) const override { return network_.netns_fd(node); }
   int free_port(int node) override;
   std::string control_block(int rank) override;
 

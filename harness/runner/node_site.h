@@ -48,6 +48,11 @@ class NodeSite {
   // The name of the host `node` runs on, for records and the timeline; "" when the nodes
   // are on this machine.
   virtual std::string host_name(int /*node*/) const { return ""; }
+  // The network namespace `node`'s processes run in, for a probe or a scrape that reaches
+  // the node from its own vantage (common/netns.h in_netns); -1 when the node shares this
+  // process's network (local processes, or a host of an agent mode reached directly).
+  // The descriptor stays the site's, open for the run.
+  virtual int netns_fd(int /*node*/) const { return -1; }
   // A TCP port free on `node` now, for a rendezvous the workload binds.
   virtual int free_port(int node) = 0;
   // Where the built-in workloads' ranks on `node` meet ("tcp:ADDR:PORT", the
