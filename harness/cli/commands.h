@@ -23,6 +23,7 @@ int cmd_metrics(const Args& args);
 int cmd_doctor(const Args& args);
 int cmd_report(const Args& args);
 int cmd_cleanup(const Args& args);
+int cmd_stop(const Args& args);
 int cmd_bench(const Args& args);
 int cmd_version(const Args& args);
 int cmd_worker(const Args& args);

@@ -117,6 +117,15 @@ void FaultDriver::revert_all() {
   for (auto i : active) revert(i);
 }
 
+void FaultDriver::skip_pending(const std::string& why) {
+  for (std::size_t i : schedule_.skip_pending()) {
+    records_[i].error = "skipped: " + why;
+    timeline_.write(now_(), "fault_skipped", {{"fault", TL::str(specs_[schedule_.occurrences()[i].fault].name)},
+                                              {"occurrence", TL::num(schedule_.occurrences()[i].number)},
+                                              {"reason", TL::str(why)}});
+  }
+}
+
 bool FaultDriver::any_active(faults::FaultTrait trait) const {
   for (const auto& o : schedule_.occurrences())
     if (o.state == OccurrenceState::kActive && faults::fault_has_trait(specs_[o.fault].type, trait)) return true;

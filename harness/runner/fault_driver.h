@@ -59,6 +59,9 @@ class FaultDriver {
   void repair(std::size_t i);
   // Every active occurrence, newest first, so layered faults unwind as they were built.
   void revert_all();
+  // Marks every pending occurrence skipped (never applied), with `why` in its record and
+  // a fault_skipped event each: the system was not steady before the first fault.
+  void skip_pending(const std::string& why);
 
   // Whether an occurrence of a fault with `trait` is in effect now.
   bool any_active(faults::FaultTrait trait) const;

@@ -85,4 +85,24 @@ bool FaultSchedule::waiting_for_step() const {
   });
 }
 
+std::vector<std::size_t> FaultSchedule::skip_pending() {
+  std::vector<std::size_t> skipped;
+  for (std::size_t i = 0; i < occurrences_.size(); ++i) {
+    if (occurrences_[i].state != OccurrenceState::kPending) continue;
+    occurrences_[i].state = OccurrenceState::kSkipped;
+    skipped.push_back(i);
+  }
+  return skipped;
+}
+
+bool FaultSchedule::any_applied() const {
+  return std::any_of(occurrences_.begin(), occurrences_.end(), [](const Occurrence& o) { return o.applied_s.has_value(); });
+}
+
+bool FaultSchedule::finished() const {
+  return std::none_of(occurrences_.begin(), occurrences_.end(), [](const Occurrence& o) {
+    return o.state == OccurrenceState::kPending || o.state == OccurrenceState::kActive;
+  });
+}
+
 }  // namespace chaosbench::harness

@@ -16,7 +16,9 @@
 
 namespace chaosbench::harness {
 
-enum class OccurrenceState { kPending, kActive, kDone, kFailed };
+// kSkipped: never applied because the system was not steady before the first fault
+// (a `before` probe failed).
+enum class OccurrenceState { kPending, kActive, kDone, kFailed, kSkipped };
 
 struct Occurrence {
   std::size_t fault = 0;  // index into Scenario::faults
@@ -49,9 +51,15 @@ class FaultSchedule {
   void mark_applied(std::size_t occurrence, double t_s);
   void mark_reverted(std::size_t occurrence, double t_s);
   void mark_failed(std::size_t occurrence);
+  // Every pending occurrence will never be applied; returns them.
+  std::vector<std::size_t> skip_pending();
 
   const std::vector<Occurrence>& occurrences() const { return occurrences_; }
   bool any_active() const;
+  // Whether any occurrence was applied (active or done) so far.
+  bool any_applied() const;
+  // No occurrence is pending or active: the fault timeline is over.
+  bool finished() const;
   // True while an at_step occurrence has not fired yet.
   bool waiting_for_step() const;
 

@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "harness/runner/fault_driver.h"
+#include "harness/runner/kill_switch.h"
 #include "harness/runner/metrics_server.h"
+#include "harness/runner/probe_engine.h"
 #include "harness/runner/progress_line.h"
 #include "harness/runner/rank_table.h"
 #include "harness/runner/recovery.h"
@@ -68,6 +70,14 @@ class Run {
   void harness_event(const std::string& name, bench::Labels fields);
   Recovery::Hooks recovery_hooks();
 
+  // run_probes.cc: the live probes, the stop condition and the kill switch.
+  void make_probes();
+  bool steady_before_first_fault(double t);  // false: every fault was skipped
+  void tell_probes_fault_state();
+  bool abort_requested(double t);            // true: the run is to stop now (recorded)
+  void note_abort_reverted();
+  void probe_result(const ProbeSpec& spec, const reports::ProbeTransition& r, bool changed);
+
   const Scenario& scenario_;
   RunOptions options_;
   std::string run_id_ = make_run_id();
@@ -78,6 +88,12 @@ class Run {
   std::unique_ptr<FaultDriver> faults_;
   std::unique_ptr<RankTable> ranks_;
   std::unique_ptr<Recovery> recovery_;
+  std::unique_ptr<ProbeEngine> probes_;             // none without probes
+  std::unique_ptr<KillSwitch> kill_switch_;
+  std::optional<reports::AbortRecord> abort_;       // set when the run stopped itself
+  bool steady_checked_ = false;                     // the `before` probes were asked
+  bool told_faults_finished_ = false;
+  std::vector<std::string> told_active_;            // the fault names the probes know are active
   LaunchContext launch_ctx_;
   std::optional<reports::BlasRecord> blas_;  // the workers' BLAS kernel and the CPU's peak
   std::string interposer_;   // libchaosbench_cuda.so to preload, or ""

@@ -68,6 +68,7 @@ void Run::bring_up() {
   ranks_ = std::make_unique<RankTable>(site, env_->out());
   recovery_ = std::make_unique<Recovery>(workload_recovery(scenario_.workload), scenario_.cluster.nodes, *ranks_, site,
                                          *faults_, recovery_hooks());
+  make_probes();
 }
 
 // Starts the workload, then applies and reverts faults on time, restarts what recovery
@@ -83,10 +84,12 @@ bool Run::main_loop() {
         verdict_.fail(fmt::format("the run passed its timeout of {}", common::to_string(scenario_.timeout)), t);
         return true;
       }
+      if (abort_requested(t)) break;
       if (progress_->enabled()) progress_->show(progress_text(t));
       const double last = store_.last_event_received();  // Unix seconds, 0 before any
       recovery_->tick(t, last > 0 ? std::optional<double>(last - t0_wall_) : std::nullopt);
       apply_due(t);
+      tell_probes_fault_state();
       if (verdict_.errored()) break;  // a fault could not be applied: stop, do not half-run
       if (verdict_.first_failure_s() && t - *verdict_.first_failure_s() > kPeerGraceS) break;
       if (!wait_for_events()) continue;
@@ -111,7 +114,9 @@ bool Run::main_loop() {
 // Returns false when it only slept precisely up to a fault's time (nothing exited).
 bool Run::wait_for_events() {
   const auto& schedule = faults_->schedule();
-  auto wait = std::chrono::milliseconds(schedule.waiting_for_step() || recovery_->restart_pending() ? 20 : 100);
+  // A stop condition is noticed within 20 ms of being decided (fault/abort_latency).
+  const bool quick = schedule.waiting_for_step() || recovery_->restart_pending() || (probes_ && scenario_.abort);
+  auto wait = std::chrono::milliseconds(quick ? 20 : 100);
   if (auto next = schedule.next_deadline()) {
     auto until = std::chrono::duration<double>(std::max(0.0, *next - now_s()));
     // poll(2) counts whole milliseconds: sleep the last stretch precisely instead, so
@@ -131,6 +136,8 @@ bool Run::wait_for_events() {
 void Run::unwind(bool timed_out) {
   unwinding_ = true;
   faults_->revert_all();
+  note_abort_reverted();
+  if (probes_) probes_->stop();  // before the workload stops: its end is no probe failure
   std::vector<std::string> errors = env_->site().stop_all();
   for (pid_t pid : ranks_->unended()) on_exit(pid);
   server_->stop();
@@ -149,6 +156,8 @@ RunOutcome Run::outcome(double end_s) {
   out.result = build_result(in, verdict_.judgement());
   out.result.run_id = run_id_;
   out.result.environment.blas = blas_;
+  if (probes_) out.result.probes = probes_->records();
+  out.result.abort = abort_;
   out.result.environment.cluster = env_->description();
   if (const RemoteSite* remote = env_->remote()) out.result.environment.hosts = remote->hosts();
   out.exit_code = verdict_.exit_code(out.result.verdict);

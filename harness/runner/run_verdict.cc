@@ -18,4 +18,14 @@ void RunVerdict::interrupt(int signal) {
   spdlog::warn("{}: stopping every process and reverting every fault", judgement_.reason);
 }
 
+void RunVerdict::abort(std::string reason) {
+  judgement_ = reports::fold(std::move(judgement_), {reports::Verdict::kAborted, std::move(reason)});
+  spdlog::warn("aborted: {}: reverting every fault and stopping the workload", judgement_.reason);
+}
+
+void RunVerdict::not_steady(std::string reason) {
+  if (judgement_.verdict == reports::Verdict::kPass) spdlog::error("{}", reason);
+  judgement_ = reports::fold(std::move(judgement_), {reports::Verdict::kFail, std::move(reason)});
+}
+
 }  // namespace chaosbench::harness

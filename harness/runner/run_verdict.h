@@ -22,6 +22,12 @@ class RunVerdict {
             VerdictSource source = VerdictSource::kThisRun);
   // A SIGINT or SIGTERM: the verdict becomes interrupted, whatever came before.
   void interrupt(int signal);
+  // A stop condition or the kill switch: the verdict becomes aborted (only an
+  // interruption overrides it).
+  void abort(std::string reason);
+  // The system was not steady before the first fault (a `before` probe failed): the run
+  // fails, but goes on without faults, so no peer grace period starts.
+  void not_steady(std::string reason);
 
   const reports::Judgement& judgement() const { return judgement_; }
   bool errored() const { return judgement_.verdict == reports::Verdict::kError; }

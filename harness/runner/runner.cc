@@ -122,6 +122,7 @@ void Run::start_workload() {
   for (const auto& l : ranks_->launches()) site.control_block(l.rank);
   interposer_ = gpu_interposer_for(scenario_, ctx.self_exe);
   for (std::size_t i = 0; i < ranks_->launches().size(); ++i) start_rank(i);
+  if (probes_) probes_->start();
 }
 
 void Run::start_rank(std::size_t idx) {
@@ -155,6 +156,7 @@ void Run::apply_due(double t) {
     return *reached - t0_wall_;
   };
   auto ranks = [this] { return ranks_->processes(); };
+  if (!steady_before_first_fault(t)) return;
   for (const auto& effect : faults_->run_due(t, store_.max_step(), ranks, step_time)) {
     for (pid_t pid : effect.ended) ranks_->expect_exit(pid);
     recovery_->on_fault(effect);
