@@ -33,6 +33,7 @@ struct LoadConfig {
   std::chrono::nanoseconds duration = LoadSettings{}.duration.value;
   int connections = LoadSettings{}.connections;
   std::chrono::milliseconds timeout = std::chrono::duration_cast<std::chrono::milliseconds>(LoadSettings{}.timeout.value);
+  std::chrono::milliseconds window = std::chrono::duration_cast<std::chrono::milliseconds>(LoadSettings{}.window.value);
   // The request: POST /v2/models/{model}/infer with `rows` x `dim` random FP32 values,
   // unless `path` is set, when `method` `path` with `body` (may be empty) is sent instead.
   std::string model = "mlp";

@@ -282,7 +282,7 @@ void LoadGenerator::Loop::fail_everything(Clock::time_point now) {
 
 LoadResult LoadGenerator::Loop::run() {
   start = Clock::now();
-  recorder = std::make_unique<LoadRecorder>(metrics, start, config.keep_requests);
+  recorder = std::make_unique<LoadRecorder>(metrics, start, config.keep_requests, config.window);
   end_issue = start + std::chrono::duration_cast<Clock::duration>(config.duration);
   const auto drain_limit = end_issue + 2 * config.timeout + std::chrono::milliseconds(100);
   next_arrival = start;

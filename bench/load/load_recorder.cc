@@ -5,13 +5,13 @@
 namespace chaosbench::bench::load {
 namespace {
 
-constexpr auto kWindow = std::chrono::seconds(1);
 constexpr auto kFlushEvery = std::chrono::milliseconds(100);
 
 }  // namespace
 
-LoadRecorder::LoadRecorder(MetricsClient& metrics, Clock::time_point start, bool keep_requests)
-    : metrics_(metrics), start_(start), keep_requests_(keep_requests), window_end_(start + kWindow),
+LoadRecorder::LoadRecorder(MetricsClient& metrics, Clock::time_point start, bool keep_requests,
+                           std::chrono::milliseconds window)
+    : metrics_(metrics), window_length_(window), start_(start), keep_requests_(keep_requests), window_end_(start + window),
       next_flush_(start + kFlushEvery) {
   all_latencies_.reserve(1 << 16);
 }
@@ -44,15 +44,15 @@ void LoadRecorder::close_window(double length_s) {
   }
   result_.windows.push_back(window_);
   window_ = LoadWindow{};
-  window_.start_s = static_cast<double>(result_.windows.size());
+  window_.start_s = static_cast<double>(result_.windows.size()) * std::chrono::duration<double>(window_length_).count();
 }
 
 void LoadRecorder::tick(Clock::time_point now) {
   if (now < next_flush_) return;
   next_flush_ = now + kFlushEvery;
   while (now >= window_end_) {
-    close_window(1.0);
-    window_end_ += kWindow;
+    close_window(std::chrono::duration<double>(window_length_).count());
+    window_end_ += window_length_;
   }
   if (!metrics_.connected()) return;
   const double t = wall_time_now();
@@ -64,7 +64,7 @@ void LoadRecorder::tick(Clock::time_point now) {
 LoadResult LoadRecorder::finish(Clock::time_point now) {
   next_flush_ = now;
   tick(now);
-  const double partial = std::chrono::duration<double>(now - (window_end_ - kWindow)).count();
+  const double partial = std::chrono::duration<double>(now - (window_end_ - window_length_)).count();
   if (window_.completed + window_.errors > 0 || result_.windows.empty()) close_window(partial);
   metrics_.flush();
   result_.duration_s = since_start(now);

@@ -1,7 +1,8 @@
 // Collects what the generator thread observes into a LoadResult and, while the run goes,
 // streams it to the harness through a MetricsClient: every completed request's latency as
-// an infer/latency sample (batched, flushed about every 100 ms), and per 1-second window
-// infer/throughput (completed/s) and infer/error_rate (%). Generator thread only.
+// an infer/latency sample (batched, flushed about every 100 ms), and per window (1 s
+// unless load.window says otherwise) infer/throughput (completed/s) and infer/error_rate
+// (%). Generator thread only.
 #pragma once
 
 #include <chrono>
@@ -16,7 +17,8 @@ class LoadRecorder {
  public:
   using Clock = std::chrono::steady_clock;
 
-  LoadRecorder(MetricsClient& metrics, Clock::time_point start, bool keep_requests);
+  LoadRecorder(MetricsClient& metrics, Clock::time_point start, bool keep_requests,
+               std::chrono::milliseconds window = std::chrono::seconds(1));
 
   void issued() { ++result_.issued; }
   void completed(Clock::time_point scheduled, Clock::time_point now);
@@ -33,6 +35,7 @@ class LoadRecorder {
   double since_start(Clock::time_point t) const { return std::chrono::duration<double>(t - start_).count(); }
 
   MetricsClient& metrics_;
+  std::chrono::milliseconds window_length_;
   Clock::time_point start_;
   bool keep_requests_;
   LoadResult result_;

@@ -19,7 +19,8 @@ std::vector<std::string> encode_load_settings(const LoadSettings& s) {
           "--duration", ms_flag(s.duration) + "ms",
           "--rows", std::to_string(s.rows),
           "--connections", std::to_string(s.connections),
-          "--timeout-ms", ms_flag(s.timeout)};
+          "--timeout-ms", ms_flag(s.timeout),
+          "--window-ms", ms_flag(s.window)};
 }
 
 void add_load_settings_flags(po::options_description& options) {
@@ -30,7 +31,8 @@ void add_load_settings_flags(po::options_description& options) {
       ("duration", po::value<std::string>()->default_value(common::to_string(d.duration)), "how long to issue requests")
       ("rows", po::value<int>()->default_value(d.rows), "rows per infer request")
       ("connections", po::value<int>()->default_value(d.connections), "keep-alive connections per endpoint")
-      ("timeout-ms", po::value<long>()->default_value(whole_ms(d.timeout)), "per-attempt timeout");
+      ("timeout-ms", po::value<long>()->default_value(whole_ms(d.timeout)), "per-attempt timeout")
+      ("window-ms", po::value<long>()->default_value(whole_ms(d.window)), "infer/throughput and infer/error_rate every this long");
 }
 
 LoadSettings read_load_settings(const po::variables_map& vm) {
@@ -45,6 +47,7 @@ LoadSettings read_load_settings(const po::variables_map& vm) {
   s.rows = vm["rows"].as<int>();
   s.connections = vm["connections"].as<int>();
   s.timeout = common::Duration{std::chrono::milliseconds(vm["timeout-ms"].as<long>())};
+  s.window = common::Duration{std::chrono::milliseconds(vm["window-ms"].as<long>())};
   return s;
 }
 

@@ -24,6 +24,9 @@ struct LoadSettings {
   int rows = 1;          // rows per infer request
   int connections = 32;  // keep-alive connections per endpoint
   common::Duration timeout{std::chrono::seconds(1)};  // per attempt, from the time it was queued
+  // How often infer/throughput and infer/error_rate are reported, each over the window
+  // just ended. Shorter windows let a stop condition on the error rate see a fault sooner.
+  common::Duration window{std::chrono::seconds(1)};
 
   bool operator==(const LoadSettings&) const = default;
 };

@@ -25,7 +25,7 @@ std::optional<std::vector<int>> positive_ints(ParseContext& ctx, const json& v, 
 
 void parse_load(ParseContext& ctx, const json& value, const ClusterSpec& cluster, LoadSpec& l) {
   ObjectReader r(ctx, value, "workload.load",
-                 {"node", "scenario", "qps", "duration", "rows", "connections", "timeout"});
+                 {"node", "scenario", "qps", "duration", "rows", "connections", "timeout", "window"});
   if (auto v = r.integer("node", 0, std::max(0, cluster.nodes - 1))) l.node = static_cast<int>(*v);
   if (auto v = r.choice("scenario", {"server", "offline", "single-stream"}))
     l.scenario = bench::load::parse_load_scenario(*v).value_or(bench::load::LoadScenario::kServer);
@@ -37,6 +37,10 @@ void parse_load(ParseContext& ctx, const json& value, const ClusterSpec& cluster
   if (auto v = r.integer("rows", 1, 4096)) l.rows = static_cast<int>(*v);
   if (auto v = r.integer("connections", 1, 1024)) l.connections = static_cast<int>(*v);
   if (auto v = r.duration("timeout", /*allow_zero=*/false)) l.timeout = *v;
+  if (auto v = r.duration("window", /*allow_zero=*/false)) {
+    if (v->value < std::chrono::milliseconds(100)) ctx.error(r.path_of("window"), "expected a duration of at least 100ms");
+    else l.window = *v;
+  }
 }
 
 }  // namespace
