@@ -135,6 +135,8 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     // Faults and resources.
     {"fault/apply_latency", "us", B::kLower, A::kMean, "scheduled time -> fault in effect (the harness's own precision)"},
     {"fault/effect_error", "%", B::kLower, A::kMean, "measured effect vs requested (e.g. RTT added vs delay asked)"},
+    {"fault/abort_latency", "ms", B::kLower, A::kMean, "a stop condition (abort) or the kill switch decided -> every active fault reverted"},
+    {"probe/failures", "count", B::kLower, A::kSum, "per probe (label probe): evaluations of the scenario's live probe that failed"},
     {"node/cpu_util", "%", B::kNone, A::kMean, "CPU use per node (from its cgroup)"},
     {"node/rss", "MiB", B::kLower, A::kMax, "peak resident memory per node"},
     {"net/tx_bytes", "bytes", B::kNone, A::kMax, "per node interface counters"},

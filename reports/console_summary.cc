@@ -86,6 +86,23 @@ std::string fault_lines(const RunResult& run) {
   return out;
 }
 
+// Each probe's tally, with its last evidence when it failed: what the probes saw, beside
+// the abort line that says which one stopped the run.
+std::string probe_lines(const RunResult& run) {
+  if (run.probes.empty()) return "";
+  std::string out = "\n  probes:\n";
+  for (const auto& p : run.probes) {
+    out += fmt::format("  {:<20} {:<8} {:<16} {} of {} evaluations failed", p.name, p.kind, p.mode, p.failures, p.evaluations);
+    for (auto t = p.transitions.rbegin(); t != p.transitions.rend(); ++t)
+      if (!t->ok) {
+        out += fmt::format(" (last at {:.2f}s: {})", t->t, t->evidence);
+        break;
+      }
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_value(double value, const std::string& unit) {
@@ -103,6 +120,7 @@ std::string console_summary(const RunResult& run, const std::string& run_dir) {
   std::string out;
   out += fmt::format("\n{} — {} in {:.1f}s\n", run.scenario_name, verdict_text(run.verdict), run.duration_s);
   if (!run.reason.empty()) out += fmt::format("  {}\n", run.reason);
+  if (run.abort) out += fmt::format("  aborted: {}\n", abort_text(*run.abort));
 
   // Collectives: busbw per collective/algorithm at each size, overall phase.
   std::map<std::pair<std::string, std::string>, std::vector<const MetricRecord*>> comm;
@@ -133,6 +151,7 @@ std::string console_summary(const RunResult& run, const std::string& run_dir) {
                            format_value(m.value, m.unit));
   }
   out += fault_lines(run);
+  out += probe_lines(run);
   out += phase_effects(run);
   // Other metrics: the overall value of each (first 20).
   std::size_t shown = 0;

@@ -8,6 +8,7 @@
 #include "reports/html/embedded_assets.h"
 #include "reports/html/html_text.h"
 #include "reports/html/phase_table.h"
+#include "reports/html/probe_track.h"
 #include "reports/html/rank_heatmap.h"
 #include "reports/html/sections.h"
 
@@ -51,7 +52,7 @@ std::string render_html(const RunResult& run) {
       {"SUBHEADING", escape(fmt::format("{} · {:.1f} s · seed {} · run {}", run.started_at, run.duration_s, run.seed,
                                         run.run_id))},
       {"VERDICT", verdict_html(run)},
-      {"TIMELINES", faults_html(run) + (timeline_metrics(run).empty()
+      {"TIMELINES", faults_html(run) + probe_track_html(run) + (timeline_metrics(run).empty()
                                             ? "<p class=\"empty\">This run recorded no time series.</p>\n"
                                             : "")},
       {"PHASE_TABLE", phase_table_html(run)},

@@ -162,6 +162,24 @@ json processes_json(const std::vector<ProcessRecord>& processes) {
   return out;
 }
 
+// Each probe with its track; a transition's value is null when the probe judged no number.
+json probes_json(const std::vector<ProbeRecord>& probes) {
+  json out = json::array();
+  for (const auto& p : probes) {
+    json transitions = json::array();
+    for (const auto& t : p.transitions)
+      transitions.push_back({{"t", number(t.t)}, {"ok", t.ok}, {"value", optional_number(t.value)}, {"evidence", t.evidence}});
+    out.push_back({{"name", p.name}, {"kind", p.kind}, {"mode", p.mode}, {"evaluations", p.evaluations},
+                   {"failures", p.failures}, {"transitions", std::move(transitions)}});
+  }
+  return out;
+}
+
+json abort_json(const AbortRecord& a) {
+  return {{"cause", a.cause}, {"evidence", a.evidence}, {"decided_s", number(a.decided_s)},
+          {"reverted_s", optional_number(a.reverted_s)}};
+}
+
 json comparison_json(const Comparison& c) {
   json rows = json::array();
   for (const auto& m : c.metrics)
@@ -205,6 +223,8 @@ std::string to_json(const RunResult& run, int indent) {
   for (const auto& e : run.events)
     events.push_back({{"t", number(e.t)}, {"rank", e.rank}, {"name", e.name}, {"fields", labels_json(e.fields)}});
   j["events"] = events;
+  j["probes"] = probes_json(run.probes);
+  if (run.abort) j["abort"] = abort_json(*run.abort);  // absent: the run did not stop itself
   if (run.comparison) j["comparison"] = comparison_json(*run.comparison);
   j["protocol"] = {{"samples", run.protocol.samples},
                    {"events", run.protocol.events},

@@ -203,6 +203,25 @@ Comparison read_comparison(const json& c) {
   return cmp;
 }
 
+ProbeRecord read_probe(const json& p) {
+  ProbeRecord pr;
+  pr.name = str(p, "name");
+  pr.kind = str(p, "kind");
+  pr.mode = str(p, "mode");
+  pr.evaluations = integer<std::uint64_t>(p, "evaluations");
+  pr.failures = integer<std::uint64_t>(p, "failures");
+  for (const auto& t : array_at(p, "transitions")) {
+    auto ok = t.find("ok");
+    pr.transitions.push_back({num(t, "t"), ok == t.end() || !ok->is_boolean() || ok->get<bool>(), opt_num(t, "value"),
+                              str(t, "evidence")});
+  }
+  return pr;
+}
+
+AbortRecord read_abort(const json& a) {
+  return {str(a, "cause"), str(a, "evidence"), num(a, "decided_s"), opt_num(a, "reverted_s")};
+}
+
 // The sections that are lists of records.
 void read_lists(const json& j, RunResult& r) {
   for (const auto& p : array_at(j, "phases")) r.phases.push_back({str(p, "name"), num(p, "start_s"), num(p, "end_s")});
@@ -213,6 +232,9 @@ void read_lists(const json& j, RunResult& r) {
   for (const auto& p : array_at(j, "processes")) r.processes.push_back(read_process(p));
   for (const auto& e : array_at(j, "events"))
     r.events.push_back({num(e, "t"), integer<int>(e, "rank"), str(e, "name"), labels_from(e.value("fields", json::object()))});
+  // Files from before probes existed have neither key: no probes, no abort.
+  for (const auto& p : array_at(j, "probes")) r.probes.push_back(read_probe(p));
+  if (auto it = j.find("abort"); it != j.end() && it->is_object()) r.abort = read_abort(*it);
 }
 
 }  // namespace

@@ -57,6 +57,25 @@ TestCase gate_case(const MetricComparison& c) {
   return t;
 }
 
+// The run's own testcase. An abort is an <error type="abort"> (the run was stopped, so
+// nothing it would have measured failed): its message names the cause and the evidence,
+// its body adds when it was decided and when the faults were reverted.
+TestCase run_case(const RunResult& run) {
+  const std::string_view verdict = to_string(run.verdict);
+  TestCase t{"run", run.verdict == Verdict::kFail ? "failure" : "error",
+             run.reason.empty() ? fmt::format("run {}", verdict) : run.reason, "run", fmt::format("verdict: {}\n", verdict)};
+  if (!run.abort) return t;
+  const AbortRecord& a = *run.abort;
+  if (run.verdict == Verdict::kAborted) {
+    t.type = "abort";
+    t.message = fmt::format("aborted by {}{}", a.cause, a.evidence.empty() ? "" : ": " + a.evidence);
+  }
+  t.body += fmt::format("cause: {}\nevidence: {}\ndecided at: {:.3f} s\nfaults reverted at: {}\n", a.cause,
+                        a.evidence.empty() ? "-" : a.evidence, a.decided_s,
+                        a.reverted_s ? fmt::format("{:.3f} s", *a.reverted_s) : "-");
+  return t;
+}
+
 }  // namespace
 
 std::string render_junit(const RunResult& run) {
@@ -78,14 +97,9 @@ std::string render_junit(const RunResult& run) {
       cases.push_back(gate_case(c));
       explained |= cases.back().outcome == "failure";
     }
-  // A run that errored, was interrupted or failed for a reason no check names still shows
-  // red in CI: one testcase for the run itself.
-  if (run.verdict != Verdict::kPass && !(run.verdict == Verdict::kFail && explained)) {
-    const std::string_view verdict = to_string(run.verdict);
-    TestCase t{"run", run.verdict == Verdict::kFail ? "failure" : "error", run.reason.empty() ? fmt::format("run {}", verdict) : run.reason, "run",
-               fmt::format("verdict: {}\n", verdict)};
-    cases.insert(cases.begin(), t);
-  }
+  // A run that errored, was interrupted, aborted or failed for a reason no check names
+  // still shows red in CI: one testcase for the run itself.
+  if (run.verdict != Verdict::kPass && !(run.verdict == Verdict::kFail && explained)) cases.insert(cases.begin(), run_case(run));
   make_unique(cases);
 
   std::size_t failures = 0, errors = 0, skipped = 0;

@@ -20,6 +20,7 @@ constexpr std::size_t kMaxCheckRows = 50;
 constexpr std::size_t kMaxMetricRows = 150;
 constexpr std::size_t kMaxGateRows = 50;
 constexpr std::size_t kMaxFaultRows = 30;
+constexpr std::size_t kMaxProbeRows = 30;
 constexpr std::size_t kMaxAdvice = 5;
 constexpr std::size_t kMaxAnnotations = 10;
 
@@ -148,6 +149,26 @@ std::string faults(const RunResult& run) {
   return out;
 }
 
+// One row per probe: what it watched and how often it failed, with its last failure's
+// evidence (the transitions themselves are in results.json and on the report's timeline).
+std::string probes(const RunResult& run) {
+  if (run.probes.empty()) return "";
+  std::string out = "\n## Probes\n\n| probe | kind | mode | evaluations | failures | last failure |\n|---|---|---|---:|---:|---|\n";
+  for (std::size_t i = 0; i < run.probes.size() && i < kMaxProbeRows; ++i) {
+    const auto& p = run.probes[i];
+    std::string last = "–";
+    for (auto t = p.transitions.rbegin(); t != p.transitions.rend(); ++t)
+      if (!t->ok) {
+        last = fmt::format("{:.2f} s: {}", t->t, markdown_cell(t->evidence));
+        break;
+      }
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_cell(p.name), markdown_cell(p.kind), markdown_cell(p.mode),
+                       p.evaluations, p.failures, last);
+  }
+  if (run.probes.size() > kMaxProbeRows) out += truncated_note(kMaxProbeRows, run.probes.size(), "probes");
+  return out;
+}
+
 std::string advice(const RunResult& run) {
   auto all = tuning_advice(run);
   if (all.empty()) return "";
@@ -165,10 +186,11 @@ std::string render_markdown(const RunResult& run) {
   std::string name = run.scenario_name.empty() ? "unnamed scenario" : run.scenario_name;
   std::string out = fmt::format("# chaosbench: {} — {}\n\n**{}**", markdown_cell(name), verdict_text(run.verdict), verdict_text(run.verdict));
   if (!run.reason.empty()) out += fmt::format(": {}", markdown_cell(run.reason));
+  if (run.abort) out += fmt::format("\n\nAborted: {}", markdown_cell(abort_text(*run.abort)));
   out += fmt::format("\n\nRun `{}`{}, {:.1f} s, seed {}{}.\n", markdown_cell(run.run_id.empty() ? "-" : run.run_id),
                      run.started_at.empty() ? "" : fmt::format(" started {}", markdown_cell(run.started_at)), run.duration_s, run.seed,
                      run.environment.host.empty() ? "" : fmt::format(" on {}", markdown_cell(run.environment.host)));
-  for (const auto& section : {failed_checks(run), gate(run), key_metrics(run), faults(run), advice(run)}) {
+  for (const auto& section : {failed_checks(run), gate(run), key_metrics(run), faults(run), probes(run), advice(run)}) {
     if (out.size() + section.size() > kMaxBytes) {
       out += "\n_The summary was cut here to stay under GitHub's 1 MiB limit; see results.json._\n";
       break;

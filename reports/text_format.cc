@@ -58,6 +58,14 @@ std::string verdict_text(Verdict verdict) { return upper(to_string(verdict)); }
 std::string verdict_text(CheckStatus status) { return upper(to_string(status)); }
 std::string verdict_text(GateStatus status) { return upper(to_string(status)); }
 
+std::string abort_text(const AbortRecord& abort) {
+  std::string out = abort.cause.empty() ? std::string("unknown cause") : abort.cause;
+  if (!abort.evidence.empty()) out += " — " + abort.evidence;
+  out += fmt::format(" at {:.2f} s; ", abort.decided_s);
+  out += abort.reverted_s ? fmt::format("faults reverted at {:.2f} s", *abort.reverted_s) : "no fault was reverted after it";
+  return out;
+}
+
 std::string xml_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -32,10 +32,16 @@ std::string format_bytes(double bytes);
 std::string format_change(double change);
 
 // A run's verdict, a check's or a gate's status in capitals, as results.json writes it:
-// "PASS", "FAIL", "ERROR", "INTERRUPTED"; "PASS", "WARN", "FAIL".
+// "PASS", "FAIL", "ERROR", "INTERRUPTED", "ABORTED"; "PASS", "WARN", "FAIL".
 std::string verdict_text(Verdict verdict);
 std::string verdict_text(CheckStatus status);
 std::string verdict_text(GateStatus status);
+
+// Why and when a run stopped itself, in one line every reporter shows the same way:
+// "error-rate — infer/error_rate mean 0.41 over 3s > max 0.05 at 12.30 s; faults reverted
+// at 12.34 s". Without evidence the dash part is left out; without reverted_s it ends
+// "; no fault was reverted after it". Not escaped.
+std::string abort_text(const AbortRecord& abort);
 
 // XML 1.0 text or attribute value: & < > " ' as entities, \n \r \t as character
 // references (attribute values would otherwise be normalised to spaces), other control

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "reports/probe_spans.h"
 #include "reports/text_format.h"
 
 namespace chaosbench::reports {
@@ -14,10 +15,11 @@ namespace {
 
 using nlohmann::json;
 
-// Process ids of the two track groups; thread 0 of kRanks is the harness (rank -1),
-// rank r is thread r + 1.
+// Process ids of the track groups; thread 0 of kRanks is the harness (rank -1), rank r
+// is thread r + 1; thread 0 of kProbes is the abort, probe i is thread i + 1.
 constexpr int kRanks = 1;
 constexpr int kFaults = 2;
+constexpr int kProbes = 3;
 
 int rank_tid(int rank) { return rank < 0 ? 0 : rank + 1; }
 
@@ -137,6 +139,33 @@ std::string instant_name(const EventRecord& e) {
   return e.name;
 }
 
+// The probes' track: per probe, one span per stretch of one outcome ("pass" / "FAIL",
+// with the evidence as args); then the abort as a global instant where it was decided and
+// a "reverting faults" span up to every fault reverted (its length is fault/abort_latency).
+void add_probes(TraceText& out, const RunResult& run) {
+  if (run.probes.empty() && !run.abort) return;
+  out.add(dumped(metadata("process_name", kProbes, std::nullopt, {{"name", "probes"}})));
+  out.add(dumped(metadata("process_sort_index", kProbes, std::nullopt, {{"sort_index", 2}})));
+  for (std::size_t i = 0; i < run.probes.size(); ++i) {
+    const auto& p = run.probes[i];
+    const int tid = int(i) + 1;
+    out.add(dumped(metadata("thread_name", kProbes, tid, {{"name", p.name}})));
+    for (const auto& span : probe_spans(p, run.duration_s)) {
+      json e = complete(span.ok ? "pass" : "FAIL", "probe", kProbes, tid, span.start_s, span.end_s - span.start_s);
+      e["args"] = {{"kind", p.kind}, {"mode", p.mode}, {"evidence", span.evidence}};
+      if (span.value) e["args"]["value"] = *span.value;
+      out.add(dumped(e));
+    }
+  }
+  if (!run.abort) return;
+  const auto& a = *run.abort;
+  out.add(dumped(metadata("thread_name", kProbes, 0, {{"name", "abort"}})));
+  out.add(dumped({{"ph", "i"}, {"name", fmt::format("abort ({})", a.cause)}, {"cat", "abort"}, {"s", "g"}, {"pid", kProbes},
+                  {"tid", 0}, {"ts", us(a.decided_s)}, {"args", {{"cause", a.cause}, {"evidence", a.evidence}}}}));
+  if (a.reverted_s)
+    out.add(dumped(complete("reverting faults", "abort", kProbes, 0, a.decided_s, *a.reverted_s - a.decided_s)));
+}
+
 }  // namespace
 
 std::string render_trace(const RunResult& run) {
@@ -177,6 +206,7 @@ std::string render_trace(const RunResult& run) {
     if (!f.error.empty()) e["args"]["error"] = f.error;
     events.add(dumped(e));
   }
+  add_probes(events, run);
   for (const auto& [rank, s] : ranks) {
     if (s.step) add_steps(events, run, rank, s);
     for (const auto* latency : s.latency) add_iterations(events, rank, *latency);

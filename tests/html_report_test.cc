@@ -12,9 +12,11 @@
 #include "reports/html/rank_heatmap.h"
 #include "reports/html_report.h"
 #include "reports/json_io.h"
+#include "report_fixtures.h"
 #include "test_util.h"
 
 using namespace chaosbench::reports;
+using chaosbench::test::occurrences;
 namespace fs = std::filesystem;
 
 namespace {
@@ -93,12 +95,6 @@ RunResult synthetic_run(std::size_t points) {
   return run;
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("html: the document has the policy, the sections in order, the verdict and failed checks", "[html]") {
@@ -130,7 +126,7 @@ TEST_CASE("html: a label never closes the script or opens a tag", "[html]") {
   CHECK(doc.find("<b>") == std::string::npos);
   CHECK_THAT(doc, Catch::Contains("&lt;/script&gt;&lt;b&gt;"));      // in the tables
   CHECK_THAT(doc, Catch::Contains("\\u003c/script>\\u003cb>"));      // in the chart data
-  CHECK(count(doc, "</script>") == 3);                              // data, Chart.js, the page's script
+  CHECK(occurrences(doc, "</script>") == 3);                              // data, Chart.js, the page's script
 }
 
 TEST_CASE("html: extremes survive downsampling, and the result is bounded", "[html]") {
@@ -170,6 +166,11 @@ TEST_CASE("html: report.html renders in headless Chromium without errors or requ
   auto compared = synthetic_run(10);
   run.comparison = compared.comparison;
   run.checks.push_back(compared.checks.front());
+  // The probes' lanes and the abort's marker in the charts are drawn too.
+  const auto aborted = chaosbench::test::aborted_run();
+  run.probes = aborted.probes;
+  run.abort = aborted.abort;
+  run.verdict = Verdict::kAborted;
   chaosbench::test::TempDir dir;
   const std::string page = dir.file("report.html");
   dir.write("report.html", render_html(run));

@@ -40,19 +40,26 @@ FaultRecord slow_link(const std::string& node, double applied, double reverted) 
 
 EventRecord event(double t, int rank, const std::string& name, Labels fields) { return {t, rank, name, std::move(fields)}; }
 
-}  // namespace
-
-RunResult golden_run() {
+// A run of scenario `name` with the fixed identity every golden file shows: version, run
+// id, host, seed, start time.
+RunResult stamped_run(const std::string& name, std::string scenario_json) {
   RunResult run;
   run.tool_version = "0.1.0";
-  run.scenario_name = "golden";
-  set_scenario(run, R"({"name":"golden","cluster":{"nodes":2},"workload":{"kind":"train","bucket_size":"256KiB",)"
-                      R"("model":{"layers":[64,64,8]},"checkpoint":{"every_steps":10,"mode":"full","async":false},)"
-                      R"("recovery":{"mode":"restart"}}})");
-  run.run_id = "20240101T000000Z-golden";
+  run.scenario_name = name;
+  set_scenario(run, std::move(scenario_json));
+  run.run_id = "20240101T000000Z-" + name;
   run.environment.host = "testhost";
   run.seed = 7;
   run.started_at = "2024-01-01T00:00:00Z";
+  return run;
+}
+
+}  // namespace
+
+RunResult golden_run() {
+  RunResult run = stamped_run("golden", R"({"name":"golden","cluster":{"nodes":2},"workload":{"kind":"train","bucket_size":"256KiB",)"
+                                        R"("model":{"layers":[64,64,8]},"checkpoint":{"every_steps":10,"mode":"full","async":false},)"
+                                        R"("recovery":{"mode":"restart"}}})");
   run.duration_s = 3.0;
   run.verdict = Verdict::kFail;
   run.reason = "1 of 2 checks failed";
@@ -126,6 +133,37 @@ RunResult golden_run() {
   };
   cmp.verdict = GateStatus::kFail;
   run.comparison = cmp;
+  return run;
+}
+
+RunResult aborted_run() {
+  RunResult run = stamped_run("serve-abort", R"({"name":"serve-abort","cluster":{"nodes":2},"workload":{"kind":"serve"},)"
+                                             R"("abort":{"when":["error-rate"],"for":"3s"}})");
+  run.duration_s = 9.5;
+  run.verdict = Verdict::kAborted;
+  run.reason = "aborted by error-rate: infer/error_rate mean 41% over 3s > max 5%";
+  run.phases = {{"baseline", 0, 4}, {"fault:lossy", 4, 9.12}};
+  FaultRecord loss;
+  loss.name = "lossy";
+  loss.type = "network.loss";
+  loss.targets = {"node0", "node1"};
+  loss.applied_at_s = 4;
+  loss.reverted_at_s = 9.12;
+  loss.backend = "netem";
+  run.faults = {loss};
+  run.metrics = {metric("infer/error_rate", "%", "baseline", 0), metric("infer/error_rate", "%", "fault:lossy", 38),
+                 metric("infer/error_rate", "%", "overall", 21), metric("probe/failures", "count", "overall", 4, {{"probe", std::string("error-rate")}}),
+                 metric("probe/failures", "count", "overall", 0, {{"probe", std::string("health")}}),
+                 metric("fault/abort_latency", "ms", "overall", 120)};
+  ProbeRecord error_rate{"error-rate", "metric", "continuous", 9, 4, {}};
+  error_rate.transitions = {{1.0, true, 0.0, "infer/error_rate mean 0% over 3s <= max 5%"},
+                            {6.0, false, 12.5, "infer/error_rate mean 12.5% over 3s > max 5% <&>"}};
+  ProbeRecord health{"health", "http", "continuous", 9, 0, {{1.0, true, std::nullopt, "GET /health: 200"}}};
+  run.probes = {error_rate, health};
+  run.abort = AbortRecord{"error-rate", "infer/error_rate mean 41% over 3s > max 5% <&>", 9.0, 9.12};
+  run.events = {event(9.0, -1, "abort", {{"cause", std::string("error-rate")}})};
+  run.checks = {{"infer/error_rate", {{"phase", std::string("overall")}}, "<=", 50, 21.0, CheckStatus::kPass,
+                 "infer/error_rate value = 21 %"}};
   return run;
 }
 

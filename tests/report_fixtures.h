@@ -13,6 +13,11 @@ namespace chaosbench::test {
 // and events from the ranks and the harness.
 reports::RunResult golden_run();
 
+// A serve run stopped by its abort: network.loss on the replicas, an `error-rate` metric
+// probe that fails 2 s into the window and holds for 3 s, an http probe that passes
+// throughout, the abort with its evidence, and the loss window truncated at the revert.
+reports::RunResult aborted_run();
+
 // A healthy training run that no tuning-advice rule fires on; the advice tests change one
 // thing at a time.
 reports::RunResult clean_train_run();

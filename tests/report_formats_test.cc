@@ -10,19 +10,15 @@
 #include "reports/junit_report.h"
 #include "reports/markdown_report.h"
 #include "reports/trace_report.h"
+#include "test_util.h"
 
 using namespace chaosbench::reports;
 using chaosbench::test::check_golden;
 using chaosbench::test::golden_run;
+using chaosbench::test::occurrences;
 using nlohmann::json;
 
 namespace {
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-  return n;
-}
 
 // The value of attribute `name` in the first element that starts with `tag`.
 std::string attribute(const std::string& xml, const std::string& tag, const std::string& name) {
@@ -34,21 +30,27 @@ std::string attribute(const std::string& xml, const std::string& tag, const std:
   return xml.substr(from, xml.find('"', from) - from);
 }
 
+// tests/golden/PREFIX{summary.md, junit.xml, trace.json, results.json} for `run`.
+void check_goldens(const std::string& prefix, const RunResult& run) {
+  check_golden(prefix + "summary.md", render_markdown(run));
+  check_golden(prefix + "junit.xml", render_junit(run));
+  check_golden(prefix + "trace.json", render_trace(run));
+  // results.json: the run model itself, and what every report is regenerated from.
+  const std::string results = chaosbench::reports::to_json(run) + "\n";
+  check_golden(prefix + "results.json", results);
+  CHECK(chaosbench::reports::to_json(chaosbench::reports::from_json(results)) + "\n" == results);
+}
+
 CheckResult failing_check(const std::string& metric, const std::string& message) {
   return {metric, {{"phase", std::string("overall")}}, "<=", 1, 2.0, CheckStatus::kFail, message};
 }
 
 }  // namespace
 
-TEST_CASE("report formats: golden files for a fixed run", "[report-formats]") {
-  auto run = golden_run();
-  check_golden("summary.md", render_markdown(run));
-  check_golden("junit.xml", render_junit(run));
-  check_golden("trace.json", render_trace(run));
-  // results.json: the run model itself, and what every report is regenerated from.
-  const std::string results = chaosbench::reports::to_json(run) + "\n";
-  check_golden("results.json", results);
-  CHECK(chaosbench::reports::to_json(chaosbench::reports::from_json(results)) + "\n" == results);
+TEST_CASE("report formats: golden files for a fixed run", "[report-formats]") { check_goldens("", golden_run()); }
+
+TEST_CASE("report formats: golden files for a run stopped by its abort", "[report-formats]") {
+  check_goldens("aborted_", chaosbench::test::aborted_run());
 }
 
 TEST_CASE("report formats: trace.json is valid JSON with rank, harness and fault tracks", "[report-formats]") {
@@ -132,9 +134,9 @@ TEST_CASE("report formats: trace.json of a collective benchmark and of odd names
 TEST_CASE("report formats: junit.xml counts testcases, failures and warnings", "[report-formats]") {
   auto xml = render_junit(golden_run());
   // 2 checks + 3 gated metrics; the failing check, the failing gate; the warning skipped.
-  CHECK(count(xml, "<testcase ") == 5);
-  CHECK(count(xml, "<failure ") == 2);
-  CHECK(count(xml, "<skipped ") == 1);
+  CHECK(occurrences(xml, "<testcase ") == 5);
+  CHECK(occurrences(xml, "<failure ") == 2);
+  CHECK(occurrences(xml, "<skipped ") == 1);
   CHECK(attribute(xml, "<testsuite ", "tests") == "5");
   CHECK(attribute(xml, "<testsuite ", "failures") == "2");
   CHECK(attribute(xml, "<testsuite ", "skipped") == "1");
@@ -143,8 +145,8 @@ TEST_CASE("report formats: junit.xml counts testcases, failures and warnings", "
   CHECK_THAT(xml, Catch::Contains("name=\"gate: train/step_time {phase=overall} p50\""));
   // No raw markup from a message.
   CHECK_THAT(xml, Catch::Contains("&quot;&lt;worse&gt;&quot; &amp; more)&#10;second line"));
-  CHECK(count(xml, "<worse>") == 0);
-  CHECK(count(xml, "<") == count(xml, ">"));
+  CHECK(occurrences(xml, "<worse>") == 0);
+  CHECK(occurrences(xml, "<") == occurrences(xml, ">"));
 
   SECTION("duplicate names get a suffix") {
     RunResult run;
@@ -152,9 +154,9 @@ TEST_CASE("report formats: junit.xml counts testcases, failures and warnings", "
     run.verdict = Verdict::kFail;
     run.checks = {failing_check("m", "a"), failing_check("m", "b"), failing_check("m", "c")};
     auto dup = render_junit(run);
-    CHECK(count(dup, "name=\"m {phase=overall} &lt;= 1\"") == 1);
-    CHECK(count(dup, "name=\"m {phase=overall} &lt;= 1 #2\"") == 1);
-    CHECK(count(dup, "name=\"m {phase=overall} &lt;= 1 #3\"") == 1);
+    CHECK(occurrences(dup, "name=\"m {phase=overall} &lt;= 1\"") == 1);
+    CHECK(occurrences(dup, "name=\"m {phase=overall} &lt;= 1 #2\"") == 1);
+    CHECK(occurrences(dup, "name=\"m {phase=overall} &lt;= 1 #3\"") == 1);
   }
   SECTION("a run that errored is a failing testcase even without checks") {
     RunResult run;
@@ -162,7 +164,7 @@ TEST_CASE("report formats: junit.xml counts testcases, failures and warnings", "
     run.verdict = Verdict::kError;
     run.reason = "rank 0 exited with 1";
     auto broken = render_junit(run);
-    CHECK(count(broken, "<testcase ") == 1);
+    CHECK(occurrences(broken, "<testcase ") == 1);
     CHECK_THAT(broken, Catch::Contains("<error message=\"rank 0 exited with 1\" type=\"run\">"));
     CHECK(attribute(broken, "<testsuite ", "errors") == "1");
   }

@@ -44,4 +44,7 @@ std::string binary();
 std::string source(const std::string& relative);
 std::string read_file(const std::string& path);
 
+// How often `what` stands in `text`, counting non-overlapping places from the left.
+std::size_t occurrences(const std::string& text, const std::string& what);
+
 }  // namespace chaosbench::test

@@ -33,6 +33,14 @@ std::optional<reports::RunResult> load_results(const std::string& file) {
   }
 }
 
+// A run that stopped itself measured only up to its abort (its fault phase is cut short):
+// the comparison still runs, and stderr says so, naming the file.
+void note_abort(const std::string& file, const reports::RunResult& run) {
+  if (!run.abort) return;
+  std::cerr << fmt::format("chaosbench compare: {}: the run was aborted ({}); its metrics end at the abort\n", file,
+                           reports::abort_text(*run.abort));
+}
+
 // "10", "10%", "0.5%" -> 0.10, 0.10, 0.005
 double parse_tolerance(std::string text) {
   if (!text.empty() && text.back() == '%') text.pop_back();
@@ -147,6 +155,8 @@ int cmd_compare(const Args& args) {
   auto baseline = load_results(files[0]);
   auto current = load_results(files[1]);
   if (!baseline || !current) return kExitUsage;
+  note_abort(files[0], *baseline);
+  note_abort(files[1], *current);
   reports::RunResult holder;
   holder.comparison = reports::compare_runs(*baseline, *current, gate);
   if (holder.comparison->baseline_run.empty()) holder.comparison->baseline_run = files[0];

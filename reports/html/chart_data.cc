@@ -227,10 +227,15 @@ std::vector<std::string> timeline_metrics(const RunResult& run) {
   return out;
 }
 
-std::string chart_data_json(const RunResult& run) {
+double timeline_duration(const RunResult& run) {
   double duration = run.duration_s;
   for (const auto& s : run.series)
     for (double t : s.t) duration = std::max(duration, t);
+  return duration;
+}
+
+std::string chart_data_json(const RunResult& run) {
+  const double duration = timeline_duration(run);
   json faults = json::array();
   for (const auto& f : run.faults) {
     if (!f.applied_at_s) continue;
@@ -239,8 +244,11 @@ std::string chart_data_json(const RunResult& run) {
                       {"start", round_time(*f.applied_at_s)},
                       {"end", f.reverted_at_s ? json(round_time(*f.reverted_at_s)) : json(nullptr)}});
   }
+  // The abort: a dashed line across every chart where the stop condition was decided.
+  json abort = run.abort ? json{{"t", round_time(run.abort->decided_s)}, {"label", "abort: " + run.abort->cause}} : json(nullptr);
   json data = {{"duration", round_time(duration)},
                {"faults", std::move(faults)},
+               {"abort", std::move(abort)},
                {"timelines", timelines_json(run)},
                {"percentiles", percentiles_json(run)},
                {"breakdown", breakdown_json(run)}};

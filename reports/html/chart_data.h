@@ -1,4 +1,4 @@
-// The one JSON blob report.html's charts are drawn from: fault windows, a timeline per key
+// The one JSON blob report.html's charts are drawn from: fault windows, the abort, a timeline per key
 // metric (downsampled, keeping extremes), latency percentiles per phase and the goodput /
 // badput breakdown. The page's script (reports/report_template.html) reads exactly this.
 #pragma once
@@ -18,6 +18,10 @@ inline constexpr std::size_t kMaxLinePoints = 2000;
 // The JSON text, safe inside <script type="application/json">: every '<' is written as
 // \u003c, so no label can close the element.
 std::string chart_data_json(const RunResult& run);
+
+// The end of the timelines' x axis (seconds since the workload started): the run's duration,
+// or its last sample when one came later.
+double timeline_duration(const RunResult& run);
 
 // Metrics a timeline is drawn for, in the page's order: the key ones first, then others
 // with enough points (at most 8).

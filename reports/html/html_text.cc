@@ -59,6 +59,12 @@ std::vector<std::string> phase_columns(const RunResult& run) {
   return order;
 }
 
+std::string_view fault_swatch(std::size_t i) {
+  static constexpr std::string_view kSwatches[] = {"rgba(228,87,46,0.35)",  "rgba(142,68,173,0.35)", "rgba(240,162,2,0.4)",
+                                                   "rgba(23,162,184,0.35)", "rgba(194,24,91,0.3)",   "rgba(41,163,90,0.35)"};
+  return kSwatches[i % std::size(kSwatches)];
+}
+
 std::string badge(std::string_view status) {
   std::string upper;
   for (char c : status) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);

@@ -28,7 +28,12 @@ std::string label(const Labels& labels, std::string_view key);
 // "overall" last when present.
 std::vector<std::string> phase_columns(const RunResult& run);
 
-// <span class="badge pass">PASS</span> for pass/warn/fail/error and severities.
+// The colour of the i-th applied fault's window wherever the page marks it (the faults
+// table's swatches, the probe lanes): the page's script shades the charts in the same order
+// (report_template.html, faultColours), lighter.
+std::string_view fault_swatch(std::size_t i);
+
+// <span class="badge pass">PASS</span> for pass/warn/fail/error/aborted and severities.
 std::string badge(std::string_view status);
 
 }  // namespace chaosbench::reports::html

@@ -6,15 +6,13 @@
 
 #include "reports/html/html_text.h"
 #include "reports/html/phase_table.h"
+#include "reports/text_format.h"
 #include "reports/tuning_advice.h"
 
 namespace chaosbench::reports::html {
 namespace {
 
 constexpr std::size_t kMaxEvents = 60;
-// The shading of fault windows in the page's charts, in the same order (report_template.html).
-constexpr const char* kFaultSwatches[] = {"rgba(228,87,46,0.35)",  "rgba(142,68,173,0.35)", "rgba(240,162,2,0.4)",
-                                          "rgba(23,162,184,0.35)", "rgba(194,24,91,0.3)",   "rgba(41,163,90,0.35)"};
 
 std::string unit_of(const RunResult& run, const std::string& metric) {
   for (const auto& m : run.metrics)
@@ -48,6 +46,19 @@ std::string fields_text(const Labels& fields) {
   return out;
 }
 
+// Why the run stopped itself, with the evidence, and how long reverting every fault took
+// after the decision (fault/abort_latency).
+std::string abort_banner(const RunResult& run) {
+  if (!run.abort) return "";
+  const auto& a = *run.abort;
+  std::string latency = a.reverted_s ? fmt::format(" ({:.0f} ms after the decision)", (*a.reverted_s - a.decided_s) * 1000) : "";
+  return fmt::format("<div class=\"abort-banner\"><strong>Aborted by {}</strong> at {:.2f} s{}{}<br>{}{}</div>\n",
+                     escape(a.cause), a.decided_s, a.evidence.empty() ? "" : ": ", escape(a.evidence),
+                     a.reverted_s ? fmt::format("Every fault was reverted at {:.2f} s", *a.reverted_s)
+                                  : std::string("No fault was reverted after it"),
+                     latency);
+}
+
 }  // namespace
 
 std::string verdict_html(const RunResult& run) {
@@ -58,6 +69,7 @@ std::string verdict_html(const RunResult& run) {
     if (c.status != CheckStatus::kPass) failed.push_back(&c);
   }
   std::string why = run.reason;
+  if (why.empty() && run.abort) why = fmt::format("Aborted by {}.", run.abort->cause);  // the banner below says more
   if (why.empty())
     why = run.verdict == Verdict::kPass ? fmt::format("Every check passed ({} of {}).", all.size(), all.size())
                             : fmt::format("{} of {} checks failed.", failed.size(), all.size());
@@ -66,6 +78,7 @@ std::string verdict_html(const RunResult& run) {
   std::string out = fmt::format(
       "<div class=\"verdict {}\"><span class=\"big\">{}</span><div class=\"why\"><strong>{}</strong><br>{}</div></div>\n",
       escape(verdict), escape(upper), escape(run.scenario_name), escape(why));
+  out += abort_banner(run);
 
   std::size_t applied = 0, fault_errors = 0;
   for (const auto& f : run.faults) {
@@ -77,6 +90,11 @@ std::string verdict_html(const RunResult& run) {
   out += kpi("faults applied", fmt::format("{} / {}", applied, run.faults.size()),
              fault_errors ? fmt::format("{} with errors", fault_errors) : "");
   out += kpi("duration", fmt::format("{:.1f} s", run.duration_s), fmt::format("{} phases", run.phases.size()));
+  if (!run.probes.empty()) {
+    std::size_t failing = 0;
+    for (const auto& p : run.probes) failing += p.failures ? 1 : 0;
+    out += kpi("probes that failed", fmt::format("{} / {}", failing, run.probes.size()), "the Timelines show when");
+  }
   if (run.comparison) out += kpi("against baseline", std::string(to_string(run.comparison->verdict)), run.comparison->baseline_run);
   out += "</div>\n";
 
@@ -106,7 +124,7 @@ std::string faults_html(const RunResult& run) {
     for (const auto& t : f.targets) targets += (targets.empty() ? "" : ", ") + t;
     for (const auto& [k, v] : f.effect) effect += fmt::format("{}{}={:.4g}", effect.empty() ? "" : " ", k, v);
     std::string swatch = f.applied_at_s ? fmt::format("<span class=\"swatch\" style=\"background:{}\"></span>",
-                                                      kFaultSwatches[i++ % std::size(kFaultSwatches)])
+                                                      fault_swatch(i++))
                                         : "";
     out += fmt::format(
         "<tr><td class=\"first\">{}{}{}</td><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td>"
