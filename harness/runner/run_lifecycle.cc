@@ -130,6 +130,7 @@ bool Run::wait_for_events() {
 // made, newest first; the journal confirms each step and is removed last.
 void Run::unwind(bool timed_out) {
   unwinding_ = true;
+  stop_scraper();  // before the targets stop: their going away is not an outage
   faults_->revert_all();
   std::vector<std::string> errors = env_->site().stop_all();
   for (pid_t pid : ranks_->unended()) on_exit(pid);
