@@ -145,6 +145,9 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     {"net/rtt", "ms", B::kLower, A::kMean, "round trip to a peer as the workload measured it (scenarios/examples/ping_rtt.py: ping)"},
     {"gpu/memory_used", "MiB", B::kNone, A::kMax, "GPU memory in use (GPU only)"},
     {"gpu/xid_events", "count", B::kNone, A::kSum, "per Xid: device errors the ranks reported with it (failure_detected {xid}; a real GPU's or gpu.xid's)"},
+    // Scraped Prometheus endpoints (scenario "scrape"); the series scraped keep their own names.
+    {"scrape/up", "", B::kHigher, A::kMean, "1 when a scrape target answered with valid metrics, else 0, per instance; its mean over a phase is the target's availability"},
+    {"scrape/duration", "s", B::kLower, A::kMean, "time one scrape of a target took, per instance"},
     // The tool's own costs (chaosbench bench micro).
     {"bench/scenario_parse", "us", B::kLower, A::kMean, "time to parse and validate one scenario file (scenarios/demo.json)"},
     {"bench/ingest_rate", "records/s", B::kHigher, A::kMean, "metric records per second the harness takes in: socket to sample store, or decode alone"},

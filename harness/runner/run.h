@@ -9,8 +9,8 @@
 //   Recovery        restarts by workload.recovery, hangs (recovery.h);
 //   the metrics intake (MetricsServer into the SampleStore) and the verdict (run_verdict.h).
 // Run itself (runner.cc) starts the workload, judges each exit and keeps the verdict.
-// Threads: one, the caller of execute(); the metrics server's thread touches only the
-// store and the timeline, which are thread-safe.
+// Threads: one, the caller of execute(); the metrics server's thread and the scraper's
+// threads touch only the store and the timeline, which are thread-safe.
 #pragma once
 
 #include <atomic>
@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/prometheus/scraper.h"
 #include "harness/runner/fault_driver.h"
 #include "harness/runner/kill_switch.h"
 #include "harness/runner/metrics_server.h"
@@ -69,6 +70,9 @@ class Run {
   std::string progress_text(double t) const;
   void harness_event(const std::string& name, bench::Labels fields);
   Recovery::Hooks recovery_hooks();
+  // run_scrape.cc: the scenario's Prometheus scrapes, from the workload's start to the unwind.
+  void start_scraper();
+  void stop_scraper();
 
   // run_probes.cc: the live probes, the stop condition and the kill switch.
   void make_probes();
@@ -84,6 +88,8 @@ class Run {
   // Declared before env_: the agents' hub (in env_'s site) writes into it until env_ goes.
   SampleStore store_;
   std::unique_ptr<RunEnvironment> env_;
+  // After env_ and store_: its threads write into both until it is destroyed (stopped).
+  std::unique_ptr<prometheus::Scraper> scraper_;
   std::unique_ptr<MetricsServer> server_;
   std::unique_ptr<FaultDriver> faults_;
   std::unique_ptr<RankTable> ranks_;

@@ -135,6 +135,7 @@ bool Run::wait_for_events() {
 // made, newest first; the journal confirms each step and is removed last.
 void Run::unwind(bool timed_out) {
   unwinding_ = true;
+  stop_scraper();  // before the targets stop: their going away is not an outage
   faults_->revert_all();
   note_abort_reverted();
   if (probes_) probes_->stop();  // before the workload stops: its end is no probe failure

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/metric_catalogue.h"
+#include "common/metric_name.h"
 #include "harness/scenario/scenario_parts.h"
 #include "harness/scenario/suggest.h"
 
@@ -67,10 +68,11 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
     r.require("metric", "a metric name such as \"comm/busbw\"");
     if (auto m = r.string("metric")) {
       c.metric = *m;
-      bool segments_ok = !m->empty() && m->front() != '/' && m->back() != '/' && m->find("//") == std::string::npos;
-      if (!segments_ok || m->find('/') == std::string::npos)
-        ctx.error(r.path_of("metric"), fmt::format("expected a slash-separated metric name such as \"comm/busbw\", got \"{}\"", *m));
-      else if (!common::find_metric(*m))
+      // Scraped series keep their Prometheus names ("node_load1", "x_total:rate").
+      if (!common::is_metric_name(*m))
+        ctx.error(r.path_of("metric"), fmt::format("expected a slash-separated metric name such as \"comm/busbw\" (or a "
+                                                   "scraped Prometheus name such as \"node_load1\"), got \"{}\"", *m));
+      else if (!common::find_metric(*m) && m->find('/') != std::string::npos)
         ctx.warning(r.path_of("metric"), fmt::format("\"{}\" is not in the catalogue (`chaosbench metrics`){}; fine for a "
                                                      "metric your workload sends itself", *m, suggestion_suffix(*m, catalogue)));
     }

@@ -1,5 +1,5 @@
 // The scenario parser's sections, one file each (workload_parser.cc, fault_parser.cc,
-// check_parser.cc); scenario_loader.cc drives them. Internal to harness/scenario.
+// check_parser.cc, scrape_parser.cc); scenario_loader.cc drives them. Internal to harness/scenario.
 #pragma once
 
 #include <vector>
@@ -19,6 +19,8 @@ ServeWorkload parse_serve(ParseContext& ctx, const json& value, const ClusterSpe
 RecoverySpec parse_recovery(ParseContext& ctx, const json& value, const ClusterSpec& cluster, bool elastic_allowed);
 std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value);
+// scrape: Prometheus/OpenMetrics endpoints read during the run (scrape_parser.cc).
+std::vector<ScrapeSpec> parse_scrapes(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 
 // A scenario's (or an inventory's) JSON text as a document, or a ScenarioError at the
 // line and column where it stops being one (too large, too deep, a syntax error).
