@@ -7,6 +7,8 @@
 #include "common/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
+#include "harness/http/http_client.h"
+#include "harness/prometheus/listen_address.h"
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/runner.h"
 #include "harness/runner/workload_launcher.h"
@@ -47,6 +49,27 @@ void print_plan(const Scenario& s) {
                              c.max ? fmt::format(" <= {:g}", *c.max) : "");
 }
 
+// --metrics-listen, --grafana and --grafana-dashboard, checked before anything runs.
+void read_live_options(const po::variables_map& vm, RunOptions& run) {
+  if (vm.count("metrics-listen")) {
+    run.metrics_listen = vm["metrics-listen"].as<std::string>();
+    try {
+      prometheus::parse_listen_address(run.metrics_listen);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("--metrics-listen: {}", e.what()));
+    }
+  }
+  if (vm.count("grafana")) {
+    run.grafana_url = vm["grafana"].as<std::string>();
+    if (auto why = http::url_problem(run.grafana_url); !why.empty())
+      throw UsageError(fmt::format("--grafana \"{}\": {}", run.grafana_url, why));
+  }
+  if (vm.count("grafana-dashboard")) {
+    if (run.grafana_url.empty()) throw UsageError("--grafana-dashboard needs --grafana URL");
+    run.grafana_dashboard = vm["grafana-dashboard"].as<std::string>();
+  }
+}
+
 }  // namespace
 
 int cmd_run(const Args& args) {
@@ -56,23 +79,34 @@ int cmd_run(const Args& args) {
       ("out,o", po::value<std::string>(), "output directory (default runs/<scenario>-<UTC timestamp>/)")
       ("set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override, e.g. workload.iters=50 (repeatable)")
       ("seed", po::value<std::int64_t>(), "seed for random choices, >= 0 (overrides the scenario's)")
-      ("dry-run", "validate and print the plan; start nothing");
+      ("dry-run", "validate and print the plan; start nothing")
+      ("metrics-listen", po::value<std::string>(), "ADDR:PORT: serve the run's live state (phase, faults, probes, each "
+                                                  "metric's newest value) as Prometheus text at /metrics")
+      ("grafana", po::value<std::string>(), "URL of a Grafana: one region annotation per fault occurrence (token from "
+                                           "CHAOSBENCH_GRAFANA_TOKEN); a failed post only warns")
+      ("grafana-dashboard", po::value<std::string>(), "UID of the dashboard the annotations belong to (default: the "
+                                                      "organisation's, found by their tags)");
   add_report_options(options);
   po::positional_options_description positional;
   positional.add("scenario", 1);
   auto cl = parse_command_line(args, options, positional);
   if (cl.help) {
     print_help("chaosbench run SCENARIO.json [--out DIR] [--set KEY=VALUE]... [--seed N] [--baseline RESULTS.json]\n"
-               "                      [--report FORMAT[=FILE]]... [--annotations] [--dry-run] [--quiet]",
+               "                      [--report FORMAT[=FILE]]... [--annotations] [--dry-run] [--quiet]\n"
+               "                      [--metrics-listen ADDR:PORT] [--grafana URL [--grafana-dashboard UID]]",
                "Brings up the cluster, starts the workload, injects the scenario's faults on their timeline,\n"
                "collects metrics, evaluates the checks (and the baseline gate) and writes DIR/results.json,\n"
                "report.html, summary.md, junit.xml, trace.json, timeline.jsonl and logs/. Exit 0 pass, 1 a\n"
                "check or the gate failed or the workload failed, 2 scenario error, 3 host cannot do it,\n"
-               "130 interrupted (everything stopped and reverted first).",
+               "130 interrupted (everything stopped and reverted first).\n"
+               "--metrics-listen serves the run's live state to Prometheus while it runs; --grafana marks each\n"
+               "fault window on a Grafana (docs/prometheus.md).",
                options);
     return kExitPass;
   }
   if (!cl.vm.count("scenario")) throw UsageError("no scenario file given");
+  RunOptions run;
+  read_live_options(cl.vm, run);  // a bad address or URL is a usage error before the scenario is read
   LoadOptions load;
   if (cl.vm.count("set")) load.overrides = cl.vm["set"].as<std::vector<std::string>>();
   if (cl.vm.count("seed")) {
@@ -94,7 +128,6 @@ int cmd_run(const Args& args) {
     print_plan(loaded.scenario);
     return kExitPass;
   }
-  RunOptions run;
   if (cl.vm.count("out")) run.out_dir = cl.vm["out"].as<std::string>();
   run.quiet = cl.vm.count("quiet") > 0;
   if (!loaded.scenario.sweep.empty())

@@ -80,6 +80,7 @@ std::optional<FaultEffect> FaultDriver::apply(std::size_t i, const std::vector<R
                                        {"occurrence", TL::num(o.number)}, {"backend", TL::str(rec.backend)},
                                        {"apply_latency_us", TL::num(*rec.apply_latency_us)}});
   spdlog::info("fault {} ({}) applied at {:.3f}s on {}", spec.name, spec.type, t, fmt::join(rec.targets, ", "));
+  if (observer_) observer_({i, o.fault, true, t, &rec});
   return effect;
 }
 
@@ -95,6 +96,7 @@ void FaultDriver::revert(std::size_t i) {
     rec.reverted_at_s = t;
     timeline_.write(t, "fault_reverted", {{"fault", TL::str(spec.name)}, {"occurrence", TL::num(o.number)}});
     spdlog::info("fault {} reverted at {:.3f}s", spec.name, t);
+    if (observer_) observer_({i, o.fault, false, t, &rec});
   } catch (const std::exception& e) {
     schedule_.mark_failed(i);
     rec.error = fmt::format("revert failed: {}", e.what());

@@ -35,6 +35,16 @@ struct FaultEffect {
   bool node_gone = false;               // the ended processes' nodes are down for good
 };
 
+// An occurrence taking effect or ending, for those who follow the run live (the
+// --metrics-listen state, --grafana annotations).
+struct FaultTransition {
+  std::size_t occurrence = 0;  // index in schedule().occurrences()
+  std::size_t fault = 0;       // index in the scenario's faults
+  bool active = false;         // true: applied; false: reverted
+  double t_s = 0;              // when, in seconds since the workload started
+  const reports::FaultRecord* record = nullptr;  // the occurrence's, targets resolved
+};
+
 class FaultDriver {
  public:
   using Now = std::function<double()>;                    // seconds since the workload started
@@ -46,6 +56,11 @@ class FaultDriver {
 
   // Borrows `faults` (the scenario's), `site` and `timeline`, which must outlive it.
   FaultDriver(const std::vector<FaultSpec>& faults, NodeSite& site, TimelineLog& timeline, Now now, OnError on_error);
+
+  // Called on the run's thread after each apply and revert that worked (after its
+  // timeline event); it must not throw or block. One observer; a second replaces it.
+  using Observer = std::function<void(const FaultTransition&)>;
+  void set_observer(Observer observer) { observer_ = std::move(observer); }
 
   // Applies and reverts what is due at `t` given the highest step reported: reverts
   // first, then applies in due order. Returns the effects of what it applied.
@@ -79,6 +94,7 @@ class FaultDriver {
   TimelineLog& timeline_;
   Now now_;
   OnError on_error_;
+  Observer observer_;
   FaultSchedule schedule_;
   std::vector<std::unique_ptr<faults::Fault>> faults_;  // by occurrence
   std::vector<reports::FaultRecord> records_;           // by occurrence

@@ -10,7 +10,10 @@
 //   the metrics intake (MetricsServer into the SampleStore) and the verdict (run_verdict.h).
 // Run itself (runner.cc) starts the workload, judges each exit and keeps the verdict.
 // Threads: one, the caller of execute(); the metrics server's thread and the scraper's
-// threads touch only the store and the timeline, which are thread-safe.
+// threads touch only the store and the timeline, which are thread-safe; the probe
+// engine's threads read the store and write the timeline and live_ (probe results).
+// Read live (run_exposure.cc): the --metrics-listen listener's thread reads the store,
+// live_ and t0_wall_; the --grafana poster's thread writes live_ and the timeline.
 #pragma once
 
 #include <atomic>
@@ -20,9 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "harness/grafana/annotation_poster.h"
+#include "harness/prometheus/metrics_listener.h"
 #include "harness/prometheus/scraper.h"
 #include "harness/runner/fault_driver.h"
 #include "harness/runner/kill_switch.h"
+#include "harness/runner/live_status.h"
 #include "harness/runner/metrics_server.h"
 #include "harness/runner/probe_engine.h"
 #include "harness/runner/progress_line.h"
@@ -82,6 +88,13 @@ class Run {
   void note_abort_reverted();
   void probe_result(const ProbeSpec& spec, const reports::ProbeTransition& r, bool changed);
 
+  // run_exposure.cc: the live state and who reads it (--metrics-listen, --grafana).
+  void start_listener();
+  void start_live_outputs();
+  void on_fault_transition(const FaultTransition& t);
+  std::string render_exposition() const;
+  void finish_annotations();
+
   const Scenario& scenario_;
   RunOptions options_;
   std::string run_id_ = make_run_id();
@@ -109,6 +122,10 @@ class Run {
   // Read by the metrics server thread (event times), written once before ranks start.
   std::atomic<double> t0_wall_{bench::wall_time_now()};
   RunVerdict verdict_;
+  // Last, so they go first: their threads read or write the members above.
+  LiveStatus live_{run_id_, scenario_.name, scenario_.faults};
+  std::unique_ptr<prometheus::MetricsListener> listener_;  // --metrics-listen
+  std::unique_ptr<grafana::AnnotationPoster> grafana_;     // --grafana
 };
 
 }  // namespace chaosbench::harness

@@ -24,6 +24,7 @@ constexpr double kPeerGraceS = 3.0;
 }  // namespace
 
 Run::~Run() {
+  if (probes_) probes_->stop();  // its threads write live_, which goes before it
   if (!env_) return;
   try {
     env_->site().stop_all();  // idempotent: nothing happens after a normal unwind
@@ -40,11 +41,14 @@ RunOutcome Run::execute() {
   bring_up();
   PriorityBoost boost;
   progress_ = std::make_unique<ProgressLine>(!options_.quiet);
+  live_.set_stage(RunStage::kRunning);
   const bool timed_out = main_loop();
   const double end_s = now_s();
   if (int sig = SignalGuard::received()) verdict_.interrupt(sig);
   progress_.reset();
+  live_.set_stage(RunStage::kUnwinding);
   unwind(timed_out);
+  live_.set_stage(RunStage::kFinished);  // the listener serves it until the run's object goes
   return outcome(end_s);
 }
 
@@ -52,6 +56,7 @@ RunOutcome Run::execute() {
 // node site: exit 3 when the host cannot give a fault what it needs), then the metrics
 // intake, the fault driver, the rank table and recovery.
 void Run::bring_up() {
+  start_listener();  // a port in use ends the run before anything is made (exit 3)
   env_ = std::make_unique<RunEnvironment>(scenario_, options_, run_id_, [this] { return now_s(); },
                                           [this](const bench::Record& r, double received) { take_record(r, received); });
   try {
@@ -62,7 +67,12 @@ void Run::bring_up() {
   NodeSite& site = env_->site();
   faults_ = std::make_unique<FaultDriver>(
       scenario_.faults, site, env_->timeline(), [this] { return now_s(); },
-      [this](const std::string& reason) { verdict_.fail(reason, now_s(), reports::Verdict::kError); });
+      [this](const std::string& reason) {
+        live_.fault_error();
+        verdict_.fail(reason, now_s(), reports::Verdict::kError);
+      });
+  faults_->set_observer([this](const FaultTransition& t) { on_fault_transition(t); });
+  start_live_outputs();
   for (const auto& o : faults_->schedule().occurrences())
     if (o.due_step) store_.watch_step(*o.due_step);
   ranks_ = std::make_unique<RankTable>(site, env_->out());
@@ -144,6 +154,7 @@ void Run::unwind(bool timed_out) {
   server_->stop();
   for (const auto& e : errors) verdict_.fail(fmt::format("cleanup: {}", e), now_s(), reports::Verdict::kError);
   for (const auto& e : env_->tear_down()) verdict_.fail(e, now_s(), reports::Verdict::kError);
+  finish_annotations();  // the reverts' ends were queued above and posted meanwhile
   env_->timeline().write(now_s(), "run_finished",
                          {{"verdict", TL::str(reports::to_string(verdict_.judgement().verdict))}, {"timed_out", timed_out}});
 }

@@ -20,6 +20,7 @@ using TL = TimelineLog;
 void Run::make_probes() {
   kill_switch_ = std::make_unique<KillSwitch>(env_->out());
   if (scenario_.probes.empty()) return;
+  for (const auto& p : scenario_.probes) live_.declare_probe(p.name);
   ProbeContext ctx;
   ctx.store = &store_;
   NodeSite* site = &env_->site();
@@ -38,6 +39,7 @@ void Run::make_probes() {
 
 // On a probe thread: the timeline shows each change of a probe's outcome.
 void Run::probe_result(const ProbeSpec& spec, const reports::ProbeTransition& r, bool changed) {
+  live_.probe_result(spec.name, r.ok, r.value, r.t);
   if (!changed) return;
   std::vector<TimelineField> fields{{"probe", TL::str(spec.name)}, {"evidence", TL::str(r.evidence)}};
   if (r.value) fields.emplace_back("value", TL::num(*r.value));
@@ -92,6 +94,7 @@ bool Run::abort_requested(double t) {
   const std::string reason = d->cause == "kill switch" ? fmt::format("kill switch: {}", d->evidence)
                                                        : fmt::format("stop condition: {}", d->evidence);
   verdict_.abort(reason);
+  live_.aborted(reason);
   env_->timeline().write(d->decided_s, "abort",
                          {{"cause", TL::str(d->cause)}, {"evidence", TL::str(d->evidence)}, {"noticed", TL::num(t)}});
   return true;

@@ -18,6 +18,7 @@ struct RunOptions {
   bool quiet = false;
   std::string metrics_listen;  // --metrics-listen ADDR:PORT: the live state as Prometheus text; "": none
   std::string grafana_url;     // --grafana URL: one region annotation per fault occurrence; "": none
+  std::string grafana_dashboard;  // --grafana-dashboard UID: the dashboard they belong to; "": the organisation
 };
 
 struct RunOutcome {
