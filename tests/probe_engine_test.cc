@@ -16,10 +16,10 @@ using namespace std::chrono_literals;
 namespace {
 
 // Returns ok while `*ok` says so; counts its evaluations.
-class ScriptedCheck final : public ProbeCheck {
+class ScriptedCheck final : public probes::ProbeCheck {
  public:
   ScriptedCheck(std::atomic<bool>* ok, std::atomic<int>* calls) : ok_(ok), calls_(calls) {}
-  ProbeOutcome evaluate(double) override {
+  probes::ProbeOutcome evaluate(double) override {
     ++*calls_;
     const bool ok = ok_->load();
     return {ok, ok ? 0.0 : 1.0, ok ? "fine" : "broken"};

@@ -10,7 +10,7 @@ namespace chaosbench::harness {
 // A probe's state: its check (used only by its thread) and its record (under mutex_).
 struct ProbeEngine::Probe {
   const ProbeSpec* spec = nullptr;
-  std::unique_ptr<ProbeCheck> check;
+  std::unique_ptr<probes::ProbeCheck> check;
   reports::ProbeRecord record;
   std::optional<bool> last_ok;              // the latest outcome while active
   std::string last_evidence;
@@ -116,7 +116,7 @@ void ProbeEngine::loop(Probe& p) {
       continue;
     }
     lock.unlock();
-    const ProbeOutcome outcome = p.check->evaluate(hooks_.now_wall());
+    const probes::ProbeOutcome outcome = p.check->evaluate(hooks_.now_wall());
     const double t = hooks_.now_s();
     lock.lock();
     if (stopping_ || !active(p)) continue;  // the world moved on while it ran: not its window
@@ -129,7 +129,7 @@ void ProbeEngine::loop(Probe& p) {
 }
 
 // Records one outcome, decides the stop condition, then calls the hooks unlocked.
-void ProbeEngine::take(Probe& p, const ProbeOutcome& outcome, double t) {
+void ProbeEngine::take(Probe& p, const probes::ProbeOutcome& outcome, double t) {
   reports::ProbeTransition transition{t, outcome.ok, outcome.value, outcome.evidence};
   bool changed = false;
   std::optional<AbortDecision> decided_now;

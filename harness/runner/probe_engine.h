@@ -38,7 +38,7 @@ struct AbortDecision {
 
 class ProbeEngine {
  public:
-  using MakeCheck = std::function<std::unique_ptr<ProbeCheck>(const ProbeSpec&)>;
+  using MakeCheck = std::function<std::unique_ptr<probes::ProbeCheck>(const ProbeSpec&)>;
   struct Hooks {
     std::function<double()> now_s;     // seconds since the workload started
     std::function<double()> now_wall;  // Unix seconds, what checks window by
@@ -84,7 +84,7 @@ class ProbeEngine {
   struct Probe;
   void loop(Probe& p);
   bool active(const Probe& p) const;  // under mutex_
-  void take(Probe& p, const ProbeOutcome& outcome, double t);
+  void take(Probe& p, const probes::ProbeOutcome& outcome, double t);
 
   const std::vector<ProbeSpec>& specs_;
   const std::optional<AbortSpec>& abort_;

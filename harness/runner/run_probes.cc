@@ -21,7 +21,7 @@ void Run::make_probes() {
   kill_switch_ = std::make_unique<KillSwitch>(env_->out());
   if (scenario_.probes.empty()) return;
   for (const auto& p : scenario_.probes) live_.declare_probe(p.name);
-  ProbeContext ctx;
+  probes::ProbeContext ctx;
   ctx.store = &store_;
   NodeSite* site = &env_->site();
   ctx.netns_fd = [site](int node) { return site->netns_fd(node); };
@@ -33,7 +33,7 @@ void Run::make_probes() {
     probe_result(spec, r, changed);
   };
   probes_ = std::make_unique<ProbeEngine>(
-      scenario_.probes, scenario_.abort, [ctx](const ProbeSpec& spec) { return make_probe_check(spec, ctx); },
+      scenario_.probes, scenario_.abort, [ctx](const ProbeSpec& spec) { return probes::make_probe_check(spec, ctx); },
       std::move(hooks));
 }
 

@@ -74,6 +74,11 @@ std::vector<StoredSample> SampleStore::samples() const {
   return samples_;
 }
 
+void SampleStore::visit_recent(double received_since, const std::function<void(const StoredSample&)>& visit) const {
+  std::lock_guard lock(mutex_);
+  for (auto it = samples_.rbegin(); it != samples_.rend() && it->received_at >= received_since; ++it) visit(*it);
+}
+
 std::vector<StoredEvent> SampleStore::events() const {
   std::lock_guard lock(mutex_);
   return events_;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -44,6 +45,15 @@ class SampleStore {
   void add(const bench::Record& record, double received_at);
 
   std::vector<StoredSample> samples() const;  // a copy, in arrival order
+  // Calls `visit` for each sample received at or after `received_since` (harness clock,
+  // Unix seconds), newest first, without copying: the scan walks back from the newest
+  // and stops at the first older one, so it costs the samples of that span, not the
+  // store (a live probe's window, every second). Arrival order is received_at order up
+  // to the wall clock stepping back; a caller that needs a window of the senders' times
+  // passes a received_since with some slack before it. Runs under the store's lock:
+  // `visit` must be quick and must not call back into the store (the metrics server's
+  // thread waits meanwhile).
+  void visit_recent(double received_since, const std::function<void(const StoredSample&)>& visit) const;
   std::vector<StoredEvent> events() const;
   std::uint64_t sample_count() const;
   std::uint64_t event_count() const;

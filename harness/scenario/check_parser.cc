@@ -12,7 +12,8 @@ namespace {
 
 const std::vector<std::string_view> kStats{"value", "mean", "min", "max", "p50", "p90", "p99"};
 
-// A limit written as a number, or as a quantity in a unit convertible to the metric's.
+}  // namespace
+
 std::optional<double> read_limit(ParseContext& ctx, const json& v, const std::string& path, std::string_view unit) {
   if (v.is_number()) return v.get<double>();
   if (!v.is_string()) {
@@ -50,7 +51,28 @@ std::optional<double> read_limit(ParseContext& ctx, const json& v, const std::st
                           unit.empty() ? "none" : unit));
 }
 
-}  // namespace
+void warn_uncatalogued_metric(ParseContext& ctx, const std::string& path, const std::string& name) {
+  if (common::find_metric(name)) return;
+  std::vector<std::string_view> catalogue;
+  for (const auto& m : common::metric_catalogue()) catalogue.push_back(m.name);
+  ctx.warning(path, fmt::format("\"{}\" is not in the catalogue (`chaosbench metrics`){}; fine for a metric your "
+                                "workload sends itself", name, suggestion_suffix(name, catalogue)));
+}
+
+bench::Labels read_labels(ParseContext& ctx, const json& v, const std::string& path) {
+  bench::Labels out;
+  if (!v.is_object()) {
+    ctx.error(path, fmt::format("expected an object of label values, got {}", describe(v)));
+    return out;
+  }
+  for (const auto& [k, value] : v.items()) {
+    if (value.is_string()) out[k] = value.get<std::string>();
+    else if (value.is_number_integer()) out[k] = value.get<std::int64_t>();
+    else if (value.is_number()) out[k] = value.get<double>();
+    else ctx.error(join_path(path, k), fmt::format("expected a string or number, got {}", describe(value)));
+  }
+  return out;
+}
 
 std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
   std::vector<CheckSpec> out;
@@ -58,8 +80,6 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
     ctx.error("checks", fmt::format("expected an array of checks, got {}", describe(value)));
     return out;
   }
-  std::vector<std::string_view> catalogue;
-  for (const auto& m : common::metric_catalogue()) catalogue.push_back(m.name);
   for (std::size_t i = 0; i < value.size(); ++i) {
     std::string path = join_path("checks", i);
     ObjectReader r(ctx, value[i], path, {"metric", "labels", "phase", "stat", "min", "max", "tolerance"});
@@ -72,22 +92,10 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
       if (!common::is_metric_name(*m))
         ctx.error(r.path_of("metric"), fmt::format("expected a slash-separated metric name such as \"comm/busbw\" (or a "
                                                    "scraped Prometheus name such as \"node_load1\"), got \"{}\"", *m));
-      else if (!common::find_metric(*m) && m->find('/') != std::string::npos)
-        ctx.warning(r.path_of("metric"), fmt::format("\"{}\" is not in the catalogue (`chaosbench metrics`){}; fine for a "
-                                                     "metric your workload sends itself", *m, suggestion_suffix(*m, catalogue)));
+      else if (m->find('/') != std::string::npos)
+        warn_uncatalogued_metric(ctx, r.path_of("metric"), *m);
     }
-    if (const json* labels = r.raw("labels")) {
-      if (!labels->is_object()) {
-        ctx.error(r.path_of("labels"), fmt::format("expected an object of label values, got {}", describe(*labels)));
-      } else {
-        for (const auto& [k, v] : labels->items()) {
-          if (v.is_string()) c.labels[k] = v.get<std::string>();
-          else if (v.is_number_integer()) c.labels[k] = v.get<std::int64_t>();
-          else if (v.is_number()) c.labels[k] = v.get<double>();
-          else ctx.error(join_path(r.path_of("labels"), k), fmt::format("expected a string or number, got {}", describe(v)));
-        }
-      }
-    }
+    if (const json* labels = r.raw("labels")) c.labels = read_labels(ctx, *labels, r.path_of("labels"));
     if (auto p = r.string("phase")) c.phase = *p;
     if (auto s = r.choice("stat", kStats)) c.stat = *s;
     if (!r.has("min") && !r.has("max") && !r.has("tolerance"))

@@ -31,9 +31,12 @@ struct ProbeSpec {
   ProbeKind kind = ProbeKind::kMetric;
   ProbeMode mode = ProbeMode::kContinuous;
   std::string during;  // kDuring: a fault's name
-  common::Duration interval{std::chrono::seconds(1)};
-  // How long one evaluation may take (http, command, prometheus); past it, it fails.
-  common::Duration timeout{std::chrono::seconds(2)};
+  common::Duration interval{std::chrono::seconds(1)};  // >= 100ms
+  // How long one evaluation may take (http, command, prometheus); past it, it fails. At
+  // most the interval (default: the interval), so an evaluation is over before the next
+  // is due and a dead endpoint fails within one interval: abort's reaction stays within
+  // `for` + interval. Metric probes never wait and take none.
+  common::Duration timeout{std::chrono::seconds(1)};
 
   // The pass condition on the probe's number (metric: the statistic; http: the JSON field;
   // prometheus: the query's value; command: unused). Both absent for http/command means
@@ -53,10 +56,12 @@ struct ProbeSpec {
   std::vector<int> expect_status;
   std::string json_field;
   std::optional<std::string> equals;
-  // kCommand: argv (no shell), run on `node`; passes when it exits 0 within timeout.
+  // kCommand: argv (no shell; placeholders {node.N.addr}), run on `node`; passes when it
+  // exits 0 within timeout.
   std::vector<std::string> argv;
-  // kHttp and kCommand: the node whose network namespace the probe runs from; -1: the
-  // controller's own (outside servers, a Prometheus).
+  // kHttp, kCommand and kPrometheus: the node whose network namespace the probe runs
+  // from; -1: the controller's own (outside servers, a Prometheus). Command probes run
+  // on this machine only (not in the agent modes yet).
   int node = -1;
   // kPrometheus: url is the server's base ("http://127.0.0.1:9090"), query the PromQL;
   // the first sample of the answer (a vector, a scalar) is checked against min/max; an
@@ -65,7 +70,7 @@ struct ProbeSpec {
 };
 
 // abort: {when: [probe names], for: DURATION}: when any of those probes has failed for
-// `for` without a pass between, the run aborts (exit 4).
+// `for` without a pass between, the run aborts (exit 4). `for` 0: at the first failure.
 struct AbortSpec {
   std::vector<std::string> when;
   common::Duration for_{std::chrono::seconds(0)};

@@ -2,6 +2,10 @@
 // check_parser.cc, scrape_parser.cc); scenario_loader.cc drives them. Internal to harness/scenario.
 #pragma once
 
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/scenario/json_reader.h"
@@ -21,6 +25,24 @@ std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const 
 std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value);
 // scrape: Prometheus/OpenMetrics endpoints read during the run (scrape_parser.cc).
 std::vector<ScrapeSpec> parse_scrapes(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
+// probes (probe_parser.cc): `during:NAME` modes name one of `faults`.
+std::vector<ProbeSpec> parse_probes(ParseContext& ctx, const json& value, const ClusterSpec& cluster,
+                                    const std::vector<FaultSpec>& faults);
+// abort: `when` names probes of `probes`.
+AbortSpec parse_abort(ParseContext& ctx, const json& value, const std::vector<ProbeSpec>& probes);
+
+// Pieces the sections share.
+// A limit written as a number, or as a quantity string in a unit convertible to the
+// metric's `unit` ("30s" for a metric in s is 30); "" takes plain numbers only.
+std::optional<double> read_limit(ParseContext& ctx, const json& v, const std::string& path, std::string_view unit);
+// An object of label values (strings and numbers), as samples carry them.
+bench::Labels read_labels(ParseContext& ctx, const json& v, const std::string& path);
+// A warning, with the nearest catalogue name, for a metric name outside the catalogue.
+void warn_uncatalogued_metric(ParseContext& ctx, const std::string& path, const std::string& name);
+// A non-empty array of strings whose first is not empty (a program and its arguments);
+// `placeholder_problem` says what is wrong with one argument's placeholders, if anything.
+std::vector<std::string> read_argv(ParseContext& ctx, const json& v, const std::string& path,
+                                   const std::function<std::optional<std::string>(std::string_view)>& placeholder_problem);
 
 // A scenario's (or an inventory's) JSON text as a document, or a ScenarioError at the
 // line and column where it stops being one (too large, too deep, a syntax error).

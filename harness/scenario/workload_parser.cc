@@ -67,25 +67,9 @@ CommandWorkload parse_command(ParseContext& ctx, const json& value, const Cluste
   CommandWorkload w;
   ObjectReader r(ctx, value, "workload", {"kind", "argv", "nodes", "env", "cwd", "master_port", "recovery"});
   r.require("argv", "the program and its arguments, such as [\"python3\", \"train.py\"]");
-  if (const json* argv = r.raw("argv")) {
-    std::string path = r.path_of("argv");
-    if (!argv->is_array() || argv->empty()) {
-      ctx.error(path, fmt::format("expected a non-empty array of strings, got {}",
-                                  argv->is_array() ? "an empty array" : describe(*argv)));
-    } else {
-      for (std::size_t i = 0; i < argv->size(); ++i) {
-        const json& a = (*argv)[i];
-        if (!a.is_string()) {
-          ctx.error(join_path(path, i), fmt::format("expected a string, got {}", describe(a)));
-        } else {
-          if (auto bad = check_placeholders(a.get_ref<const std::string&>(), cluster.nodes))
-            ctx.error(join_path(path, i), *bad);
-          w.argv.push_back(a.get<std::string>());
-        }
-      }
-      if (!w.argv.empty() && w.argv.front().empty()) ctx.error(join_path(path, 0), "the program name is empty");
-    }
-  }
+  if (const json* argv = r.raw("argv"))
+    w.argv = read_argv(ctx, *argv, r.path_of("argv"),
+                       [&](std::string_view a) { return check_placeholders(a, cluster.nodes); });
   if (const json* nodes = r.raw("nodes")) {
     if (auto v = read_index_list(ctx, *nodes, r.path_of("nodes"), cluster.nodes, "node")) w.nodes = *v;
   }
@@ -113,6 +97,26 @@ CommandWorkload parse_command(ParseContext& ctx, const json& value, const Cluste
 }
 
 }  // namespace
+
+std::vector<std::string> read_argv(ParseContext& ctx, const json& v, const std::string& path,
+                                   const std::function<std::optional<std::string>(std::string_view)>& placeholder_problem) {
+  std::vector<std::string> argv;
+  if (!v.is_array() || v.empty()) {
+    ctx.error(path, fmt::format("expected a non-empty array of strings, got {}", v.is_array() ? "an empty array" : describe(v)));
+    return argv;
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const json& a = v[i];
+    if (!a.is_string()) {
+      ctx.error(join_path(path, i), fmt::format("expected a string, got {}", describe(a)));
+      continue;
+    }
+    if (auto bad = placeholder_problem(a.get_ref<const std::string&>())) ctx.error(join_path(path, i), *bad);
+    argv.push_back(a.get<std::string>());
+  }
+  if (!argv.empty() && argv.front().empty()) ctx.error(join_path(path, 0), "the program name is empty");
+  return argv;
+}
 
 bool has_fault_with(const Scenario& scenario, faults::FaultTrait trait) {
   for (const auto& f : scenario.faults)

@@ -1,0 +1,63 @@
+#include "harness/probes/probe_support.h"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "common/netns.h"
+#include "harness/scenario/placeholders.h"
+
+namespace chaosbench::harness::probes {
+
+std::string format_number(double value) {
+  if (std::isnan(value)) return "NaN";
+  return fmt::format("{:.6g}", value);
+}
+
+std::string bound_violation(double value, const ProbeSpec& spec) {
+  if (std::isnan(value) && (spec.min || spec.max)) return "is NaN, which no bound admits";
+  if (spec.min && value < *spec.min) return "< min " + format_number(*spec.min);
+  if (spec.max && value > *spec.max) return "> max " + format_number(*spec.max);
+  return "";
+}
+
+std::string expand_node_addresses(std::string_view text, const ProbeContext& ctx) {
+  return expand_placeholders(text, [&](std::string_view name) {
+    // The parser lets only "node.N.addr" through (probe_parser.cc); a spec made by hand
+    // may hold anything.
+    int node = -1;
+    if (name.size() > 10 && name.starts_with("node.") && name.ends_with(".addr")) {
+      std::string_view digits = name.substr(5, name.size() - 10);
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), node);
+      if (ec != std::errc() || end != digits.data() + digits.size()) node = -1;
+    }
+    if (node < 0) throw std::runtime_error(fmt::format("a probe knows no placeholder {{{}}}", name));
+    std::string address = ctx.address ? ctx.address(node) : std::string();
+    if (address.empty()) throw std::runtime_error(fmt::format("no address is known for node {}", node));
+    return address;
+  });
+}
+
+int node_netns(const ProbeContext& ctx, int node) {
+  return node >= 0 && ctx.netns_fd ? ctx.netns_fd(node) : -1;
+}
+
+http::Response fetch_in(int netns_fd, const http::Request& request) {
+  if (netns_fd < 0) return http::fetch(request);
+  http::Response response;
+  common::in_netns(netns_fd, [&] { response = http::fetch(request); });
+  return response;
+}
+
+ProbeOutcome guarded(const std::function<ProbeOutcome()>& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return failed(std::string("could not evaluate: ") + e.what());
+  } catch (...) {
+    return failed("could not evaluate: an unknown error");
+  }
+}
+
+}  // namespace chaosbench::harness::probes
