@@ -71,13 +71,21 @@ TEST_CASE("probes: a metric probe judges a statistic of its window of samples", 
   CHECK(*MetricProbe(metric_probe("count", {}, 3), &store).evaluate(kNow).value == 3);
 }
 
-TEST_CASE("probes: a metric probe without samples fails, except a count", "[probes]") {
+TEST_CASE("probes: a metric probe without samples fails once the series reported, except a count", "[probes]") {
   SampleStore store;
+  MetricProbe probe(metric_probe("mean", {}, 0.5), &store);
+  auto o = probe.evaluate(kNow - 60);  // the workload is still starting: nothing to judge yet
+  CHECK(o.ok);
+  CHECK(o.evidence == "no samples of infer/error_rate yet");
   add(store, "infer/error_rate", 0.1, kNow - 60, kNow - 60);
-  auto o = MetricProbe(metric_probe("mean", {}, 0.5), &store).evaluate(kNow);
+  CHECK(probe.evaluate(kNow - 59).ok);
+  o = probe.evaluate(kNow);  // it reported, then fell silent
   CHECK(!o.ok);
   CHECK(!o.value);
   CHECK(o.evidence == "no samples of infer/error_rate in the last 10s");
+  ProbeSpec before = metric_probe("mean", {}, 0.5);
+  before.mode = ProbeMode::kBefore;  // steady state needs the series seen
+  CHECK(!MetricProbe(before, &store).evaluate(kNow).ok);
   o = MetricProbe(metric_probe("count", 1, {}), &store).evaluate(kNow);
   CHECK(!o.ok);
   CHECK(*o.value == 0);

@@ -80,6 +80,13 @@ ProbeOutcome MetricProbe::evaluate(double now_wall) {
     });
     const std::string window = common::to_string(spec_.window);
     const std::size_t count = values_.size();
+    if (count > 0) reported_ = true;
+    // Before the workload's first report of the series (it is still starting), there is
+    // nothing to judge yet: a pass, so a stop condition does not fire at start-up. Once it
+    // has reported, silence fails: a system that stopped reporting cannot vouch for
+    // itself. A `before` probe must see the series to call the system steady.
+    if (count == 0 && spec_.stat != "count" && !reported_ && spec_.mode != ProbeMode::kBefore)
+      return ProbeOutcome{true, std::nullopt, fmt::format("no samples of {} yet", series_name(spec_))};
     if (count == 0 && spec_.stat != "count")
       return failed(fmt::format("no samples of {} in the last {}", series_name(spec_), window));
     const double value = window_statistic(spec_.stat, values_, last);

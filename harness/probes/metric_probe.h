@@ -24,6 +24,7 @@ class MetricProbe : public ProbeCheck {
   ProbeSpec spec_;
   const SampleStore* store_;
   std::vector<double> values_;  // reused between evaluations: no allocation once warm
+  bool reported_ = false;        // a sample of the series was in some window already
 };
 
 // The statistic `stat` (mean, min, max, p50, p90, p99, sum, count, last) of `values`,

@@ -24,6 +24,8 @@ struct ResultInputs {
   const SampleStore& store;
   std::uint64_t malformed = 0;
   std::vector<std::string> malformed_examples;
+  std::vector<reports::ProbeRecord> probes;  // the live probes' records
+  std::optional<reports::AbortRecord> abort;  // when the run stopped itself
 };
 
 // `verdict` is the run's own (a pass unless something failed or it was interrupted);

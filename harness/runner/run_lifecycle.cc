@@ -162,14 +162,13 @@ void Run::unwind(bool timed_out) {
 // What results.json is to hold, and the exit code (exit_code.h).
 RunOutcome Run::outcome(double end_s) {
   ResultInputs in{scenario_, env_->started_at(), t0_wall_, end_s, faults_->schedule(), faults_->records(),
-                  ranks_->records(), store_, server_->malformed(), server_->malformed_examples()};
+                  ranks_->records(), store_, server_->malformed(), server_->malformed_examples(),
+                  probes_ ? probes_->records() : std::vector<reports::ProbeRecord>{}, abort_};
   RunOutcome out;
   out.run_dir = env_->out();
   out.result = build_result(in, verdict_.judgement());
   out.result.run_id = run_id_;
   out.result.environment.blas = blas_;
-  if (probes_) out.result.probes = probes_->records();
-  out.result.abort = abort_;
   out.result.environment.cluster = env_->description();
   if (const RemoteSite* remote = env_->remote()) out.result.environment.hosts = remote->hosts();
   out.exit_code = verdict_.exit_code(out.result.verdict);
