@@ -168,7 +168,11 @@ json probes_json(const std::vector<ProbeRecord>& probes) {
   for (const auto& p : probes) {
     json transitions = json::array();
     for (const auto& t : p.transitions)
-      transitions.push_back({{"t", number(t.t)}, {"ok", t.ok}, {"value", optional_number(t.value)}, {"evidence", t.evidence}});
+    {
+      json j = {{"t", number(t.t)}, {"ok", t.ok}, {"value", optional_number(t.value)}, {"evidence", t.evidence}};
+      if (!t.active) j["active"] = false;
+      transitions.push_back(std::move(j));
+    }
     out.push_back({{"name", p.name}, {"kind", p.kind}, {"mode", p.mode}, {"evaluations", p.evaluations},
                    {"failures", p.failures}, {"transitions", std::move(transitions)}});
   }

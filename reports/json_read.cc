@@ -212,8 +212,14 @@ ProbeRecord read_probe(const json& p) {
   pr.failures = integer<std::uint64_t>(p, "failures");
   for (const auto& t : array_at(p, "transitions")) {
     auto ok = t.find("ok");
-    pr.transitions.push_back({num(t, "t"), ok == t.end() || !ok->is_boolean() || ok->get<bool>(), opt_num(t, "value"),
-                              str(t, "evidence")});
+    auto active = t.find("active");  // absent: active (files before it existed, and most transitions)
+    ProbeTransition pt;
+    pt.t = num(t, "t");
+    pt.ok = ok == t.end() || !ok->is_boolean() || ok->get<bool>();
+    pt.active = active == t.end() || !active->is_boolean() || active->get<bool>();
+    pt.value = opt_num(t, "value");
+    pt.evidence = str(t, "evidence");
+    pr.transitions.push_back(std::move(pt));
   }
   return pr;
 }

@@ -12,6 +12,7 @@ std::vector<ProbeSpan> probe_spans(const ProbeRecord& probe, double end_s) {
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto& t = *order[i];
     const double until = i + 1 < order.size() ? order[i + 1]->t : end_s;
+    if (!t.active) continue;  // the probe was not evaluated in this stretch
     out.push_back({t.t, std::max(t.t, until), t.ok, t.value, t.evidence});
   }
   return out;

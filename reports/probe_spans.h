@@ -23,6 +23,7 @@ struct ProbeSpan {
 
 // One span per transition, each lasting until the next transition or `end_s` (the end of
 // the run): a probe records changes only, so its last outcome is taken to hold to the end.
+// A stretch that an inactive transition begins has no span (nothing was evaluated).
 // Transitions out of time order are sorted first; a span that would end before it starts
 // (a transition after `end_s`) is empty, never negative.
 std::vector<ProbeSpan> probe_spans(const ProbeRecord& probe, double end_s);

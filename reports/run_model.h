@@ -196,13 +196,16 @@ struct Comparison {
   GateStatus verdict = GateStatus::kPass;  // the worst status of its metrics
 };
 
-// One change of a probe's outcome (the first evaluation, then each pass <-> fail): the
-// probe's track on the timeline.
+// One change of a probe's outcome (the first evaluation, then each pass <-> fail), or the
+// end of a stretch in which its mode made it active (`active` false: a `before` probe at
+// the first fault, a `during` probe when its fault ended): the probe's track on the
+// timeline.
 struct ProbeTransition {
   double t = 0;  // seconds since the workload started
   bool ok = true;
   std::optional<double> value;  // the number judged, when the probe has one
   std::string evidence;         // what was seen: "infer/error_rate mean 0.41 over 3s > max 0.05"
+  bool active = true;  // false: not evaluated from here until the next transition
 };
 
 // A live probe of the scenario (harness/scenario/probe_spec.h) and what it saw.

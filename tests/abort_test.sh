@@ -48,7 +48,7 @@ out = {
   "finished_at": first("run_finished")["t"],
   "skipped": sum(1 for e in ev if e["event"] == "fault_skipped"),
   "abort_cause": (r.get("abort") or {}).get("cause", "none"),
-  "netns": " ".join((first("cluster") or {}).get("netns", [])),
+  "netns": " ".join((first("cluster_up") or {}).get("netns", [])),
   "run_id": r["run_id"],
 }
 for k, v in out.items(): print(k, v)

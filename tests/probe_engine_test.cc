@@ -125,7 +125,11 @@ TEST_CASE("probe engine: during:FAULT evaluates only while that fault is in effe
   std::this_thread::sleep_for(100ms);
   CHECK(b.calls.load() <= after + 1);
   b.engine->stop();
-  CHECK(b.engine->records()[0].evaluations >= 2);
+  const auto record = b.engine->records()[0];
+  CHECK(record.evaluations >= 2);
+  REQUIRE(record.transitions.size() == 2);  // its first outcome, then the end of its window
+  CHECK(record.transitions[0].active);
+  CHECK_FALSE(record.transitions[1].active);
 }
 
 TEST_CASE("probe engine: steady state is the before probes' latest outcome", "[probe_engine]") {

@@ -105,6 +105,13 @@ void ProbeEngine::loop(Probe& p) {
   Clock::time_point next = Clock::now();
   while (!stopping_) {
     if (!active(p)) {
+      if (p.last_ok && p.record.transitions.size() < kMaxTransitions) {  // the end of an active stretch
+        reports::ProbeTransition end;
+        end.t = hooks_.now_s();
+        end.active = false;
+        end.evidence = "not active";
+        p.record.transitions.push_back(std::move(end));
+      }
       p.failing_since_s.reset();
       p.last_ok.reset();
       changed_.wait(lock, [&] { return stopping_ || active(p); });
