@@ -36,8 +36,11 @@ std::vector<JournalFile> live_runs(const std::string& dir) {
   if (::lstat(dir.c_str(), &st) != 0) return runs;
   if (std::string why = common::check_trusted_directory(dir); !why.empty())
     throw UsageError(fmt::format("journal directory not trusted: {}", why));
+  // A run records its output directory as an absolute path; a relative one would be
+  // resolved against this command's working directory, not the run's.
   for (auto& j : scan_journals(dir))
-    if (j.error.empty() && j.owner_alive && controller_run(j.run_id) && !j.out.empty()) runs.push_back(std::move(j));
+    if (j.error.empty() && j.owner_alive && controller_run(j.run_id) && j.out.starts_with('/'))
+      runs.push_back(std::move(j));
   return runs;
 }
 

@@ -37,6 +37,10 @@ std::string annotation_text(const FaultAnnotation& a);
 std::string annotations_url(const std::string& base);
 std::string annotation_url(const std::string& base, std::int64_t id);
 
+// The URL as a warning may show it: "user:password@" (Grafana's basic auth, written into
+// --grafana) becomes "***@", so a log or timeline.jsonl never carries a credential.
+std::string url_for_messages(const std::string& url);
+
 // The POST body (dashboard_uid "" leaves the field out).
 std::string create_body(const FaultAnnotation& a, const std::string& dashboard_uid);
 // The PATCH body that sets the region's end.

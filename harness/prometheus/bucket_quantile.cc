@@ -7,7 +7,10 @@
 namespace chaosbench::harness::prometheus {
 
 std::optional<double> bucket_quantile(double q, std::vector<std::pair<double, double>> buckets) {
-  if (!(q >= 0 && q <= 1) || buckets.empty()) return std::nullopt;
+  if (!(q >= 0 && q <= 1)) return std::nullopt;
+  // A NaN bound or count has no order, and sorting it is undefined behaviour.
+  std::erase_if(buckets, [](const auto& b) { return std::isnan(b.first) || std::isnan(b.second); });
+  if (buckets.empty()) return std::nullopt;
   std::sort(buckets.begin(), buckets.end());
   if (!std::isinf(buckets.back().first) || buckets.back().first < 0) return std::nullopt;
   // Counts scraped at slightly different moments can dip: keep them monotonic.

@@ -172,7 +172,11 @@ void ScrapeConverter::Pass::groups(const MetricFamily& f) {
     Group& g = groups[it->second];
     if (suffix == "_sum") g.sum = s.value;
     else if (suffix == "_count") g.count = s.value;
-    else if (const std::string* le = find_label(s.labels, "le")) g.buckets.emplace_back(*detail::parse_float(*le), s.value);
+    else if (const std::string* le = find_label(s.labels, "le")) {
+      // NaN has no order: one in a bucket would break the sorts below (undefined behaviour).
+      const double bound = *detail::parse_float(*le);
+      if (!std::isnan(bound) && !std::isnan(s.value)) g.buckets.emplace_back(bound, s.value);
+    }
   }
   for (const auto& g : groups)
     if (admit()) group_samples(f, base, g);

@@ -4,16 +4,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <cerrno>
+
 #include <spdlog/spdlog.h>
+
+#include "common/safe_files.h"
 
 namespace chaosbench::harness {
 
-KillSwitch::KillSwitch(std::string out_dir) : path_(path_in(out_dir)) {
-  if (pulled()) {
-    spdlog::warn("removing {}, left by an earlier run in this output directory", path_);
-    reset();
-  }
+KillSwitch::KillSwitch(std::string out_dir, double run_began_wall) : path_(path_in(out_dir)) {
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) != 0) return;
+  // The run's journal names this directory before the switch exists, so `chaosbench stop`
+  // may pull it during set-up: only a file older than the run was left by another one.
+  const double mtime = static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) * 1e-9;
+  if (mtime >= run_began_wall) return;
+  spdlog::warn("removing {}, left by an earlier run in this output directory", path_);
+  reset();
 }
 
 std::string KillSwitch::path_in(const std::string& out_dir) { return out_dir + "/stop"; }
@@ -24,12 +31,19 @@ bool KillSwitch::pulled() const {
 }
 
 std::string KillSwitch::reason() const {
-  std::ifstream in(path_);
+  // Anyone who can write the directory may have made it: never follow a link, never
+  // open a FIFO or a device (either could block the run's thread), read a bounded head.
   std::string line;
-  char c = 0;
-  // Bounded and printable: the file may come from anyone who can write the directory.
-  while (line.size() < 200 && in.get(c) && c != '\n')
-    if (c >= 0x20 && c != 0x7f) line += c;
+  const int fd = common::open_regular_file(path_, /*no_follow=*/true);
+  if (fd >= 0) {
+    char buf[512];
+    ssize_t n = 0;
+    do n = ::read(fd, buf, sizeof(buf));
+    while (n < 0 && errno == EINTR);
+    ::close(fd);
+    for (ssize_t i = 0; i < n && buf[i] != '\n' && line.size() < 200; ++i)
+      if (static_cast<unsigned char>(buf[i]) >= 0x20 && buf[i] != 0x7f) line += buf[i];
+  }
   return line.empty() ? "the stop file " + path_ : line;
 }
 

@@ -119,6 +119,8 @@ class Run {
   bool unwinding_ = false;   // exits from here on are the harness's doing
   std::unique_ptr<ProgressLine> progress_;
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  // When this run began (before its journal): a kill switch file older than it is stale.
+  const double began_wall_ = bench::wall_time_now();
   // Read by the metrics server thread (event times), written once before ranks start.
   std::atomic<double> t0_wall_{bench::wall_time_now()};
   RunVerdict verdict_;

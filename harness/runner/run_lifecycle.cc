@@ -25,6 +25,9 @@ constexpr double kPeerGraceS = 3.0;
 
 Run::~Run() {
   if (probes_) probes_->stop();  // its threads write live_, which goes before it
+  // After an unwind that threw, its threads still write the store and the timeline, and
+  // read t0_wall_, which goes before it.
+  if (scraper_) scraper_->stop();
   if (!env_) return;
   try {
     env_->site().stop_all();  // idempotent: nothing happens after a normal unwind
@@ -145,10 +148,10 @@ bool Run::wait_for_events() {
 // made, newest first; the journal confirms each step and is removed last.
 void Run::unwind(bool timed_out) {
   unwinding_ = true;
-  stop_scraper();  // before the targets stop: their going away is not an outage
-  faults_->revert_all();
+  faults_->revert_all();  // first: nothing (a scrape or probe in flight) may delay it
   note_abort_reverted();
   if (probes_) probes_->stop();  // before the workload stops: its end is no probe failure
+  stop_scraper();  // before the targets stop: their going away is not an outage
   std::vector<std::string> errors = env_->site().stop_all();
   for (pid_t pid : ranks_->unended()) on_exit(pid);
   server_->stop();

@@ -18,7 +18,7 @@ using TL = TimelineLog;
 // After bring-up: every probe's check is made now, so a probe that cannot be made fails
 // the run before the workload starts. The threads start with the workload.
 void Run::make_probes() {
-  kill_switch_ = std::make_unique<KillSwitch>(env_->out());
+  kill_switch_ = std::make_unique<KillSwitch>(env_->out(), began_wall_);
   if (scenario_.probes.empty()) return;
   for (const auto& p : scenario_.probes) live_.declare_probe(p.name);
   probes::ProbeContext ctx;

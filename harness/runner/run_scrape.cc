@@ -1,6 +1,7 @@
 // The run's Prometheus scrapes (scenario "scrape", harness/prometheus/scraper.h): started
-// with the workload, stopped first thing in the unwind, so the series cover exactly the
-// workload's time and never record the harness stopping the targets.
+// with the workload, stopped in the unwind once the faults are reverted (a scrape in
+// flight must not delay a revert) and before the targets stop, so the series never record
+// the harness stopping the targets.
 #include <charconv>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
