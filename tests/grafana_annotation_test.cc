@@ -55,3 +55,11 @@ TEST_CASE("grafana: the id of a create's answer", "[grafana]") {
   CHECK_FALSE(grafana::created_id("<html>bad gateway</html>"));
   CHECK_FALSE(grafana::created_id(std::string(100000, '[')));
 }
+
+TEST_CASE("a warning shows Grafana's URL without its credentials", "[grafana]") {
+  CHECK(grafana::url_for_messages("http://admin:secret@grafana:3000/api/annotations") ==
+        "http://***@grafana:3000/api/annotations");
+  CHECK(grafana::url_for_messages("https://u@h/x@y") == "https://***@h/x@y");
+  CHECK(grafana::url_for_messages("http://grafana:3000/a@b") == "http://grafana:3000/a@b");
+  CHECK(grafana::url_for_messages("http://grafana:3000") == "http://grafana:3000");
+}

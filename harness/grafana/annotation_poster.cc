@@ -2,6 +2,7 @@
 #include "harness/grafana/annotation_poster.h"
 
 #include <algorithm>
+#include <utility>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -16,19 +17,23 @@ AnnotationPoster::~AnnotationPoster() { finish(std::chrono::milliseconds(0)); }
 
 void AnnotationPoster::started(std::size_t occurrence, FaultAnnotation a) {
   a.end_ms = a.start_ms;
-  {
-    std::lock_guard lock(mutex_);
-    if (finishing_) return;
-    queue_.push_back({occurrence, false, std::move(a), 0});
-  }
-  wake_.notify_one();
+  enqueue({occurrence, false, std::move(a), 0});
 }
 
-void AnnotationPoster::ended(std::size_t occurrence, std::int64_t end_ms) {
+void AnnotationPoster::ended(std::size_t occurrence, std::int64_t end_ms) { enqueue({occurrence, true, {}, end_ms}); }
+
+// A dead Grafana takes each request's whole timeout while a fault that repeats quickly
+// keeps queueing: past kMaxQueued the job is dropped (counted) rather than held.
+void AnnotationPoster::enqueue(Job job) {
   {
     std::lock_guard lock(mutex_);
     if (finishing_) return;
-    queue_.push_back({occurrence, true, {}, end_ms});
+    if (queue_.size() >= kMaxQueued) {
+      ++dropped_;
+      ++failures_;
+      return;
+    }
+    queue_.push_back(std::move(job));
   }
   wake_.notify_one();
 }
@@ -54,6 +59,12 @@ void AnnotationPoster::loop() {
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [this] { return finishing_ || !queue_.empty(); });
+      if (dropped_ > 0) {
+        const std::size_t dropped = std::exchange(dropped_, 0);
+        lock.unlock();
+        fail(fmt::format("{} Grafana annotation request(s) dropped: more than {} were waiting", dropped, kMaxQueued));
+        continue;
+      }
       if (queue_.empty()) return;
       if (finishing_) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
@@ -118,8 +129,13 @@ bool AnnotationPoster::request(const std::string& method, const std::string& url
     return true;
   }
   ++failures_;
-  fail(resp.answered() ? fmt::format("{}: {} {} answered HTTP {}", what, method, url, resp.status)
-                       : fmt::format("{}: {} {} failed: {}", what, method, url, resp.error));
+  // The error may quote the URL too (an invalid one): only the redacted form is shown.
+  const std::string shown = url_for_messages(url);
+  std::string error = resp.error;
+  for (auto at = error.find(url); !url.empty() && at != std::string::npos; at = error.find(url, at + shown.size()))
+    error.replace(at, url.size(), shown);
+  fail(resp.answered() ? fmt::format("{}: {} {} answered HTTP {}", what, method, shown, resp.status)
+                       : fmt::format("{}: {} {} failed: {}", what, method, shown, error));
   return false;
 }
 

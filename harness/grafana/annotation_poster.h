@@ -61,6 +61,7 @@ class AnnotationPoster {
     FaultAnnotation annotation;  // for a start
     std::int64_t end_ms = 0;     // for an end
   };
+  void enqueue(Job job);
   void loop();
   void run_job(const Job& job, std::chrono::milliseconds timeout);
   bool request(const std::string& method, const std::string& url, const std::string& body,
@@ -71,7 +72,9 @@ class AnnotationPoster {
   Warn warn_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<Job> queue_;                                  // under mutex_
+  static constexpr std::size_t kMaxQueued = 4096;
+  std::deque<Job> queue_;                                  // under mutex_, at most kMaxQueued
+  std::size_t dropped_ = 0;                                // under mutex_: not yet warned of
   bool finishing_ = false;                                 // under mutex_
   std::chrono::steady_clock::time_point deadline_{};       // under mutex_, once finishing_
   bool finished_ = false;                                  // owner thread only

@@ -1,6 +1,8 @@
 // Grafana annotation requests (annotation_request.h).
 #include "harness/grafana/annotation_request.h"
 
+#include <algorithm>
+#include <string_view>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -35,6 +37,15 @@ std::string annotations_url(const std::string& base) { return trimmed(base) + "/
 
 std::string annotation_url(const std::string& base, std::int64_t id) {
   return fmt::format("{}/{}", annotations_url(base), id);
+}
+
+std::string url_for_messages(const std::string& url) {
+  const auto scheme_end = url.find("://");
+  const std::size_t start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  const std::size_t end = std::min(url.find_first_of("/?#", start), url.size());
+  const auto at = std::string_view(url).substr(start, end - start).rfind('@');
+  if (at == std::string_view::npos) return url;
+  return url.substr(0, start) + "***" + url.substr(start + at);
 }
 
 std::string create_body(const FaultAnnotation& a, const std::string& dashboard_uid) {
