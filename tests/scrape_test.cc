@@ -156,6 +156,23 @@ TEST_CASE("scrape: bucket quantiles as histogram_quantile computes them", "[scra
   CHECK_FALSE(bucket_quantile(1.5, {{inf, 3}}));
 }
 
+TEST_CASE("scrape: NaN bucket bounds and counts are left out, not sorted", "[scrape]") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(*bucket_quantile(0.5, {{1, 10}, {nan, 4}, {2, nan}, {inf, 20}}) == Approx(1));
+  // A hostile target: many buckets with le="NaN" (more than std::sort's insertion run).
+  ScrapeSpec spec;
+  ScrapeConverter c(spec, "i");
+  auto text = [](int n) {
+    std::string t = "# TYPE h histogram\n";
+    for (int i = 0; i < 40; ++i)
+      t += "h_bucket{le=\"" + std::string(i % 2 ? "NaN" : std::to_string(i)) + "\"} " + std::to_string(n + i) + "\n";
+    return t + "h_bucket{le=\"+Inf\"} " + std::to_string(n + 100) + "\nh_count " + std::to_string(n + 100) + "\n";
+  };
+  convert(c, text(0), 1);
+  auto s = by_name(convert(c, text(10), 2));
+  CHECK(s.count("h:p50") == 1);
+}
+
 TEST_CASE("scrape: the instance label is the URL's host and port", "[scrape]") {
   CHECK(instance_of("http://127.0.0.1:9100/metrics") == "127.0.0.1:9100");
   CHECK(instance_of("https://example.org/metrics") == "example.org:443");
