@@ -218,4 +218,15 @@ TEST_CASE("probes: a command probe passes on exit 0 in time, and says why otherw
   CHECK(!CommandProbe(p, {}).evaluate(kNow).ok);
   CHECK(last_line("a\nb\n\n") == "b");
   CHECK(last_line("x\ty\x1b") == "x?y?");
+  // Cut on a character's boundary: "é" is two bytes, never split.
+  CHECK(last_line(std::string(196, 'a') + "\xc3\xa9zzzz") == std::string(196, 'a') + "...");
+}
+
+TEST_CASE("probes: a Prometheus error's text reaches the evidence without control characters", "[probes]") {
+  ProbeSpec p;
+  p.query = "up";
+  const auto o = judge_prometheus_answer(p, "GET q", 400,
+                                         R"({"status":"error","errorType":"bad_data","error":"x\u001b[2Jy"})");
+  CHECK(!o.ok);
+  CHECK(o.evidence == "GET q: the query failed (bad_data): x?[2Jy");
 }

@@ -12,11 +12,7 @@ std::string last_line(const std::string& text) {
   if (end == std::string::npos) return "";
   std::size_t start = text.find_last_of('\n', end);
   start = start == std::string::npos ? 0 : start + 1;
-  std::string line = text.substr(start, end - start + 1);
-  if (line.size() > 200) line = line.substr(0, 197) + "...";
-  for (char& c : line)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return line;
+  return printable_excerpt(std::string_view(text).substr(start, end - start + 1), 200);
 }
 
 CommandProbe::CommandProbe(ProbeSpec spec, ProbeContext ctx) : spec_(std::move(spec)), ctx_(std::move(ctx)) {}

@@ -22,6 +22,20 @@ std::string bound_violation(double value, const ProbeSpec& spec) {
   return "";
 }
 
+std::string printable_excerpt(std::string_view text, std::size_t max) {
+  std::string out;
+  if (text.size() > max) {
+    std::size_t cut = max > 3 ? max - 3 : 0;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not mid-character
+    out = std::string(text.substr(0, cut)) + "...";
+  } else {
+    out = std::string(text);
+  }
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
+
 std::string expand_node_addresses(std::string_view text, const ProbeContext& ctx) {
   return expand_placeholders(text, [&](std::string_view name) {
     // The parser lets only "node.N.addr" through (probe_parser.cc); a spec made by hand

@@ -21,6 +21,11 @@ std::string format_number(double value);
 // it keeps them (or there are none).
 std::string bound_violation(double value, const ProbeSpec& spec);
 
+// Text an endpoint chose, fit for evidence (a terminal, the timeline): control characters
+// as '?' (no escape sequence reaches a console summary), at most `max` bytes, cut on a
+// UTF-8 character's boundary with "..." when longer.
+std::string printable_excerpt(std::string_view text, std::size_t max);
+
 // `text` with each {node.N.addr} replaced by ctx.address(N). Throws std::runtime_error
 // when the context has no address for it.
 std::string expand_node_addresses(std::string_view text, const ProbeContext& ctx);

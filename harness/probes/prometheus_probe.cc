@@ -14,8 +14,7 @@ using nlohmann::json;
 std::string text_of(const json& doc, const char* key) {
   auto it = doc.find(key);
   if (it == doc.end() || !it->is_string()) return "";
-  std::string s = it->get<std::string>();
-  return s.size() > 300 ? s.substr(0, 297) + "..." : s;
+  return printable_excerpt(it->get_ref<const std::string&>(), 300);
 }
 
 // A sample's value, [unix_time, "text"]; the text is Go's float formatting ("0.41",
@@ -35,8 +34,7 @@ std::string series_labels(const json& metric) {
   std::string out;
   for (const auto& [k, v] : metric.items())
     out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, v.is_string() ? v.get<std::string>() : v.dump());
-  if (out.size() > 200) out = out.substr(0, 197) + "...";
-  return "{" + out + "}";
+  return "{" + printable_excerpt(out, 200) + "}";
 }
 
 }  // namespace
