@@ -93,6 +93,21 @@ TEST_CASE("probe engine: a failing probe of abort.when decides the stop conditio
   CHECK(d->decided_s - records[0].transitions[1].t >= 0.1);
 }
 
+TEST_CASE("probe engine: a continuous probe that never passed is starting, and aborts nothing", "[probe_engine]") {
+  Bench b;
+  b.specs = {probe("err", ProbeMode::kContinuous)};
+  b.abort = AbortSpec{{"err"}, common::Duration{0ms}};
+  b.ok = false;
+  b.make();
+  b.engine->start();
+  REQUIRE(b.eventually([&] { return b.calls.load() >= 5; }));
+  CHECK_FALSE(b.engine->abort_decided());
+  b.ok = true;  // up at last
+  REQUIRE(b.eventually([&] { return b.engine->records()[0].transitions.size() >= 2; }));
+  b.ok = false;
+  REQUIRE(b.eventually([&] { return b.engine->abort_decided(); }));
+}
+
 TEST_CASE("probe engine: a probe outside abort.when never aborts", "[probe_engine]") {
   Bench b;
   b.specs = {probe("watch", ProbeMode::kContinuous), probe("err", ProbeMode::kAfter)};

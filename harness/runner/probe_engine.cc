@@ -15,6 +15,7 @@ struct ProbeEngine::Probe {
   std::optional<bool> last_ok;              // the latest outcome while active
   std::string last_evidence;
   std::optional<double> failing_since_s;    // the first failure of the current streak
+  bool passed_once = false;                 // a continuous probe's start-up is over
   bool aborts = false;                      // named in abort.when
 };
 
@@ -148,12 +149,17 @@ void ProbeEngine::take(Probe& p, const probes::ProbeOutcome& outcome, double t) 
     if (changed && p.record.transitions.size() < kMaxTransitions) p.record.transitions.push_back(transition);
     p.last_ok = outcome.ok;
     p.last_evidence = outcome.evidence;
-    if (outcome.ok) {
+    // A continuous probe that has not passed yet watches a system still starting (a server
+    // not listening yet): its failures start no streak. The `before` probes judge whether
+    // the system ever became steady; during and after probes begin on a running system.
+    if (outcome.ok) p.passed_once = true;
+    const bool starting = p.spec->mode == ProbeMode::kContinuous && !p.passed_once;
+    if (outcome.ok || starting) {
       p.failing_since_s.reset();
     } else if (!p.failing_since_s) {
       p.failing_since_s = t;
     }
-    if (p.aborts && !outcome.ok && !decision_ && t - *p.failing_since_s >= abort_->for_.seconds()) {
+    if (p.aborts && !outcome.ok && !starting && !decision_ && t - *p.failing_since_s >= abort_->for_.seconds()) {
       decision_ = AbortDecision{p.spec->name,
                                 fmt::format("{} failed for {:.1f}s: {}", p.spec->name, t - *p.failing_since_s,
                                             outcome.evidence),
