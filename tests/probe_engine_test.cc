@@ -90,7 +90,8 @@ TEST_CASE("probe engine: a failing probe of abort.when decides the stop conditio
   REQUIRE(records[0].transitions.size() == 2);
   CHECK(records[0].transitions[0].ok);
   CHECK_FALSE(records[0].transitions[1].ok);
-  CHECK(d->decided_s - records[0].transitions[1].t >= 0.1);
+  // Decided by due times (0.1 s apart at least); evaluations end with a little jitter.
+  CHECK(d->decided_s - records[0].transitions[1].t >= 0.09);
 }
 
 TEST_CASE("probe engine: a continuous probe that never passed is starting, and aborts nothing", "[probe_engine]") {

@@ -14,7 +14,10 @@ struct ProbeEngine::Probe {
   reports::ProbeRecord record;
   std::optional<bool> last_ok;              // the latest outcome while active
   std::string last_evidence;
-  std::optional<double> failing_since_s;    // the first failure of the current streak
+  // When the first failure of the current streak was due. A streak is measured between
+  // due times, which the cadence spaces by exactly `interval`: `for: 3s` at 1 s intervals
+  // is decided on the fourth failure, never on a fifth because one evaluation ran longer.
+  std::optional<std::chrono::steady_clock::time_point> failing_since_due;
   bool passed_once = false;                 // a continuous probe's start-up is over
   bool aborts = false;                      // named in abort.when
 };
@@ -113,7 +116,7 @@ void ProbeEngine::loop(Probe& p) {
         end.evidence = "not active";
         p.record.transitions.push_back(std::move(end));
       }
-      p.failing_since_s.reset();
+      p.failing_since_due.reset();
       p.last_ok.reset();
       changed_.wait(lock, [&] { return stopping_ || active(p); });
       next = Clock::now();
@@ -123,6 +126,7 @@ void ProbeEngine::loop(Probe& p) {
       changed_.wait_until(lock, next, [&] { return stopping_ || !active(p); });
       continue;
     }
+    const Clock::time_point due = next;
     lock.unlock();
     const probes::ProbeOutcome outcome = p.check->evaluate(hooks_.now_wall());
     const double t = hooks_.now_s();
@@ -131,13 +135,14 @@ void ProbeEngine::loop(Probe& p) {
     next += interval;
     if (next < Clock::now()) next = Clock::now();  // a slow evaluation: no burst to catch up
     lock.unlock();
-    take(p, outcome, t);
+    take(p, outcome, t, due);
     lock.lock();
   }
 }
 
 // Records one outcome, decides the stop condition, then calls the hooks unlocked.
-void ProbeEngine::take(Probe& p, const probes::ProbeOutcome& outcome, double t) {
+void ProbeEngine::take(Probe& p, const probes::ProbeOutcome& outcome, double t,
+                       std::chrono::steady_clock::time_point due) {
   reports::ProbeTransition transition{t, outcome.ok, outcome.value, outcome.evidence};
   bool changed = false;
   std::optional<AbortDecision> decided_now;
@@ -155,13 +160,14 @@ void ProbeEngine::take(Probe& p, const probes::ProbeOutcome& outcome, double t) 
     if (outcome.ok) p.passed_once = true;
     const bool starting = p.spec->mode == ProbeMode::kContinuous && !p.passed_once;
     if (outcome.ok || starting) {
-      p.failing_since_s.reset();
-    } else if (!p.failing_since_s) {
-      p.failing_since_s = t;
+      p.failing_since_due.reset();
+    } else if (!p.failing_since_due) {
+      p.failing_since_due = due;
     }
-    if (p.aborts && !outcome.ok && !starting && !decision_ && t - *p.failing_since_s >= abort_->for_.seconds()) {
+    if (p.aborts && !outcome.ok && !starting && !decision_ && due - *p.failing_since_due >= abort_->for_.value) {
       decision_ = AbortDecision{p.spec->name,
-                                fmt::format("{} failed for {:.1f}s: {}", p.spec->name, t - *p.failing_since_s,
+                                fmt::format("{} failed for {:.1f}s: {}", p.spec->name,
+                                            std::chrono::duration<double>(due - *p.failing_since_due).count(),
                                             outcome.evidence),
                                 t};
       decided_now = decision_;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -84,7 +85,8 @@ class ProbeEngine {
   struct Probe;
   void loop(Probe& p);
   bool active(const Probe& p) const;  // under mutex_
-  void take(Probe& p, const probes::ProbeOutcome& outcome, double t);
+  // `t`: when the evaluation ended (run seconds); `due`: when it was due.
+  void take(Probe& p, const probes::ProbeOutcome& outcome, double t, std::chrono::steady_clock::time_point due);
 
   const std::vector<ProbeSpec>& specs_;
   const std::optional<AbortSpec>& abort_;
