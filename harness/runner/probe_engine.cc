@@ -166,7 +166,7 @@ void ProbeEngine::take(Probe& p, const probes::ProbeOutcome& outcome, double t,
     }
     if (p.aborts && !outcome.ok && !starting && !decision_ && due - *p.failing_since_due >= abort_->for_.value) {
       decision_ = AbortDecision{p.spec->name,
-                                fmt::format("{} failed for {:.1f}s: {}", p.spec->name,
+                                fmt::format("failed for {:.1f}s: {}",
                                             std::chrono::duration<double>(due - *p.failing_since_due).count(),
                                             outcome.evidence),
                                 t};

@@ -33,7 +33,7 @@ namespace chaosbench::harness {
 // Why the run is to stop itself.
 struct AbortDecision {
   std::string cause;     // the probe's name, or "kill switch"
-  std::string evidence;  // the probe's last evidence
+  std::string evidence;  // "failed for 3.0s: <the probe's last evidence>", or who pulled the switch
   double decided_s = 0;  // seconds since the workload started
 };
 

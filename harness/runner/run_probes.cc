@@ -92,7 +92,7 @@ bool Run::abort_requested(double t) {
   if (!d) return false;
   abort_ = reports::AbortRecord{d->cause, d->evidence, d->decided_s, std::nullopt};
   const std::string reason = d->cause == "kill switch" ? fmt::format("kill switch: {}", d->evidence)
-                                                       : fmt::format("stop condition: {}", d->evidence);
+                                                       : fmt::format("stop condition: {} {}", d->cause, d->evidence);
   verdict_.abort(reason);
   live_.aborted(reason);
   env_->timeline().write(d->decided_s, "abort",
