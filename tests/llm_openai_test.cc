@@ -35,7 +35,7 @@ json event_json(const std::string& event) {
 }  // namespace
 
 TEST_CASE("llm openai: completions and chat bodies parse with their defaults", "[llm-openai]") {
-  auto p = parse_request(Endpoint::kCompletions, R"({"model":"cb-tiny","prompt":"hello","max_tokens":8,"stream":true,
+  auto p = parse_request(OpenAiEndpoint::kCompletions, R"({"model":"cb-tiny","prompt":"hello","max_tokens":8,"stream":true,
       "stream_options":{"include_usage":true},"ignore_eos":true,"temperature":0,"seed":7})", limits());
   REQUIRE(p.request);
   CHECK(p.request->prompt == "hello");
@@ -45,39 +45,39 @@ TEST_CASE("llm openai: completions and chat bodies parse with their defaults", "
   CHECK(p.request->ignore_eos);
   CHECK(p.request->temperature == 0);
   CHECK(*p.request->seed == 7);
-  CHECK(parse_request(Endpoint::kCompletions, R"({"model":"cb-tiny","prompt":["one"]})", limits()).request->max_tokens == 16);
+  CHECK(parse_request(OpenAiEndpoint::kCompletions, R"({"model":"cb-tiny","prompt":["one"]})", limits()).request->max_tokens == 16);
 
-  auto c = parse_request(Endpoint::kChat, R"({"model":"cb-tiny","messages":[{"role":"user","content":"hi"}]})", limits());
+  auto c = parse_request(OpenAiEndpoint::kChatCompletions, R"({"model":"cb-tiny","messages":[{"role":"user","content":"hi"}]})", limits());
   REQUIRE(c.request);
   CHECK(c.request->prompt == "user: hi\nassistant: ");
   CHECK(c.request->max_tokens == 64 - 20);  // what fits in the context
   CHECK_FALSE(c.request->stream);
-  c = parse_request(Endpoint::kChat, R"({"model":"cb-tiny","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":5})",
+  c = parse_request(OpenAiEndpoint::kChatCompletions, R"({"model":"cb-tiny","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":5})",
                     limits());
   CHECK(c.request->max_tokens == 5);
 }
 
 TEST_CASE("llm openai: bad bodies get the API's error object with the parameter named", "[llm-openai]") {
-  auto e = error_of(parse_request(Endpoint::kCompletions, "{not json", limits()));
+  auto e = error_of(parse_request(OpenAiEndpoint::kCompletions, "{not json", limits()));
   CHECK(e.at("type") == "invalid_request_error");
   CHECK(e.at("param").is_null());
-  e = error_of(parse_request(Endpoint::kCompletions, R"({"model":"gpt-9","prompt":"x"})", limits()));
+  e = error_of(parse_request(OpenAiEndpoint::kCompletions, R"({"model":"gpt-9","prompt":"x"})", limits()));
   CHECK(e.at("code") == "model_not_found");
-  CHECK(parse_request(Endpoint::kCompletions, R"({"model":"gpt-9","prompt":"x"})", limits()).error->status == 404);
-  e = error_of(parse_request(Endpoint::kCompletions, R"({"model":"cb-tiny","prompt":"x","max_tokens":100})", limits()));
+  CHECK(parse_request(OpenAiEndpoint::kCompletions, R"({"model":"gpt-9","prompt":"x"})", limits()).error->status == 404);
+  e = error_of(parse_request(OpenAiEndpoint::kCompletions, R"({"model":"cb-tiny","prompt":"x","max_tokens":100})", limits()));
   CHECK(e.at("code") == "context_length_exceeded");
   CHECK(e.at("param") == "prompt");
   CHECK_THAT(e.at("message").get<std::string>(), Catch::Contains("maximum context length is 64 tokens"));
-  e = error_of(parse_request(Endpoint::kChat, R"({"model":"cb-tiny","messages":[]})", limits()));
+  e = error_of(parse_request(OpenAiEndpoint::kChatCompletions, R"({"model":"cb-tiny","messages":[]})", limits()));
   CHECK(e.at("param") == "messages");
-  e = error_of(parse_request(Endpoint::kChat, R"({"model":"cb-tiny","messages":[{"role":"user","content":3}]})", limits()));
+  e = error_of(parse_request(OpenAiEndpoint::kChatCompletions, R"({"model":"cb-tiny","messages":[{"role":"user","content":3}]})", limits()));
   CHECK(e.at("param") == "messages[0].content");
   for (const char* body : {R"({"model":"cb-tiny","prompt":"x","stream":"yes"})", R"({"model":"cb-tiny","prompt":"x","n":2})",
                            R"({"model":"cb-tiny","prompt":"x","temperature":3})", R"({"model":"cb-tiny","prompt":"x","max_tokens":0})",
                            R"({"model":"cb-tiny","prompt":"x","stream_options":{"include_usage":true}})", R"({"model":"cb-tiny"})",
                            R"([1,2])", R"({"model":5,"prompt":"x"})"}) {
     INFO(body);
-    auto r = parse_request(Endpoint::kCompletions, body, limits());
+    auto r = parse_request(OpenAiEndpoint::kCompletions, body, limits());
     CHECK_FALSE(r.request);
     REQUIRE(r.error);
     CHECK(r.error->status == 400);
@@ -86,17 +86,17 @@ TEST_CASE("llm openai: bad bodies get the API's error object with the parameter 
 
 TEST_CASE("llm openai: hostile bodies are refused as values", "[llm-openai]") {
   std::string deep(100000, '[');
-  CHECK(parse_request(Endpoint::kCompletions, deep, limits()).error->status == 400);
+  CHECK(parse_request(OpenAiEndpoint::kCompletions, deep, limits()).error->status == 400);
   RequestLimits small = limits();
   small.max_body = 10;
-  CHECK(parse_request(Endpoint::kCompletions, R"({"model":"cb-tiny","prompt":"x"})", small).error->status == 413);
+  CHECK(parse_request(OpenAiEndpoint::kCompletions, R"({"model":"cb-tiny","prompt":"x"})", small).error->status == 413);
   // A model name that is not UTF-8 comes back in the message, replaced, without a throw.
-  auto e = parse_request(Endpoint::kCompletions, "{\"model\":\"\xff\xfe\",\"prompt\":\"x\"}", limits());
+  auto e = parse_request(OpenAiEndpoint::kCompletions, "{\"model\":\"\xff\xfe\",\"prompt\":\"x\"}", limits());
   if (e.error) CHECK_NOTHROW(json::parse(e.error->json()));
 }
 
 TEST_CASE("llm openai: a streamed chat is role, tokens, finish, usage, DONE", "[llm-openai]") {
-  ResponseWriter w(Endpoint::kChat, "cb-tiny", 42, 1700000000);
+  ResponseWriter w(OpenAiEndpoint::kChatCompletions, "cb-tiny", 42, 1700000000);
   auto first = event_json(w.token_event("Hel"));
   CHECK(first.at("object") == "chat.completion.chunk");
   CHECK(first.at("id") == w.id());
@@ -114,7 +114,7 @@ TEST_CASE("llm openai: a streamed chat is role, tokens, finish, usage, DONE", "[
 }
 
 TEST_CASE("llm openai: completions chunks carry text, whole answers carry usage", "[llm-openai]") {
-  ResponseWriter w(Endpoint::kCompletions, "cb-tiny", 1, 1700000000);
+  ResponseWriter w(OpenAiEndpoint::kCompletions, "cb-tiny", 1, 1700000000);
   auto c = event_json(w.token_event("a"));
   CHECK(c.at("object") == "text_completion");
   CHECK(c.at("choices")[0].at("text") == "a");
@@ -123,7 +123,7 @@ TEST_CASE("llm openai: completions chunks carry text, whole answers carry usage"
   CHECK(whole.at("choices")[0].at("text") == "abc");
   CHECK(whole.at("choices")[0].at("finish_reason") == "stop");
   CHECK(whole.at("usage").at("total_tokens") == 6);
-  ResponseWriter chat(Endpoint::kChat, "cb-tiny", 2, 1700000000);
+  ResponseWriter chat(OpenAiEndpoint::kChatCompletions, "cb-tiny", 2, 1700000000);
   auto answer = json::parse(chat.whole("ok", FinishReason::kStop, {1, 1}));
   CHECK(answer.at("object") == "chat.completion");
   CHECK(answer.at("choices")[0].at("message") == json({{"role", "assistant"}, {"content", "ok"}}));

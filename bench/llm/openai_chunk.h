@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-namespace chaosbench::bench::llm {
+#include "bench/llm/openai_endpoint.h"
 
-enum class OpenAiEndpoint { kCompletions, kChatCompletions };
+namespace chaosbench::bench::llm {
 
 struct OpenAiChunk {
   enum class Kind {

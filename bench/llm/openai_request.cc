@@ -80,7 +80,7 @@ std::optional<OpenAiError> read_max_tokens(const json& doc, CompletionRequest& r
   const int prompt_tokens = static_cast<int>(std::min<std::size_t>(r.prompt.size(), 1u << 30));
   const char* name = "max_tokens";
   auto it = doc.find(name);
-  if ((it == doc.end() || it->is_null()) && r.endpoint == Endpoint::kChat) {
+  if ((it == doc.end() || it->is_null()) && r.endpoint == OpenAiEndpoint::kChatCompletions) {
     name = "max_completion_tokens";
     it = doc.find(name);
   }
@@ -88,19 +88,19 @@ std::optional<OpenAiError> read_max_tokens(const json& doc, CompletionRequest& r
     if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > (1 << 30))
       return bad(fmt::format("'{}' must be a positive integer", name), name);
     r.max_tokens = static_cast<int>(it->get<std::int64_t>());
-  } else if (r.endpoint == Endpoint::kChat) {
+  } else if (r.endpoint == OpenAiEndpoint::kChatCompletions) {
     r.max_tokens = std::max(1, limits.context_tokens - prompt_tokens);  // as much as fits
   }
   if (prompt_tokens + r.max_tokens > limits.context_tokens)
     return bad(fmt::format("This model's maximum context length is {} tokens. However, you requested {} tokens ({} in "
                            "the prompt, {} for the completion). Please reduce the prompt or the completion length.",
                            limits.context_tokens, prompt_tokens + r.max_tokens, prompt_tokens, r.max_tokens),
-               r.endpoint == Endpoint::kChat ? "messages" : "prompt", "context_length_exceeded");
+               r.endpoint == OpenAiEndpoint::kChatCompletions ? "messages" : "prompt", "context_length_exceeded");
   return std::nullopt;
 }
 
 std::optional<OpenAiError> read_prompt(const json& doc, CompletionRequest& r) {
-  if (r.endpoint == Endpoint::kCompletions) {
+  if (r.endpoint == OpenAiEndpoint::kCompletions) {
     auto it = doc.find("prompt");
     if (it == doc.end()) return bad("'prompt' is required", "prompt");
     const json* p = &*it;
@@ -142,7 +142,7 @@ std::string chat_prompt(const std::vector<ChatMessage>& messages) {
   return out + "assistant: ";
 }
 
-ParsedRequest parse_request(Endpoint endpoint, std::string_view body, const RequestLimits& limits) {
+ParsedRequest parse_request(OpenAiEndpoint endpoint, std::string_view body, const RequestLimits& limits) {
   if (body.size() > limits.max_body)
     return {std::nullopt, OpenAiError{413, fmt::format("the request body is larger than {} bytes", limits.max_body),
                                       "invalid_request_error", "", ""}};

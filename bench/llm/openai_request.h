@@ -12,9 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/llm/openai_endpoint.h"
+
 namespace chaosbench::bench::llm {
 
-enum class Endpoint { kCompletions, kChat };
 
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant" (or "developer", "tool": kept as given)
@@ -22,7 +23,7 @@ struct ChatMessage {
 };
 
 struct CompletionRequest {
-  Endpoint endpoint = Endpoint::kCompletions;
+  OpenAiEndpoint endpoint = OpenAiEndpoint::kCompletions;
   std::string model;
   std::string prompt;                 // completions: the prompt; chat: chat_prompt(messages)
   std::vector<ChatMessage> messages;  // chat only
@@ -61,7 +62,7 @@ struct ParsedRequest {
   std::optional<CompletionRequest> request;
   std::optional<OpenAiError> error;
 };
-ParsedRequest parse_request(Endpoint endpoint, std::string_view body, const RequestLimits& limits);
+ParsedRequest parse_request(OpenAiEndpoint endpoint, std::string_view body, const RequestLimits& limits);
 
 // The chat template for the byte-level model: "<role>: <content>\n" per message, then
 // "assistant: ". Fixed, so a prompt's token count is known to the client too.

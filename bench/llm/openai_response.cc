@@ -26,13 +26,13 @@ json usage_json(const Usage& u) {
 
 std::string_view to_string(FinishReason r) { return r == FinishReason::kLength ? "length" : "stop"; }
 
-ResponseWriter::ResponseWriter(Endpoint endpoint, std::string model, std::uint64_t id, std::int64_t created)
+ResponseWriter::ResponseWriter(OpenAiEndpoint endpoint, std::string model, std::uint64_t id, std::int64_t created)
     : endpoint_(endpoint), model_(std::move(model)),
-      id_(fmt::format("{}-{:016x}", endpoint == Endpoint::kChat ? "chatcmpl" : "cmpl", id)), created_(created) {}
+      id_(fmt::format("{}-{:016x}", endpoint == OpenAiEndpoint::kChatCompletions ? "chatcmpl" : "cmpl", id)), created_(created) {}
 
 std::string ResponseWriter::chunk(std::string_view text, const char* finish) const {
   json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish ? json(finish) : json(nullptr)}};
-  if (endpoint_ == Endpoint::kChat) {
+  if (endpoint_ == OpenAiEndpoint::kChatCompletions) {
     json delta = json::object();
     if (!role_sent_) delta["role"] = "assistant";
     if (!finish) delta["content"] = std::string(text);
@@ -41,7 +41,7 @@ std::string ResponseWriter::chunk(std::string_view text, const char* finish) con
     choice["text"] = std::string(text);
   }
   return sse({{"id", id_},
-              {"object", endpoint_ == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},
+              {"object", endpoint_ == OpenAiEndpoint::kChatCompletions ? "chat.completion.chunk" : "text_completion"},
               {"created", created_},
               {"model", model_},
               {"choices", json::array({std::move(choice)})}});
@@ -59,7 +59,7 @@ std::string ResponseWriter::finish_event(FinishReason reason) const {
 
 std::string ResponseWriter::usage_event(const Usage& usage) const {
   return sse({{"id", id_},
-              {"object", endpoint_ == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},
+              {"object", endpoint_ == OpenAiEndpoint::kChatCompletions ? "chat.completion.chunk" : "text_completion"},
               {"created", created_},
               {"model", model_},
               {"choices", json::array()},
@@ -68,10 +68,10 @@ std::string ResponseWriter::usage_event(const Usage& usage) const {
 
 std::string ResponseWriter::whole(std::string_view text, FinishReason reason, const Usage& usage) const {
   json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", std::string(to_string(reason))}};
-  if (endpoint_ == Endpoint::kChat) choice["message"] = {{"role", "assistant"}, {"content", std::string(text)}};
+  if (endpoint_ == OpenAiEndpoint::kChatCompletions) choice["message"] = {{"role", "assistant"}, {"content", std::string(text)}};
   else choice["text"] = std::string(text);
   return dump({{"id", id_},
-               {"object", endpoint_ == Endpoint::kChat ? "chat.completion" : "text_completion"},
+               {"object", endpoint_ == OpenAiEndpoint::kChatCompletions ? "chat.completion" : "text_completion"},
                {"created", created_},
                {"model", model_},
                {"choices", json::array({std::move(choice)})},

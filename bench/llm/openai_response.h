@@ -26,7 +26,7 @@ class ResponseWriter {
  public:
   // `id` is unique per request ("cmpl-<n>" / "chatcmpl-<n>" is made from it); `created`
   // is the Unix time the request was taken.
-  ResponseWriter(Endpoint endpoint, std::string model, std::uint64_t id, std::int64_t created);
+  ResponseWriter(OpenAiEndpoint endpoint, std::string model, std::uint64_t id, std::int64_t created);
 
   // Streaming: one SSE event ("data: {...}\n\n") per piece of text.
   std::string token_event(std::string_view text);
@@ -44,7 +44,7 @@ class ResponseWriter {
  private:
   std::string chunk(std::string_view text, const char* finish) const;
 
-  Endpoint endpoint_;
+  OpenAiEndpoint endpoint_;
   std::string model_;
   std::string id_;
   std::int64_t created_;
