@@ -6,6 +6,8 @@
 
 #include "bench/llm/openai_request.h"
 #include "bench/llm/openai_response.h"
+#include "bench/llm/openai_stream.h"
+#include "bench/llm/sse_parser.h"
 
 using namespace chaosbench::bench::llm;
 using nlohmann::json;
@@ -127,4 +129,28 @@ TEST_CASE("llm openai: completions chunks carry text, whole answers carry usage"
   auto answer = json::parse(chat.whole("ok", FinishReason::kStop, {1, 1}));
   CHECK(answer.at("object") == "chat.completion");
   CHECK(answer.at("choices")[0].at("message") == json({{"role", "assistant"}, {"content", "ok"}}));
+}
+
+TEST_CASE("llm openai: what the server writes, the client's stream parsing reads back", "[llm-openai]") {
+  for (auto endpoint : {OpenAiEndpoint::kCompletions, OpenAiEndpoint::kChatCompletions}) {
+    ResponseWriter w(endpoint, "cb-tiny", 9, 1700000000);
+    std::string wire;
+    for (const char* t : {"The", " quick", " fox"}) wire += w.token_event(t);
+    wire += w.finish_event(FinishReason::kStop) + w.usage_event({4, 3}) + ResponseWriter::done_event();
+    SseParser sse;
+    OpenAiStream stream(endpoint);
+    std::string text;
+    for (std::size_t i = 0; i < wire.size(); i += 7)  // in pieces, as a socket delivers it
+      sse.feed(std::string_view(wire).substr(i, 7), [&](const SseEvent& e) {
+        const auto& c = stream.on_event(e);
+        if (c.has_text()) text += c.text;
+      });
+    CHECK(stream.done());
+    CHECK(text == "The quick fox");
+    CHECK(stream.text_chunks() == 3);
+    CHECK(stream.malformed() == 0);
+    CHECK(*stream.prompt_tokens() == 4);
+    CHECK(*stream.completion_tokens() == 3);
+    CHECK(*stream.finish_reason() == "stop");
+  }
 }
