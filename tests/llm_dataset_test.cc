@@ -157,7 +157,7 @@ TEST_CASE("prompt JSONL: both shapes, defaults and clamps", "[llm-timing]") {
   CHECK(f.requests[4].max_tokens == 50);
 }
 
-TEST_CASE("prompt JSONL errors name their line; bounds hold", "[llm-timing]") {
+TEST_CASE("prompt JSONL errors name their line, and bounds hold", "[llm-timing]") {
   const auto error_of = [](const std::string& text, const llm::PromptFileOptions& o = {}) {
     try {
       llm::parse_prompt_jsonl(text, o);

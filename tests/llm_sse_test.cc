@@ -146,7 +146,7 @@ TEST_CASE("sse: CRLF, LF and CR line ends, mixed and split between feeds", "[llm
   CHECK(events_of("\r", 0, &p).size() == 1);
 }
 
-TEST_CASE("sse: one leading BOM is dropped, even split; anywhere else it is text", "[llm-sse]") {
+TEST_CASE("sse: one leading BOM is dropped, even split, and anywhere else it is text", "[llm-sse]") {
   for (std::size_t piece : {0, 1, 2}) {
     const auto e = events_of(
         "\xEF\xBB\xBF"

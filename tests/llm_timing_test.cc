@@ -235,7 +235,7 @@ TEST_CASE("find_peak brackets the capacity by doubling, then bisection", "[llm-t
   CHECK(r.trials[7].rate == 48);
 }
 
-TEST_CASE("find_peak from above halves; edges and limits", "[llm-timing]") {
+TEST_CASE("find_peak from above halves, with edges and limits", "[llm-timing]") {
   llm::FindPeakOptions o;
   o.start_rate = 1000;
   o.relative_precision = 0.05;
