@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/tcp_listen.h"
 #include "bench/llm/llm_session.h"
 
 namespace chaosbench::bench::llm {
@@ -66,19 +67,7 @@ LlmHttpServer::LlmHttpServer(LlmServerConfig cfg, const EngineFactory& make_engi
   impl_->engine = make_engine(impl_->ioc);
   if (!impl_->engine) throw std::runtime_error("llm-serve: no token engine");
   impl_->shared.engine = impl_->engine.get();
-  beast::error_code ec;
-  const auto address = net::ip::make_address(impl_->cfg.host, ec);
-  if (ec) throw std::runtime_error("llm-serve: bad --host \"" + impl_->cfg.host + "\": " + ec.message());
-  const tcp::endpoint endpoint(address, impl_->cfg.port);
-  auto& acceptor = impl_->acceptor;
-  acceptor.open(endpoint.protocol(), ec);
-  if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor.bind(endpoint, ec);
-  if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec)
-    throw std::runtime_error("llm-serve: cannot listen on " + impl_->cfg.host + ":" +
-                             std::to_string(impl_->cfg.port) + ": " + ec.message());
-  impl_->port = acceptor.local_endpoint().port();
+  impl_->port = listen_tcp(impl_->acceptor, impl_->cfg.host, impl_->cfg.port, "llm-serve");
   impl_->accept();
   for (int i = 0; i < std::max(1, impl_->cfg.threads); ++i) impl_->threads.emplace_back([this] { impl_->ioc.run(); });
 }
