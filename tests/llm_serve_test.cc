@@ -3,9 +3,12 @@
 // with real curl, bad input, a client leaving mid-stream, many concurrent streams. Timing
 // bounds are loose on purpose: the precise ground-truth check is a benchmark, not this.
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
+#include <cstdlib>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -257,4 +260,42 @@ TEST_CASE("llm-serve: curl -N sees well-formed SSE lines", "[llm-serve]") {
   CHECK(data.back() == "[DONE]");
   CHECK(nlohmann::json::parse(data[0])["choices"][0]["text"] == " the");
   CHECK(nlohmann::json::parse(data[9])["usage"]["completion_tokens"] == 8);
+}
+
+TEST_CASE("llm-serve: the worker announces its port and stops on SIGTERM", "[llm-serve]") {
+  const std::string log = "/tmp/chaosbench_llm_serve_" + std::to_string(::getpid()) + ".log";
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::freopen(log.c_str(), "w", stderr);
+    ::execl(CHAOSBENCH_BINARY, CHAOSBENCH_BINARY, "worker", "llm-serve", "--synthetic-first-token", "1ms",
+            "--synthetic-cadence", "1ms", "--synthetic-tokens", "2", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  unsigned short port = 0;
+  wait_for(
+      [&] {
+        FILE* f = std::fopen(log.c_str(), "r");
+        if (f == nullptr) return false;
+        char line[512] = {};
+        const bool got = std::fgets(line, sizeof line, f) != nullptr;
+        std::fclose(f);
+        const std::string text = got ? line : "";
+        if (const auto colon = text.rfind(':'); text.find(" on ") != std::string::npos && colon != std::string::npos)
+          port = static_cast<unsigned short>(std::atoi(text.c_str() + colon + 1));
+        return port != 0;
+      },
+      10s);
+  CHECK(port != 0);
+  if (port != 0) {
+    const auto r = http_request(port, "POST", "/v1/completions",
+                                R"({"model":"chaosbench-synthetic","prompt":"x","max_tokens":4})");
+    CHECK(r.status == 200);
+  }
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::remove(log.c_str());
 }

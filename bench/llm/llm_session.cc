@@ -206,10 +206,6 @@ void LlmSession::completion(OpenAiEndpoint endpoint, const std::string& body) {
   text_.clear();
   writer_.emplace(endpoint, request.model, shared_.next_id.fetch_add(1), static_cast<std::int64_t>(std::time(nullptr)));
   const auto epoch = ++epoch_;
-  if (streaming_) {
-    if (version_ < 11) keep_alive_ = false;  // HTTP/1.0 has no chunks: the body ends at close
-    enqueue(head(200, "text/event-stream", std::nullopt));
-  }
   auto strand = stream_.get_executor();
   auto self = shared_from_this();
   TokenSink sink{
@@ -221,6 +217,11 @@ void LlmSession::completion(OpenAiEndpoint endpoint, const std::string& body) {
       }};
   generation_ = shared_.engine->start(request, arrival, std::move(sink));
   generating_ = true;
+  // The head goes out after start(): a client that sees it finds its request counted.
+  if (streaming_) {
+    if (version_ < 11) keep_alive_ = false;  // HTTP/1.0 has no chunks: the body ends at close
+    enqueue(head(200, "text/event-stream", std::nullopt));
+  }
   if (!watching_) watch();
 }
 
