@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/tcp_listen.h"
 #include "bench/serve/http_session.h"
 
 namespace chaosbench::bench::serve {
@@ -93,20 +94,7 @@ struct HttpServer::Impl {
 
 HttpServer::HttpServer(HttpServerConfig cfg, InferenceService& service)
     : impl_(std::make_unique<Impl>(std::move(cfg), service)) {
-  beast::error_code ec;
-  const auto address = net::ip::make_address(impl_->cfg.host, ec);
-  if (ec) throw std::runtime_error("serve: bad --host \"" + impl_->cfg.host + "\": " + ec.message());
-  const tcp::endpoint endpoint(address, impl_->cfg.port);
-  auto& acceptor = impl_->acceptor;
-  acceptor.open(endpoint.protocol(), ec);
-  if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor.bind(endpoint, ec);
-  if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (!ec) acceptor.native_non_blocking(true, ec);  // the reserve-descriptor accept must never block
-  if (ec)
-    throw std::runtime_error("serve: cannot listen on " + impl_->cfg.host + ":" + std::to_string(impl_->cfg.port) +
-                             ": " + ec.message());
-  impl_->port = acceptor.local_endpoint().port();
+  impl_->port = listen_tcp(impl_->acceptor, impl_->cfg.host, impl_->cfg.port, "serve");
   impl_->accept();
   for (int i = 0; i < std::max(1, impl_->cfg.threads); ++i) impl_->threads.emplace_back([this] { impl_->ioc.run(); });
 }

@@ -13,6 +13,7 @@
 #include "bench/collective/collective_settings.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/worker_args.h"
+#include "harness/cli/cmd_worker_llm.h"
 #include "harness/cli/cmd_worker_load.h"
 #include "harness/cli/cmd_worker_serve.h"
 #include "harness/cli/cmd_worker_train.h"
@@ -88,6 +89,7 @@ int cmd_worker(const Args& args) {
                  "  train        one rank of the built-in data-parallel trainer\n"
                  "  serve        the built-in KServe v2 inference server\n"
                  "  load         load generator for KServe v2 HTTP servers\n"
+                 "  llm-serve    the built-in OpenAI-compatible LLM server (synthetic engine)\n"
                  "  blas-probe   the BLAS kernel of this process: speed and correctness\n";
     return args.empty() ? kExitUsage : kExitPass;
   }
@@ -96,8 +98,9 @@ int cmd_worker(const Args& args) {
   if (args[0] == "train") return worker_train(rest);
   if (args[0] == "serve") return worker_serve(rest);
   if (args[0] == "load") return worker_load(rest);
+  if (args[0] == "llm-serve") return worker_llm_serve(rest);
   if (args[0] == "blas-probe") return worker_blas_probe(rest);
-  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, serve, load, blas-probe)");
+  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, serve, load, llm-serve, blas-probe)");
 }
 
 }  // namespace chaosbench::harness

@@ -1,0 +1,18 @@
+// Opens an asio TCP acceptor for a server: parses the numeric host, binds with
+// SO_REUSEADDR, listens with the system's backlog and puts the socket in non-blocking
+// mode (so a direct ::accept4 on it, as the serve server's descriptor reserve does, never
+// blocks). Shared by the KServe and the OpenAI-compatible servers.
+// Throws std::runtime_error "<who>: ..." naming the address when it cannot.
+// Threads: call before the acceptor is used by any other thread.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <string>
+
+namespace chaosbench::bench {
+
+// Returns the bound port (the ephemeral one when `port` is 0).
+unsigned short listen_tcp(boost::asio::ip::tcp::acceptor& acceptor, const std::string& host, unsigned short port,
+                          const std::string& who);
+
+}  // namespace chaosbench::bench
