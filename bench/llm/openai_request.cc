@@ -6,27 +6,15 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/json_limits.h"
+
 namespace chaosbench::bench::llm {
 namespace {
 
 using json = nlohmann::json;
 
-// JSON nested deeper than this is refused before it is walked (hostile bodies).
-constexpr int kMaxDepth = 64;
-
 OpenAiError bad(std::string message, std::string param, std::string code = "") {
   return OpenAiError{400, std::move(message), "invalid_request_error", std::move(param), std::move(code)};
-}
-
-// json::parse with a depth bound: a callback refuses objects and arrays past kMaxDepth.
-std::optional<json> parse_bounded(std::string_view body) {
-  auto limit = [](int depth, json::parse_event_t event, json&) {
-    return !(depth > kMaxDepth &&
-             (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start));
-  };
-  json doc = json::parse(body.begin(), body.end(), limit, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return std::nullopt;
-  return doc;
 }
 
 std::string describe(const json& v) {
@@ -146,20 +134,21 @@ ParsedRequest parse_request(OpenAiEndpoint endpoint, std::string_view body, cons
   if (body.size() > limits.max_body)
     return {std::nullopt, OpenAiError{413, fmt::format("the request body is larger than {} bytes", limits.max_body),
                                       "invalid_request_error", "", ""}};
-  auto doc = parse_bounded(body);
-  if (!doc || !doc->is_object())
+  // Nesting is bounded before parsing (common/json_limits.h): the body is a stranger's.
+  const json doc = common::parse_json_bounded(body);
+  if (doc.is_discarded() || !doc.is_object())
     return {std::nullopt, bad("the body must be a JSON object (it could not be parsed as one)", "")};
   CompletionRequest r;
   r.endpoint = endpoint;
-  auto model = doc->find("model");
-  if (model == doc->end() || !model->is_string()) return {std::nullopt, bad("'model' must be a string", "model")};
+  auto model = doc.find("model");
+  if (model == doc.end() || !model->is_string()) return {std::nullopt, bad("'model' must be a string", "model")};
   r.model = model->get<std::string>();
   if (std::find(limits.models.begin(), limits.models.end(), r.model) == limits.models.end())
     return {std::nullopt, OpenAiError{404, fmt::format("The model '{}' does not exist", r.model), "invalid_request_error",
                                       "model", "model_not_found"}};
-  if (auto e = read_prompt(*doc, r)) return {std::nullopt, std::move(e)};
-  if (auto e = read_common(*doc, r)) return {std::nullopt, std::move(e)};
-  if (auto e = read_max_tokens(*doc, r, limits)) return {std::nullopt, std::move(e)};
+  if (auto e = read_prompt(doc, r)) return {std::nullopt, std::move(e)};
+  if (auto e = read_common(doc, r)) return {std::nullopt, std::move(e)};
+  if (auto e = read_max_tokens(doc, r, limits)) return {std::nullopt, std::move(e)};
   return {std::move(r), std::nullopt};
 }
 
