@@ -1,6 +1,5 @@
 #include "harness/probes/probe_support.h"
 
-#include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 #include <stdexcept>
@@ -37,20 +36,7 @@ std::string printable_excerpt(std::string_view text, std::size_t max) {
 }
 
 std::string expand_node_addresses(std::string_view text, const ProbeContext& ctx) {
-  return expand_placeholders(text, [&](std::string_view name) {
-    // The parser lets only "node.N.addr" through (probe_parser.cc); a spec made by hand
-    // may hold anything.
-    int node = -1;
-    if (name.size() > 10 && name.starts_with("node.") && name.ends_with(".addr")) {
-      std::string_view digits = name.substr(5, name.size() - 10);
-      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), node);
-      if (ec != std::errc() || end != digits.data() + digits.size()) node = -1;
-    }
-    if (node < 0) throw std::runtime_error(fmt::format("a probe knows no placeholder {{{}}}", name));
-    std::string address = ctx.address ? ctx.address(node) : std::string();
-    if (address.empty()) throw std::runtime_error(fmt::format("no address is known for node {}", node));
-    return address;
-  });
+  return harness::expand_node_addresses(text, ctx.address);
 }
 
 int node_netns(const ProbeContext& ctx, int node) {

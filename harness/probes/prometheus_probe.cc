@@ -91,11 +91,12 @@ PrometheusProbe::PrometheusProbe(ProbeSpec spec, ProbeContext ctx) : spec_(std::
 
 ProbeOutcome PrometheusProbe::evaluate(double /*now_wall*/) {
   return guarded([&] {
+    const std::string base = expand_node_addresses(spec_.url, ctx_);
     http::Request request;
-    request.url = instant_query_url(expand_node_addresses(spec_.url, ctx_), spec_.query);
+    request.url = instant_query_url(base, spec_.query);
     request.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(spec_.timeout.value);
     request.headers.emplace_back("Accept", "application/json");
-    const std::string what = "GET " + expand_node_addresses(spec_.url, ctx_) + "/api/v1/query";
+    const std::string what = "GET " + base + "/api/v1/query";
     const http::Response response = fetch_in(node_netns(ctx_, spec_.node), request);
     if (!response.answered()) return failed(fmt::format("{}: {}", what, response.error));
     return judge_prometheus_answer(spec_, what, response.status, response.body);

@@ -2,7 +2,6 @@
 // with the workload, stopped in the unwind once the faults are reverted (a scrape in
 // flight must not delay a revert) and before the targets stop, so the series never record
 // the harness stopping the targets.
-#include <charconv>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -14,16 +13,6 @@ namespace {
 
 using TL = TimelineLog;
 
-// {node.N.addr} as the site reaches node N (the parser let no other placeholder through).
-std::string expand_url(const std::string& url, const NodeSite& site) {
-  return expand_placeholders(url, [&](std::string_view name) {
-    int node = -1;
-    const auto index = name.substr(5, name.size() - 10);  // "node." N ".addr"
-    std::from_chars(index.data(), index.data() + index.size(), node);
-    return site.address(node);
-  });
-}
-
 }  // namespace
 
 void Run::start_scraper() {
@@ -33,7 +22,8 @@ void Run::start_scraper() {
   for (const auto& spec : scenario_.scrape) {
     prometheus::ScrapeTarget t;
     t.spec = spec;
-    t.url = expand_url(spec.url, site);
+    // {node.N.addr} as the site reaches node N (the parser let no other placeholder through).
+    t.url = expand_node_addresses(spec.url, [&site](int node) { return site.address(node); });
     t.netns_fd = spec.node >= 0 ? site.netns_fd(spec.node) : -1;
     t.instance = prometheus::instance_of(t.url);
     targets.push_back(std::move(t));

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <fmt/format.h>
+#include <stdexcept>
 
 namespace chaosbench::harness {
 namespace {
@@ -85,6 +86,21 @@ std::string expand_placeholders(std::string_view text, const std::function<std::
     out += name.ends_with(kShellSuffix) ? shell_quote(lookup(base_name(name))) : lookup(name);
   });
   return out;
+}
+
+std::string expand_node_addresses(std::string_view text, const std::function<std::string(int node)>& address) {
+  return expand_placeholders(text, [&](std::string_view name) {
+    int node = -1;
+    if (name.size() > 10 && name.starts_with("node.") && name.ends_with(".addr")) {
+      std::string_view digits = name.substr(5, name.size() - 10);
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), node);
+      if (ec != std::errc() || end != digits.data() + digits.size()) node = -1;
+    }
+    if (node < 0) throw std::runtime_error(fmt::format("no placeholder {{{}}} is known here", name));
+    std::string found = address ? address(node) : std::string();
+    if (found.empty()) throw std::runtime_error(fmt::format("no address is known for node {}", node));
+    return found;
+  });
 }
 
 }  // namespace chaosbench::harness

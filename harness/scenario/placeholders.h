@@ -21,4 +21,9 @@ std::string shell_quote(std::string_view value);
 
 std::string expand_placeholders(std::string_view text, const std::function<std::string(std::string_view)>& lookup);
 
+// Text that may hold only {node.N.addr} (probe and scrape URLs, a probe's argv): each
+// replaced by address(N). Throws std::runtime_error for any other placeholder (a spec
+// made by hand, not by the parser) or a node without a known address.
+std::string expand_node_addresses(std::string_view text, const std::function<std::string(int node)>& address);
+
 }  // namespace chaosbench::harness
