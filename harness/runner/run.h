@@ -112,7 +112,6 @@ class Run {
   std::optional<reports::AbortRecord> abort_;       // set when the run stopped itself
   bool steady_checked_ = false;                     // the `before` probes were asked
   bool told_faults_finished_ = false;
-  std::vector<std::string> told_active_;            // the fault names the probes know are active
   LaunchContext launch_ctx_;
   std::optional<reports::BlasRecord> blas_;  // the workers' BLAS kernel and the CPU's peak
   std::string interposer_;   // libchaosbench_cuda.so to preload, or ""

@@ -52,10 +52,13 @@ void Run::start_live_outputs() {
   });
 }
 
+// The fault driver's observer (run's thread): each applied or reverted occurrence reaches
+// the live state, Grafana and the `during` probes.
 void Run::on_fault_transition(const FaultTransition& t) {
   const reports::FaultRecord& rec = *t.record;
   if (t.active) live_.fault_applied(t.fault, rec.targets);
   else live_.fault_reverted(t.fault);
+  if (probes_) probes_->fault_active(scenario_.faults[t.fault].name, t.active);  // `during` probes
   if (!grafana_) return;
   const auto ms = static_cast<std::int64_t>(std::llround((t0_wall_ + t.t_s) * 1000.0));
   if (!t.active) return grafana_->ended(t.occurrence, ms);

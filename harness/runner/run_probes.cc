@@ -64,23 +64,13 @@ bool Run::steady_before_first_fault(double t) {
   return false;
 }
 
-// After each tick of the fault driver: which faults are in effect (for `during` probes)
-// and whether the timeline is over (for `after` probes).
+// After each tick of the fault driver: whether the timeline is over (for `after` probes;
+// which faults are in effect reaches them through the driver's observer,
+// on_fault_transition).
 void Run::tell_probes_fault_state() {
-  if (!probes_) return;
-  std::vector<std::string> active = faults_->active_names();
-  if (active != told_active_) {
-    for (const auto& name : told_active_)
-      if (std::find(active.begin(), active.end(), name) == active.end()) probes_->fault_active(name, false);
-    for (const auto& name : active)
-      if (std::find(told_active_.begin(), told_active_.end(), name) == told_active_.end())
-        probes_->fault_active(name, true);
-    told_active_ = std::move(active);
-  }
-  if (!told_faults_finished_ && faults_->schedule().finished()) {
-    told_faults_finished_ = true;
-    probes_->faults_finished();
-  }
+  if (!probes_ || told_faults_finished_ || !faults_->schedule().finished()) return;
+  told_faults_finished_ = true;
+  probes_->faults_finished();
 }
 
 // A decided stop condition, or the kill switch: records the abort, which the unwind
