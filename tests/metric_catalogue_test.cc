@@ -41,12 +41,13 @@ TEST_CASE("metric catalogue: key metrics and key timelines in the reports' order
             "train/time_to_target", "resilience/goodput", "resilience/badput", "resilience/time_to_detect",
             "resilience/time_to_recover", "resilience/lost_steps", "resilience/throughput_retention",
             "resilience/restarts", "ckpt/save_time", "ckpt/restore_time", "comm/busbw", "comm/latency",
-            "infer/throughput", "infer/latency", "infer/error_rate", "infer/ttft", "compute/gemm_tflops",
+            "infer/throughput", "infer/latency", "infer/error_rate", "infer/ttft", "infer/tpot",
+            "infer/output_tokens_per_s", "infer/request_goodput", "infer/slo_attainment", "compute/gemm_tflops",
             "compute/peak_tflops", "compute/mem_bw"});
   CHECK(names_ranked_by(&MetricDisplay::timeline_rank) ==
         std::vector<std::string>{"train/throughput", "train/step_time", "train/loss", "comm/latency", "comm/busbw",
                                  "infer/latency", "infer/throughput", "train/comm_time", "train/compute_time",
-                                 "infer/ttft"});
+                                 "infer/ttft", "infer/output_tokens_per_s", "infer/request_goodput"});
 }
 
 TEST_CASE("metric catalogue: sweep columns and objectives", "[catalogue]") {

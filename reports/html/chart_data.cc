@@ -200,7 +200,7 @@ json breakdown_json(const RunResult& run) {
 bool name_looks_latency_like(std::string_view name) {
   if (name.starts_with("resilience/") || name.starts_with("ckpt/") || name.starts_with("fault/")) return false;
   return name.find("latency") != std::string_view::npos || name.ends_with("_time") || name.ends_with("/ttft") ||
-         name.ends_with("/tpot");
+         name.ends_with("/tpot") || name.ends_with("/itl");
 }
 
 std::vector<std::string> timeline_metrics(const RunResult& run) {
