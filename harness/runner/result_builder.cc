@@ -36,6 +36,11 @@ reports::RunResult build_result(const ResultInputs& in, const reports::Judgement
   if (std::holds_alternative<CollectiveWorkload>(in.scenario.workload)) r.environment.backends["collective"] = "gloo/tcp";
   if (std::holds_alternative<ServeWorkload>(in.scenario.workload))
     r.environment.backends["serve"] = "KServe v2 over HTTP/1.1, dynamic batching; open-loop load generator";
+  if (const auto* llm = std::get_if<LlmWorkload>(&in.scenario.workload))
+    r.environment.backends["llm"] =
+        llm->endpoints.empty()
+            ? fmt::format("built-in OpenAI-compatible server ({} engine), token-level load generator", llm->engine)
+            : std::string("outside OpenAI-compatible servers, token-level load generator");
   if (std::holds_alternative<TrainWorkload>(in.scenario.workload))
     r.environment.backends["train"] = "cpu device (OpenBLAS), gloo/tcp allreduce";
   r.seed = in.scenario.seed;

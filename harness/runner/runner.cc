@@ -49,6 +49,8 @@ std::string Run::progress_text(double t) const {
     eta = std::max(0.0, coll->duration.seconds() - t);
   if (const auto* serve = std::get_if<ServeWorkload>(&scenario_.workload))
     eta = std::max(0.0, serve->load.duration.seconds() - t);
+  if (const auto* llm = std::get_if<LlmWorkload>(&scenario_.workload); llm && !llm->load.find_peak)
+    eta = std::max(0.0, llm->load.duration.seconds() - t);
   if (recovery_->restarting()) text += "  restarting";
   if (eta) text += fmt::format("  ETA {:.0f}s", *eta);
   return text;

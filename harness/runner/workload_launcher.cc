@@ -52,34 +52,49 @@ std::vector<std::string> train_argv(const Scenario& scenario, const TrainWorkloa
   return argv;
 }
 
-int serve_load_node(const ServeWorkload& w, const ClusterSpec& cluster) {
+// Where a serving workload (serve or llm) puts its load generator and its replicas.
+template <class Workload>
+int load_node_of(const Workload& w, const ClusterSpec& cluster) {
   return w.load.node >= 0 ? w.load.node : cluster.nodes - 1;
 }
 
-std::vector<int> serve_replicas(const ServeWorkload& w, const ClusterSpec& cluster) {
+template <class Workload>
+std::vector<int> replicas_of(const Workload& w, const ClusterSpec& cluster) {
   if (!w.replicas.empty()) return w.replicas;
   std::vector<int> out;
   for (int n = 0; n < cluster.nodes; ++n)
-    if (n != serve_load_node(w, cluster)) out.push_back(n);
+    if (n != load_node_of(w, cluster)) out.push_back(n);
   return out;
 }
 
 // The port replica `node` listens on: `port` in its own namespace; on a cluster of local
 // processes (every node on 127.0.0.1) each replica needs a port of its own.
-int replica_port(const ServeWorkload& w, const ClusterSpec& cluster, const LaunchContext& ctx, int node) {
-  const auto replicas = serve_replicas(w, cluster);
+int replica_port(const std::vector<int>& replicas, int port, const LaunchContext& ctx, int node) {
   const bool shared_address =
       std::count(ctx.node_addrs.begin(), ctx.node_addrs.end(), ctx.node_addrs.front()) > 1;
   const auto at = std::find(replicas.begin(), replicas.end(), node) - replicas.begin();
-  return w.port + (shared_address ? static_cast<int>(at) : 0);
+  return port + (shared_address ? static_cast<int>(at) : 0);
+}
+
+// "http://ADDR:PORT" of every replica, in replica order.
+std::vector<std::string> replica_urls(const std::vector<int>& replicas, int port, const LaunchContext& ctx) {
+  std::vector<std::string> urls;
+  for (int n : replicas)
+    urls.push_back(fmt::format("http://{}:{}", ctx.node_addrs.at(static_cast<std::size_t>(n)),
+                               replica_port(replicas, port, ctx, n)));
+  return urls;
+}
+
+std::string scenario_relative(const LaunchContext& ctx, const std::string& path) {
+  if (path.empty() || path.front() == '/') return path;
+  return ctx.scenario_dir + "/" + path;
 }
 
 std::vector<std::string> serve_argv(const ServeWorkload& w, const LaunchContext& ctx, const ClusterSpec& cluster,
                                     int node, const std::string& host) {
   bench::serve::ServeSettings settings = w;
-  settings.port = replica_port(w, cluster, ctx, node);
-  auto& dir = settings.checkpoint_dir;
-  if (!dir.empty() && dir.front() != '/') dir = ctx.scenario_dir + "/" + dir;
+  settings.port = replica_port(replicas_of(w, cluster), w.port, ctx, node);
+  settings.checkpoint_dir = scenario_relative(ctx, settings.checkpoint_dir);
   std::vector<std::string> argv{ctx.self_exe, "worker", "serve"};
   for (auto& flag : bench::serve::encode_serve_settings(settings)) argv.push_back(std::move(flag));
   argv.insert(argv.end(), {"--host", host, "--seed", std::to_string(ctx.seed)});
@@ -87,10 +102,7 @@ std::vector<std::string> serve_argv(const ServeWorkload& w, const LaunchContext&
 }
 
 std::vector<std::string> load_argv(const ServeWorkload& w, const LaunchContext& ctx, const ClusterSpec& cluster) {
-  std::vector<std::string> endpoints;
-  for (int n : serve_replicas(w, cluster))
-    endpoints.push_back(fmt::format("http://{}:{}", ctx.node_addrs.at(static_cast<std::size_t>(n)),
-                                    replica_port(w, cluster, ctx, n)));
+  const auto endpoints = replica_urls(replicas_of(w, cluster), w.port, ctx);
   std::vector<std::string> argv{ctx.self_exe, "worker", "load"};
   for (auto& flag : bench::load::encode_load_settings(w.load)) argv.push_back(std::move(flag));
   argv.insert(argv.end(), {"--endpoints", fmt::format("{}", fmt::join(endpoints, ",")),
@@ -99,20 +111,50 @@ std::vector<std::string> load_argv(const ServeWorkload& w, const LaunchContext& 
   return argv;
 }
 
+std::vector<std::string> llm_serve_argv(const LlmWorkload& w, const LaunchContext& ctx, const ClusterSpec& cluster,
+                                        int node, const std::string& host) {
+  bench::llm::LlmServeSettings settings = w;
+  settings.port = replica_port(replicas_of(w, cluster), w.port, ctx, node);
+  std::vector<std::string> argv{ctx.self_exe, "worker", "llm-serve"};
+  for (auto& flag : bench::llm::encode_llm_serve_settings(settings)) argv.push_back(std::move(flag));
+  argv.insert(argv.end(), {"--host", host, "--seed", std::to_string(ctx.seed)});
+  return argv;
+}
+
+std::vector<std::string> llm_load_argv(const LlmWorkload& w, const LaunchContext& ctx, const ClusterSpec& cluster) {
+  const auto endpoints = w.endpoints.empty() ? replica_urls(replicas_of(w, cluster), w.port, ctx) : w.endpoints;
+  bench::llm::LlmLoadSettings settings = w.load;
+  settings.dataset = scenario_relative(ctx, settings.dataset);
+  std::vector<std::string> argv{ctx.self_exe, "worker", "llm-load"};
+  for (auto& flag : bench::llm::encode_llm_load_settings(settings)) argv.push_back(std::move(flag));
+  argv.insert(argv.end(), {"--endpoints", fmt::format("{}", fmt::join(endpoints, ",")),
+                           "--model", w.model_name,
+                           "--seed", std::to_string(ctx.seed)});
+  return argv;
+}
+
 }  // namespace
 
 namespace {
 
-// The nodes ranks go on, in rank order: a restart's remaining nodes, a serve workload's
-// replicas then its load generator, a command's nodes, or every node.
+// The nodes ranks go on, in rank order: a restart's remaining nodes, a serving workload's
+// replicas then its load generator (an llm workload on outside endpoints: the load
+// generator alone), a command's nodes, or every node.
 std::vector<int> launch_nodes(const Scenario& scenario, const LaunchContext& ctx) {
   const auto& cluster = scenario.cluster;
   const auto* command = std::get_if<CommandWorkload>(&scenario.workload);
   const auto* serve = std::get_if<ServeWorkload>(&scenario.workload);
+  const auto* llm = std::get_if<LlmWorkload>(&scenario.workload);
   if (!ctx.only_nodes.empty()) return ctx.only_nodes;
   if (serve) {
-    auto nodes = serve_replicas(*serve, cluster);
-    nodes.push_back(serve_load_node(*serve, cluster));
+    auto nodes = replicas_of(*serve, cluster);
+    nodes.push_back(load_node_of(*serve, cluster));
+    return nodes;
+  }
+  if (llm) {
+    std::vector<int> nodes;
+    if (llm->endpoints.empty()) nodes = replicas_of(*llm, cluster);
+    nodes.push_back(load_node_of(*llm, cluster));
     return nodes;
   }
   if (command && !command->nodes.empty()) return command->nodes;
@@ -181,8 +223,12 @@ std::vector<RankLaunch> plan_workload(const Scenario& scenario, const LaunchCont
       } else if (const auto* train = std::get_if<TrainWorkload>(&scenario.workload)) {
         spec.argv = train_argv(scenario, *train, ctx, node, addr);
       } else if (serve) {
-        const bool driver = node == serve_load_node(*serve, cluster);
+        const bool driver = node == load_node_of(*serve, cluster);
         spec.argv = driver ? load_argv(*serve, ctx, cluster) : serve_argv(*serve, ctx, cluster, node, addr);
+        l.service = !driver;
+      } else if (const auto* llm = std::get_if<LlmWorkload>(&scenario.workload)) {
+        const bool driver = node == load_node_of(*llm, cluster);
+        spec.argv = driver ? llm_load_argv(*llm, ctx, cluster) : llm_serve_argv(*llm, ctx, cluster, node, addr);
         l.service = !driver;
       } else {
         for (const auto& a : command->argv) spec.argv.push_back(expand_placeholders(a, lookup));

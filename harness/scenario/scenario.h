@@ -15,6 +15,8 @@
 #include "bench/collective/collective_settings.h"
 #include "bench/load/load_settings.h"
 #include "bench/protocol/record.h"
+#include "bench/llm/llm_load_settings.h"
+#include "bench/llm/llm_serve_settings.h"
 #include "bench/serve/serve_settings.h"
 #include "bench/train/recovery_spec.h"
 #include "bench/train/train_settings.h"
@@ -90,6 +92,21 @@ struct ServeWorkload : bench::serve::ServeSettings {
   LoadSpec load;
 };
 
+// LLM serving: the built-in OpenAI-compatible server on some nodes (replicas, services)
+// or outside servers (`endpoints`), and the token-level load generator on another node
+// (the driver). As for serve, each part is its worker's settings plus where it runs.
+struct LlmLoadSpec : bench::llm::LlmLoadSettings {
+  // 20s, as the serve workload's load (tests/workload_settings_test.cc checks both).
+  LlmLoadSpec() { duration = Duration{std::chrono::seconds(20)}; }
+  int node = -1;  // -1: the last node
+};
+
+struct LlmWorkload : bench::llm::LlmServeSettings {
+  std::vector<int> replicas;           // nodes; empty: every node but the load's
+  std::vector<std::string> endpoints;  // outside servers ("http://host:port"): no replica is started
+  LlmLoadSpec load;
+};
+
 struct CommandWorkload {
   std::vector<std::string> argv;
   std::vector<int> nodes;  // empty: every node
@@ -99,8 +116,8 @@ struct CommandWorkload {
   RecoverySpec recovery;  // none or restart
 };
 
-using WorkloadSpec = std::variant<CollectiveWorkload, CommandWorkload, TrainWorkload, ServeWorkload>;
-std::string_view workload_kind(const WorkloadSpec& w);  // "collective", "command", "train", "serve"
+using WorkloadSpec = std::variant<CollectiveWorkload, CommandWorkload, TrainWorkload, ServeWorkload, LlmWorkload>;
+std::string_view workload_kind(const WorkloadSpec& w);  // "collective", "command", "train", "serve", "llm"
 // The workload's recovery settings; a collective has none (mode none).
 RecoverySpec workload_recovery(const WorkloadSpec& w);
 

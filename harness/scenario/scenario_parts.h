@@ -19,6 +19,9 @@ ClusterSpec parse_cluster(ParseContext& ctx, const json* value, const std::strin
 WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 ServeWorkload parse_serve(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
+LlmWorkload parse_llm(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
+// llm_load_parser.cc: the llm workload's "load" block.
+void parse_llm_load(ParseContext& ctx, const json& value, const ClusterSpec& cluster, LlmLoadSpec& load);
 // workload.recovery; "elastic" only where the workload can carry on without a rank.
 RecoverySpec parse_recovery(ParseContext& ctx, const json& value, const ClusterSpec& cluster, bool elastic_allowed);
 std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster);

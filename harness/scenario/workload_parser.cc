@@ -11,7 +11,7 @@
 namespace chaosbench::harness {
 namespace {
 
-const std::vector<std::string_view> kKinds{"collective", "command", "train", "serve"};
+const std::vector<std::string_view> kKinds{"collective", "command", "train", "serve", "llm"};
 
 // A gloo full mesh opens a listening port per peer pair; on one loopback address more
 // than this many ranks run out of ports (256 ranks failed with EADDRINUSE here).
@@ -127,6 +127,7 @@ bool has_fault_with(const Scenario& scenario, faults::FaultTrait trait) {
 std::string_view workload_kind(const WorkloadSpec& w) {
   if (std::holds_alternative<CollectiveWorkload>(w)) return "collective";
   if (std::holds_alternative<ServeWorkload>(w)) return "serve";
+  if (std::holds_alternative<LlmWorkload>(w)) return "llm";
   return std::holds_alternative<TrainWorkload>(w) ? "train" : "command";
 }
 
@@ -143,7 +144,7 @@ WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterS
   }
   auto kind_it = value.find("kind");
   if (kind_it == value.end()) {
-    ctx.error("workload", "missing required key \"kind\" (\"collective\", \"train\", \"serve\" or \"command\")");
+    ctx.error("workload", "missing required key \"kind\" (\"collective\", \"train\", \"serve\", \"llm\" or \"command\")");
     return CollectiveWorkload{};
   }
   if (!kind_it->is_string()) {
@@ -155,11 +156,12 @@ WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterS
   if (kind == "command") return parse_command(ctx, value, cluster);
   if (kind == "train") return parse_train(ctx, value, cluster);
   if (kind == "serve") return parse_serve(ctx, value, cluster);
+  if (kind == "llm") return parse_llm(ctx, value, cluster);
   std::string later = kind == "load"
                           ? fmt::format(" (\"{}\" is not available in this version)", kind)
                           : suggestion_suffix(kind, kKinds);
   ctx.error("workload.kind",
-            fmt::format("expected \"collective\", \"train\", \"serve\" or \"command\", got \"{}\"{}", kind, later));
+            fmt::format("expected \"collective\", \"train\", \"serve\", \"llm\" or \"command\", got \"{}\"{}", kind, later));
   return CollectiveWorkload{};
 }
 
