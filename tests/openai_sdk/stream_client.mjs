@@ -1,13 +1,13 @@
 // The official OpenAI SDK for Node as an outside client of an OpenAI-compatible server
 // (tests/openai_sdk_test.sh runs it against `chaosbench worker llm-serve`).
 //
-// After one untimed warm-up request, for each endpoint (completions, chat) it sends
-// --requests streamed requests one after another, then --requests at once, then one cut by
-// max_tokens, timing each with performance.now(): at the send, and at every chunk that
-// carries text. The server's /metrics TTFT series is read before and after them. Then one
-// non-streamed request per endpoint, and requests the server must refuse (unknown model,
-// oversize prompt, streamed or not): the SDK has to raise its typed APIError carrying the
-// OpenAI error object.
+// It lists the models; then, after one untimed warm-up request, for each endpoint
+// (completions, chat) it sends --requests streamed requests one after another, then
+// --requests at once, then one cut by max_tokens, timing each with performance.now(): at
+// the send, and at every chunk that carries text. The server's /metrics TTFT series is
+// read before and after them. Then one non-streamed request per endpoint, and requests the
+// server must refuse (unknown model, oversize prompt, streamed or not): the SDK has to
+// raise its typed APIError carrying the OpenAI error object.
 //
 // Prints one JSON line per request on stdout (a failed request's line carries "error");
 // judging them is check_sdk_results.py's job.
@@ -179,6 +179,15 @@ async function scrape(phase) {
   } catch (err) {
     emit({ kind: 'metrics', phase, error: String(err) });
   }
+}
+
+// GET /v1/models through the SDK's pagination.
+try {
+  const ids = [];
+  for await (const m of client.models.list()) ids.push(m.id);
+  emit({ kind: 'models', ids });
+} catch (err) {
+  emit({ kind: 'models', error: `${err?.constructor?.name}: ${err?.message}` });
 }
 
 // One request first, untimed: the SDK's lazy loading and the first connection are not TTFT.
