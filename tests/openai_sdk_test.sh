@@ -49,15 +49,26 @@ context=2048
 
 work=$(mktemp -d)
 server=""
+child=""
 cleanup() {
-  if [ -n "$server" ]; then
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
-  fi
+  for p in $child $server; do
+    kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# Runs a command in the background and waits for it: a signal to this script then stops it
+# at once (bash holds traps until a foreground command ends).
+run() {
+  local rc=0
+  "$@" &
+  child=$!
+  wait "$child" || rc=$?
+  child=""
+  return "$rc"
+}
 
 # The engine flags: --engine synthetic --synthetic-*-us (newer) or the duration flags (older).
 if "$bin" worker llm-serve --help 2>&1 | grep -q -- '--synthetic-first-token-us'; then
@@ -83,13 +94,13 @@ done
 echo "llm-serve on 127.0.0.1:$port ($(head -n 1 "$work/server.err"))"
 
 if [ "$mode" = curl ]; then
-  python3 "$here/curl_sse_check.py" --base-url "http://127.0.0.1:$port" --model "$model" --tokens "$tokens" \
+  run python3 "$here/curl_sse_check.py" --base-url "http://127.0.0.1:$port" --model "$model" --tokens "$tokens" \
     --first-token-ms "$first_token_ms" --cadence-ms "$cadence_ms" --context "$context"
   exit
 fi
 
 status=0
-timeout 45 node "$sdk/stream_client.mjs" --base-url "http://127.0.0.1:$port/v1" --model "$model" \
+run timeout 45 node "$sdk/stream_client.mjs" --base-url "http://127.0.0.1:$port/v1" --model "$model" \
   --requests 6 --max-tokens "$max_tokens" --short-max-tokens "$short_max_tokens" \
   --oversize-prompt $((2 * context)) --metrics-url "http://127.0.0.1:$port/metrics" \
   >"$work/results.jsonl" || status=$?
@@ -99,7 +110,7 @@ if [ "$status" -ne 0 ]; then
   exit 1
 fi
 verdict=0
-python3 "$sdk/check_sdk_results.py" "$work/results.jsonl" --first-token-ms "$first_token_ms" \
+run python3 "$sdk/check_sdk_results.py" "$work/results.jsonl" --first-token-ms "$first_token_ms" \
   --cadence-ms "$cadence_ms" --tokens "$tokens" --max-tokens "$max_tokens" \
   --short-max-tokens "$short_max_tokens" --metrics-url "http://127.0.0.1:$port/metrics" || verdict=$?
 [ "$verdict" -eq 0 ] && exit 0
