@@ -17,15 +17,47 @@ packages=(
   faketime       # the agents' clock tests: a host whose clock is off by a known offset
   libcurl4-openssl-dev  # HTTP(S) client: probes, scrapes, Grafana annotations
   prometheus prometheus-node-exporter  # the Prometheus tests: a real server scrapes a run, a run scrapes node-exporter
+  nodejs npm     # tests/openai_sdk: the official OpenAI SDK for Node as an outside client of llm-serve
 )
+
+# The npm packages of tests/openai_sdk (package-lock.json) into its node_modules, once per
+# lock file. A registry out of reach is no failure of the setup: the test then says it is
+# skipped and why (npm-install.log).
+npm_packages() {
+  local dir lock why
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/openai_sdk"
+  command -v npm >/dev/null || return 0
+  lock=$(sha256sum <"$dir/package-lock.json")
+  [ "$(cat "$dir/node_modules/.installed-lock.sha256" 2>/dev/null)" = "$lock" ] && return 0
+  echo "bootstrap: npm ci in $dir"
+  if (cd "$dir" && timeout 300 npm ci --no-audit --no-fund --loglevel=error) >"$dir/npm-install.log" 2>&1; then
+    rm -f "$dir/npm-install.log"
+    echo "$lock" >"$dir/node_modules/.installed-lock.sha256"
+  else
+    # Its last line the reason, for the test's skip message.
+    why=$(grep -m 1 FetchError "$dir/npm-install.log" || grep -m 1 -E 'npm (error|ERR!) code' "$dir/npm-install.log" ||
+      tail -n 1 "$dir/npm-install.log")
+    echo "npm ci failed: ${why#npm error }" >>"$dir/npm-install.log"
+    echo "bootstrap: npm ci failed (tests/openai_sdk will be skipped): ${why#npm error }" >&2
+  fi
+  return 0
+}
+
+# A package whose command is already there from elsewhere counts as installed: NodeSource's
+# nodejs (Node 20 on Debian 12, whose own is 18) bundles npm and conflicts with Debian's.
+declare -A command_of=([nodejs]=node [npm]=npm)
 
 missing=()
 for p in "${packages[@]}"; do
+  [ -n "${command_of[$p]:-}" ] && command -v "${command_of[$p]}" >/dev/null && continue
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  npm_packages
+  exit 0
+fi
 
 echo "bootstrap: installing ${missing[*]}"
 sudo=""
@@ -52,4 +84,5 @@ fi
 status=0
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
 [ -n "$made_policy" ] && $sudo rm -f "$policy"
+[ "$status" -eq 0 ] && npm_packages
 exit "$status"
