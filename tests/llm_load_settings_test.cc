@@ -1,0 +1,70 @@
+// LlmLoadSettings' flags (llm_load_settings.h): encode and decode round-trip, the worker's
+// defaults are the struct's, and `worker llm-load` refuses a bad --dataset as a usage error
+// naming the file and line.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "bench/llm/llm_load_settings.h"
+
+using namespace chaosbench::bench::llm;
+using namespace std::chrono_literals;
+using chaosbench::common::Duration;
+
+TEST_CASE("llm-load settings: defaults and a full set round-trip through flags", "[llm-load]") {
+  CHECK(decode_llm_load_settings({}) == LlmLoadSettings{});
+  CHECK(decode_llm_load_settings(encode_llm_load_settings(LlmLoadSettings{})) == LlmLoadSettings{});
+  LlmLoadSettings s;
+  s.api = OpenAiEndpoint::kChatCompletions;
+  s.stream = false;
+  s.arrival = Arrival::kConstant;
+  s.rate = 12.5;
+  s.concurrency = 3;
+  s.duration = Duration{2500ms};
+  s.input = {LengthDistribution::kUniform, 0, 0, 16, 256, 4096};
+  s.output = {LengthDistribution::kLognormal, 128, 64, 1, 1, 1000};
+  s.ignore_eos = false;
+  s.dataset = "/tmp/p.jsonl";
+  s.slo.ttft = Duration{200ms};
+  s.slo.tpot = Duration{25us};
+  s.slo.e2e = Duration{3s};
+  s.timeout = Duration{9s};
+  s.window = Duration{250ms};
+  s.max_in_flight = 77;
+  s.find_peak = PeakSearchSettings{2, 95, 0.2, Duration{1500ms}, 9};
+  CHECK(decode_llm_load_settings(encode_llm_load_settings(s)) == s);
+}
+
+TEST_CASE("llm-load settings: bad flags are refused with the flag named", "[llm-load]") {
+  CHECK_THROWS_WITH(decode_llm_load_settings({"--arrival", "bursty"}), Catch::Contains("--arrival"));
+  CHECK_THROWS_WITH(decode_llm_load_settings({"--output", "fixed"}), Catch::Contains("--output"));
+  CHECK_THROWS_WITH(decode_llm_load_settings({"--rate", "0"}), Catch::Contains("--rate"));
+}
+
+TEST_CASE("llm-load worker: a malformed dataset is a usage error naming file and line", "[llm-load]") {
+  char path[] = "/tmp/llm_load_dataset_XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  struct Remove {
+    const char* p;
+    ~Remove() { std::remove(p); }
+  } remove{path};
+  std::ofstream(path) << "{\"prompt\": \"fine\"}\n{\"prompt\": 3}\n";
+  const std::string cmd = std::string(CHAOSBENCH_BINARY) +
+                          " worker llm-load --endpoints http://127.0.0.1:9 --wait-ready-ms 0 --dataset " + path + " 2>&1";
+  FILE* out = ::popen(cmd.c_str(), "r");
+  REQUIRE(out != nullptr);
+  std::string text;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, out)) text += buf;
+  const int status = ::pclose(out);
+  INFO(text);
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK_THAT(text, Catch::Contains(path) && Catch::Contains("line 2"));
+}
