@@ -25,9 +25,7 @@ LlmLoadRecorder::LlmLoadRecorder(MetricsClient& metrics, LlmRecorderOptions opti
 void LlmLoadRecorder::finished(const StreamTiming& t, Clock::time_point) {
   window_tally_.add(t);
   if (total_tally_.add(t).attained()) ++result_.attained;
-  result_.output_tokens += t.output_tokens;
-  window_.tokens += t.output_tokens;
-  if (!t.ok()) {
+  if (!t.ok()) {  // a failed request's tokens are not output (as vLLM's benchmark counts)
     ++result_.failed;
     ++window_.failed;
     const std::string reason(to_string(t.failure));
@@ -37,6 +35,8 @@ void LlmLoadRecorder::finished(const StreamTiming& t, Clock::time_point) {
   }
   ++result_.completed;
   ++window_.completed;
+  result_.output_tokens += t.output_tokens;
+  window_.tokens += t.output_tokens;
   result_.token_chunks += t.counted_tokens;
   if (t.ttft) result_.ttft_ms.push_back(StreamTiming::ms(*t.ttft));
   result_.e2e_ms.push_back(StreamTiming::ms(t.e2e));

@@ -1,7 +1,8 @@
 // Turns the LLM load generator's finished requests into metrics for the harness and an
 // LlmLoadResult. Per finished request: infer/ttft, infer/tpot (streaming only: not
 // streamed, TPOT is meaningless) and infer/e2e_latency samples in ms for completed
-// requests, and its ITL gaps as infer/itl samples. Per window: infer/output_tokens_per_s,
+// requests, and its ITL gaps as infer/itl samples. Per window: infer/output_tokens_per_s
+// (output tokens of the requests completed in it),
 // infer/request_goodput, infer/throughput (completed/s), infer/error_rate (failed /
 // finished, %), infer/slo_attainment (only when something finished) and
 // infer/failed_streams (one sample per failure kind seen, label `reason`).

@@ -19,8 +19,8 @@ struct LlmLoadResult {
   std::int64_t failed = 0;
   std::int64_t failovers = 0;  // attempts moved to another endpoint after a connect failure
   std::map<std::string, std::int64_t> failures;  // by to_string(StreamFailure)
-  std::int64_t output_tokens = 0;
-  std::int64_t token_chunks = 0;   // token-carrying events received (streaming)
+  std::int64_t output_tokens = 0;  // of completed requests
+  std::int64_t token_chunks = 0;   // token-carrying events of completed requests
   std::int64_t itl_gaps = 0;       // every gap measured
   std::int64_t itl_sent = 0;       // gaps sent as infer/itl samples
   std::int64_t attained = 0;       // requests within every SLO bound
