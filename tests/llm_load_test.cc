@@ -49,22 +49,29 @@ unsigned short closed_port() {
   return ntohs(a.sin_port);
 }
 
-// TTFT counts from the scheduled time, so it includes the server's own admission queue
-// (reading and parsing a burst of requests), which the server's answer head marks: the
-// first byte. The client's accuracy is TTFT − first byte against the configured 150 ms
-// (the synthetic server writes the head as it starts the generation); at 1 stream the
-// admission is immediate and TTFT itself must match.
+// TTFT counts from the scheduled time, so at 200 streams it includes the client's sending
+// of the burst and the server's admission of it. The server times its first token from
+// its own arrival stamp, which lies between the request's send (send_lag) and the head of
+// its answer (first_byte, written just after): so each TTFT must lie within
+// [send + 150 ms, first byte + 150 ms], give or take the client's reading. That bracket is
+// the client's accuracy; at 1 stream it is narrow and TTFT itself must match.
 void check_ground_truth(const LlmLoadResult& r, int streams) {
   INFO(format_llm_load_summary(r));
   REQUIRE(r.completed == streams);
   CHECK(r.failed == 0);
   CHECK(r.output_tokens == 64 * streams);
   REQUIRE(r.first_byte_ms.size() == r.ttft_ms.size());
-  std::vector<double> after_head;
-  for (std::size_t i = 0; i < r.ttft_ms.size(); ++i) after_head.push_back(r.ttft_ms[i] - r.first_byte_ms[i]);
-  CHECK(*percentile(after_head, 50) == Approx(150).margin(2));
+  REQUIRE(r.send_lag_ms.size() == r.ttft_ms.size());
+  std::vector<double> after_send, after_head;
+  for (std::size_t i = 0; i < r.ttft_ms.size(); ++i) {
+    after_send.push_back(r.ttft_ms[i] - r.send_lag_ms[i]);
+    after_head.push_back(r.ttft_ms[i] - r.first_byte_ms[i]);
+  }
+  CHECK(*percentile(after_send, 50) >= 149.5);
+  // 200 first tokens fall due at once: the server's burst of writes and the client's reads
+  // of it take a few ms on two shared cores, so 3 ms there (bench/llm_load.sh measures it).
+  CHECK(*percentile(after_head, 50) <= (streams == 1 ? 152 : 153));
   if (streams == 1) CHECK(*percentile(r.ttft_ms, 50) == Approx(150).margin(2));
-  CHECK(*percentile(r.send_lag_ms, 50) < 2);
   CHECK(*percentile(r.tpot_ms, 50) == Approx(20).margin(0.5));
   CHECK(*percentile(r.itl_ms, 50) == Approx(20).margin(1));
 }
