@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bench/llm/llm_load_settings.h"
+#include "bench/load/load_config.h"
 
 using namespace chaosbench::bench::llm;
 using namespace std::chrono_literals;
@@ -67,4 +68,16 @@ TEST_CASE("llm-load worker: a malformed dataset is a usage error naming file and
   INFO(text);
   CHECK(WEXITSTATUS(status) == 2);
   CHECK_THAT(text, Catch::Contains(path) && Catch::Contains("line 2"));
+}
+
+TEST_CASE("llm-load worker: --endpoints parses as a comma-separated list", "[llm-load]") {
+  std::string error;
+  const auto list = chaosbench::bench::load::parse_endpoint_list("http://10.0.0.1:8000,,http://b", error);
+  REQUIRE(list);
+  REQUIRE(list->size() == 2);
+  CHECK((*list)[0].text() == "10.0.0.1:8000");
+  CHECK((*list)[1].text() == "b:80");
+  CHECK_FALSE(chaosbench::bench::load::parse_endpoint_list(",", error));
+  CHECK_FALSE(chaosbench::bench::load::parse_endpoint_list("http://a:1,b:2", error));
+  CHECK_THAT(error, Catch::Contains("b:2"));
 }

@@ -36,6 +36,17 @@ LlmLoadPlan closed_loop(unsigned short port, int streams) {
   return plan;
 }
 
+// Open loop at a constant `rate` for `length`, answers of `tokens` tokens.
+LlmLoadPlan constant_rate(const std::vector<unsigned short>& ports, double rate, std::chrono::milliseconds length,
+                          int tokens) {
+  auto plan = plan_for(ports);
+  plan.settings.arrival = Arrival::kConstant;
+  plan.settings.rate = rate;
+  plan.settings.duration = Duration{length};
+  plan.settings.output = fixed_length(tokens);
+  return plan;
+}
+
 // A port on loopback where nothing listens (bound, then closed).
 unsigned short closed_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -124,12 +135,7 @@ TEST_CASE("llm-load: round-robin over two servers and failover from a dead one",
   auto a = synthetic_server({5ms, 1ms, 4});
   auto b = synthetic_server({5ms, 1ms, 4});
   SECTION("both live: each gets about half") {
-    auto plan = plan_for({a->port(), b->port()});
-    plan.settings.arrival = Arrival::kConstant;
-    plan.settings.rate = 200;
-    plan.settings.duration = Duration{500ms};
-    plan.settings.output = fixed_length(4);
-    const auto r = run_plan(plan);
+    const auto r = run_plan(constant_rate({a->port(), b->port()}, 200, 500ms, 4));
     INFO(format_llm_load_summary(r));
     CHECK(r.completed == 100);
     CHECK(r.failovers == 0);
@@ -137,23 +143,14 @@ TEST_CASE("llm-load: round-robin over two servers and failover from a dead one",
     CHECK(b->metrics().generation_tokens() == 200);
   }
   SECTION("one down: every request fails over to the other") {
-    auto plan = plan_for({closed_port(), b->port()});
-    plan.settings.arrival = Arrival::kConstant;
-    plan.settings.rate = 100;
-    plan.settings.duration = Duration{300ms};
-    plan.settings.output = fixed_length(4);
-    const auto r = run_plan(plan);
+    const auto r = run_plan(constant_rate({closed_port(), b->port()}, 100, 300ms, 4));
     INFO(format_llm_load_summary(r));
     CHECK(r.completed == 30);
     CHECK(r.failed == 0);
     CHECK(r.failovers >= 1);
   }
   SECTION("all down: connect failures, counted") {
-    auto plan = plan_for({closed_port()});
-    plan.settings.arrival = Arrival::kConstant;
-    plan.settings.rate = 50;
-    plan.settings.duration = Duration{100ms};
-    const auto r = run_plan(plan);
+    const auto r = run_plan(constant_rate({closed_port()}, 50, 100ms, 4));
     CHECK(r.completed == 0);
     CHECK(r.failures.at("connect") == r.issued);
   }
@@ -177,12 +174,8 @@ TEST_CASE("llm-load: Poisson arrivals keep their mean rate", "[llm-load]") {
 
 TEST_CASE("llm-load: open loop past max_in_flight fails requests as rejected", "[llm-load]") {
   auto server = synthetic_server({200ms, 1ms, 2});
-  auto plan = plan_for({server->port()});
-  plan.settings.arrival = Arrival::kConstant;
-  plan.settings.rate = 100;
-  plan.settings.duration = Duration{300ms};
+  auto plan = constant_rate({server->port()}, 100, 300ms, 2);
   plan.settings.max_in_flight = 5;
-  plan.settings.output = fixed_length(2);
   const auto r = run_plan(plan);
   INFO(format_llm_load_summary(r));
   // 5 admitted at once; each slot frees after about 200 ms, so about 10 complete in all.

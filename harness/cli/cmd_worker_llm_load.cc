@@ -12,7 +12,6 @@
 #include <atomic>
 #include <csignal>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -32,18 +31,10 @@ std::atomic<bool> g_llm_load_stop{false};  // lock-free: safe to set from a sign
 extern "C" void on_llm_load_signal(int) { g_llm_load_stop.store(true); }
 
 std::vector<bench::load::Endpoint> llm_endpoints(const std::string& text) {
-  std::vector<bench::load::Endpoint> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item.empty()) continue;
-    std::string error;
-    auto endpoint = bench::load::parse_endpoint(item, error);
-    if (!endpoint) throw UsageError("--endpoints: " + error);
-    out.push_back(*endpoint);
-  }
-  if (out.empty()) throw UsageError("--endpoints: expected comma-separated http://host:port");
-  return out;
+  std::string error;
+  auto endpoints = bench::load::parse_endpoint_list(text, error);
+  if (!endpoints) throw UsageError("--endpoints: " + error);
+  return *endpoints;
 }
 
 std::vector<bench::llm::LlmRequest> dataset(const bench::llm::LlmLoadSettings& s) {
