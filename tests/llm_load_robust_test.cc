@@ -2,12 +2,16 @@
 // answers every request with canned bytes (garbage, bad JSON in an event, broken chunked
 // framing, a cut stream, a non-2xx status, a stream without [DONE]) or never answers.
 // Each must be counted as its own kind of failure, never crash or hang; and a stop
-// request must end a run at once with its streams counted as cancelled.
+// request must end a run at once with its streams counted as cancelled. And the records
+// reach a metrics socket through the generator's writer thread.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -166,4 +170,50 @@ TEST_CASE("llm-load: a stop request cancels the streams in flight", "[llm-load]"
   CHECK(std::chrono::steady_clock::now() - t0 < 1s);
   CHECK(r.completed == 0);
   CHECK(r.failures.at("cancelled") == 3);
+}
+
+TEST_CASE("llm-load: records reach the metrics socket from the writer thread", "[llm-load]") {
+  char dir[] = "/tmp/llm_load_metrics_XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string path = std::string(dir) + "/m.sock";
+  struct Cleanup {
+    std::string path, dir;
+    ~Cleanup() {
+      ::unlink(path.c_str());
+      ::rmdir(dir.c_str());
+    }
+  } cleanup{path, dir};
+  const int listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  REQUIRE(::bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listen_fd, 4) == 0);
+  std::string received;
+  std::thread reader([&] {  // one connection, read to its end
+    const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    char buf[65536];
+    for (ssize_t n; fd >= 0 && (n = ::read(fd, buf, sizeof buf)) > 0;) received.append(buf, static_cast<std::size_t>(n));
+    if (fd >= 0) ::close(fd);
+  });
+  auto server = chaosbench::test::synthetic_server({5ms, 1ms, 4});
+  auto plan = plan_for({server->port()});
+  plan.settings.arrival = Arrival::kConcurrency;
+  plan.settings.concurrency = 2;
+  plan.settings.duration = Duration{300ms};
+  plan.settings.window = Duration{100ms};
+  {
+    chaosbench::bench::MetricsClient metrics("unix:" + path, 0);
+    REQUIRE(metrics.connected());
+    std::atomic<bool> stop{false};
+    LlmLoadGenerator generator(plan, metrics, stop);
+    const auto r = generator.run();
+    CHECK(r.completed > 0);
+  }  // the client closes: the reader sees the end
+  reader.join();
+  ::close(listen_fd);
+  for (const char* name : {"infer/ttft", "infer/tpot", "infer/e2e_latency", "infer/itl", "infer/throughput",
+                           "infer/output_tokens_per_s", "infer/request_goodput", "infer/slo_attainment",
+                           "infer/error_rate"})
+    CHECK_THAT(received, Catch::Contains(std::string("\"") + name + "\""));
 }

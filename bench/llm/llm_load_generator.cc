@@ -97,6 +97,7 @@ struct LlmLoadGenerator::Loop {
   std::exponential_distribution<double> gap;
   Clock::time_point start, end_issue, next_arrival;
   bool issuing = true;
+  std::unique_ptr<LlmMetricsQueue> queue;  // during run(): the MetricsClient's only user
   std::unique_ptr<LlmLoadRecorder> recorder;
   std::vector<char> buffer = std::vector<char>(kReadBuffer);
 };
@@ -300,8 +301,9 @@ void LlmLoadGenerator::Loop::warm_up() {
 LlmLoadResult LlmLoadGenerator::Loop::run() {
   warm_up();
   start = Clock::now();
+  queue = std::make_unique<LlmMetricsQueue>(metrics);
   recorder = std::make_unique<LlmLoadRecorder>(
-      metrics, LlmRecorderOptions{s.slo, s.stream, s.window.value, plan.itl_budget_per_s, plan.seed, plan.send_samples},
+      *queue, LlmRecorderOptions{s.slo, s.stream, s.window.value, plan.itl_budget_per_s, plan.seed, plan.send_samples},
       start);
   end_issue = start + to_clock(s.duration.value);
   next_arrival = start;
@@ -323,7 +325,10 @@ LlmLoadResult LlmLoadGenerator::Loop::run() {
     recorder->tick(now);
     wait(now);
   }
-  return recorder->finish(Clock::now());
+  auto result = recorder->finish(Clock::now());
+  recorder.reset();
+  queue.reset();  // writes what is queued and joins: the caller has its MetricsClient back
+  return result;
 }
 
 LlmLoadGenerator::LlmLoadGenerator(LlmLoadPlan plan, MetricsClient& metrics, const std::atomic<bool>& stop)

@@ -5,10 +5,11 @@
 //
 // One thread runs an epoll loop over non-blocking connections, one per request in flight,
 // kept alive and reused when the server allows; each read is timestamped as it returns,
-// and the loop never blocks but in epoll_wait. Every latency counts from the request's
-// scheduled time (its arrival; in the closed loop, the moment its slot freed), so a slow
-// client or server cannot hide queueing (no coordinated omission). Open loop: a request
-// due while max_in_flight are in flight fails at once as `rejected` instead of queueing.
+// and the loop never blocks but in epoll_wait (a second thread writes the metrics).
+// Every latency counts from the request's scheduled time (its arrival; in the closed
+// loop, the moment its slot freed), so a slow client or server cannot hide queueing (no
+// coordinated omission). Open loop: a request due while max_in_flight are in flight fails
+// at once as `rejected` instead of queueing.
 //
 // Endpoints take requests in turn. A connect failure (refused, reset, or closed before any
 // answer byte) moves the request to the next endpoint, keeping its scheduled time, until
@@ -53,7 +54,9 @@ class LlmLoadGenerator {
   LlmLoadGenerator(const LlmLoadGenerator&) = delete;
   LlmLoadGenerator& operator=(const LlmLoadGenerator&) = delete;
 
-  // Runs once (blocking) and returns what it measured.
+  // Runs once (blocking) and returns what it measured. While it runs, a writer thread of
+  // its own sends the records through `metrics` (llm_metrics_queue.h), so the caller must
+  // not use that client until run() returns.
   LlmLoadResult run();
 
  private:

@@ -12,7 +12,7 @@ constexpr std::size_t kItlKeep = std::size_t{1} << 21;  // whole up to here, the
 
 }  // namespace
 
-LlmLoadRecorder::LlmLoadRecorder(MetricsClient& metrics, LlmRecorderOptions options, Clock::time_point start)
+LlmLoadRecorder::LlmLoadRecorder(LlmMetricsQueue& metrics, LlmRecorderOptions options, Clock::time_point start)
     : metrics_(metrics),
       options_(options),
       start_(start),

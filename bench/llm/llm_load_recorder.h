@@ -25,7 +25,7 @@
 #include "bench/llm/goodput_tally.h"
 #include "bench/llm/llm_load_result.h"
 #include "bench/llm/stream_timing.h"
-#include "bench/protocol/metrics_client.h"
+#include "bench/llm/llm_metrics_queue.h"
 
 namespace chaosbench::bench::llm {
 
@@ -42,7 +42,7 @@ class LlmLoadRecorder {
  public:
   using Clock = std::chrono::steady_clock;
 
-  LlmLoadRecorder(MetricsClient& metrics, LlmRecorderOptions options, Clock::time_point start);
+  LlmLoadRecorder(LlmMetricsQueue& metrics, LlmRecorderOptions options, Clock::time_point start);
 
   void issued() { ++result_.issued; }
   void failover() { ++result_.failovers; }
@@ -63,7 +63,7 @@ class LlmLoadRecorder {
   void keep_itl(double ms);
   void close_window(double length_s);
 
-  MetricsClient& metrics_;
+  LlmMetricsQueue& metrics_;
   LlmRecorderOptions options_;
   Clock::time_point start_, window_end_, next_adapt_;
   LlmLoadResult result_;
