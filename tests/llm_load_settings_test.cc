@@ -1,6 +1,6 @@
 // LlmLoadSettings' flags (llm_load_settings.h): encode and decode round-trip, the worker's
 // defaults are the struct's, and `worker llm-load` refuses a bad --dataset as a usage error
-// naming the file and line.
+// naming the file and line, and an endpoint that never becomes ready.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "bench/llm/llm_load_settings.h"
 #include "bench/load/load_config.h"
@@ -47,6 +48,22 @@ TEST_CASE("llm-load settings: bad flags are refused with the flag named", "[llm-
   CHECK_THROWS_WITH(decode_llm_load_settings({"--rate", "0"}), Catch::Contains("--rate"));
 }
 
+namespace {
+
+// Runs `chaosbench worker llm-load ARGS`; its exit status and output (stderr too).
+std::pair<int, std::string> worker_llm_load(const std::string& args) {
+  const std::string cmd = std::string(CHAOSBENCH_BINARY) + " worker llm-load " + args + " 2>&1";
+  FILE* out = ::popen(cmd.c_str(), "r");
+  if (out == nullptr) return {-1, "popen failed"};
+  std::string text;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, out)) text += buf;
+  const int status = ::pclose(out);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+}  // namespace
+
 TEST_CASE("llm-load worker: a malformed dataset is a usage error naming file and line", "[llm-load]") {
   char path[] = "/tmp/llm_load_dataset_XXXXXX";
   const int fd = ::mkstemp(path);
@@ -57,17 +74,18 @@ TEST_CASE("llm-load worker: a malformed dataset is a usage error naming file and
     ~Remove() { std::remove(p); }
   } remove{path};
   std::ofstream(path) << "{\"prompt\": \"fine\"}\n{\"prompt\": 3}\n";
-  const std::string cmd = std::string(CHAOSBENCH_BINARY) +
-                          " worker llm-load --endpoints http://127.0.0.1:9 --wait-ready-ms 0 --dataset " + path + " 2>&1";
-  FILE* out = ::popen(cmd.c_str(), "r");
-  REQUIRE(out != nullptr);
-  std::string text;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, out)) text += buf;
-  const int status = ::pclose(out);
+  const auto [status, text] = worker_llm_load(std::string("--endpoints http://127.0.0.1:9 --wait-ready-ms 0 --dataset ") + path);
   INFO(text);
-  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(status == 2);
   CHECK_THAT(text, Catch::Contains(path) && Catch::Contains("line 2"));
+}
+
+TEST_CASE("llm-load worker: an endpoint that never becomes ready is an error naming it", "[llm-load]") {
+  // Port 9 (discard) on loopback: nothing listens there in a test environment.
+  const auto [status, text] = worker_llm_load("--endpoints http://127.0.0.1:9 --wait-ready-ms 200");
+  INFO(text);
+  CHECK(status == 1);
+  CHECK_THAT(text, Catch::Contains("not ready") && Catch::Contains("127.0.0.1:9"));
 }
 
 TEST_CASE("llm-load worker: --endpoints parses as a comma-separated list", "[llm-load]") {
