@@ -27,11 +27,12 @@ namespace {
 
 const SyntheticTiming kGroundTruth{150ms, 20ms, 64};
 
-LlmLoadPlan closed_loop(unsigned short port, int streams) {
+// `rounds` rounds of `streams` requests, each round taking about 1.41 s at the ground truth.
+LlmLoadPlan closed_loop(unsigned short port, int streams, int rounds = 1) {
   auto plan = plan_for({port});
   plan.settings.arrival = Arrival::kConcurrency;
   plan.settings.concurrency = streams;
-  plan.settings.duration = Duration{500ms};  // one round of `streams` requests
+  plan.settings.duration = Duration{std::chrono::milliseconds(1410 * (rounds - 1) + 90)};
   plan.settings.output = fixed_length(64);
   return plan;
 }
@@ -68,9 +69,9 @@ unsigned short closed_port() {
 // the client's accuracy; at 1 stream it is narrow and TTFT itself must match.
 void check_ground_truth(const LlmLoadResult& r, int streams) {
   INFO(format_llm_load_summary(r));
-  REQUIRE(r.completed == streams);
+  REQUIRE(r.completed >= streams);
   CHECK(r.failed == 0);
-  CHECK(r.output_tokens == 64 * streams);
+  CHECK(r.output_tokens == 64 * r.completed);
   REQUIRE(r.first_byte_ms.size() == r.ttft_ms.size());
   REQUIRE(r.send_lag_ms.size() == r.ttft_ms.size());
   std::vector<double> after_send, after_head;
@@ -93,7 +94,8 @@ TEST_CASE("llm-load: measured TTFT and TPOT match the synthetic server at 1 stre
   LlmServerConfig cfg;
   cfg.context_tokens = 1024;
   auto server = synthetic_server(kGroundTruth, cfg);
-  check_ground_truth(run_plan(closed_loop(server->port(), 1)), 1);
+  // Three requests in turn: one timer woken late on a loaded machine is not the median.
+  check_ground_truth(run_plan(closed_loop(server->port(), 1, 3)), 1);
 }
 
 TEST_CASE("llm-load: measured TTFT and TPOT match the synthetic server at 200 streams", "[llm-load]") {
