@@ -3,13 +3,16 @@
 // --endpoints, --model and --seed, which the scenario launcher adds per launch. Waits
 // (bounded) for every endpoint's GET /health or /v1/models first. Reports to
 // CHAOSBENCH_METRICS when set; prints a JSON summary (or the find_peak bracket) on stdout.
-// SIGTERM/SIGINT end the run: streams in flight count as cancelled, the summary is printed.
+// SIGTERM/SIGINT end the run (also the readiness wait): streams in flight count as
+// cancelled, the summary is printed.
 // Exit: 0 when it ran (request errors are the harness's to judge), 2 for usage errors (bad
 // flags, an unreadable or malformed --dataset), 1 when an endpoint never became ready or
 // find_peak found no bracket.
 #include "harness/cli/cmd_worker_llm_load.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <iostream>
 
@@ -46,6 +49,29 @@ std::vector<bench::llm::LlmRequest> dataset(const bench::llm::LlmLoadSettings& s
   } catch (const bench::llm::PromptFileError& e) {
     throw UsageError(std::string("--dataset: ") + e.what());
   }
+}
+
+// Waits for every endpoint's GET /health or /v1/models to answer 200, in slices so that a
+// stop signal is seen. -1: all ready; else the exit code (1: not ready in time, 0: stopped,
+// with an empty summary).
+int wait_ready(const bench::llm::LlmLoadPlan& plan, std::chrono::milliseconds limit) {
+  // A server still loading its model is not yet under test: its start-up is no error.
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<std::string> not_ready;
+  do {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    not_ready = bench::load::wait_until_ready(plan.endpoints, std::clamp(left, std::chrono::milliseconds(1),
+                                                                         std::chrono::milliseconds(500)),
+                                              {"/health", "/v1/models"});
+    if (g_llm_load_stop.load()) {
+      std::cout << bench::llm::format_llm_load_summary({}) << std::endl;
+      return kExitPass;
+    }
+  } while (!not_ready.empty() && std::chrono::steady_clock::now() < deadline);
+  if (not_ready.empty()) return -1;
+  std::cerr << fmt::format("llm-load: not ready after {} ms (GET /health and /v1/models did not answer 200): {}\n",
+                           limit.count(), fmt::join(not_ready, ", "));
+  return kExitCheckFailed;
 }
 
 int run_plan(const bench::llm::LlmLoadPlan& plan, bench::MetricsClient& metrics) {
@@ -97,19 +123,13 @@ int worker_llm_load(const Args& args) {
   plan.itl_budget_per_s = vm["itl-samples-per-s"].as<double>();
   if (!(plan.itl_budget_per_s >= 0)) throw UsageError("--itl-samples-per-s: expected a rate >= 0");
   plan.prompts = dataset(plan.settings);
-  if (const long wait = vm["wait-ready-ms"].as<long>(); wait > 0) {
-    // A server still loading its model is not yet under test: its start-up is no error.
-    auto not_ready = bench::load::wait_until_ready(plan.endpoints, std::chrono::milliseconds(wait), {"/health", "/v1/models"});
-    if (!not_ready.empty()) {
-      std::cerr << fmt::format("llm-load: not ready after {} ms (GET /health and /v1/models did not answer 200): {}\n",
-                               wait, fmt::join(not_ready, ", "));
-      return kExitCheckFailed;
-    }
-  }
   g_llm_load_stop.store(false);
   bench::ScopedSignal term(SIGTERM, on_llm_load_signal);
   bench::ScopedSignal interrupt(SIGINT, on_llm_load_signal);
   bench::ScopedSignal pipe(SIGPIPE, SIG_IGN);
+  if (const long wait = vm["wait-ready-ms"].as<long>(); wait > 0) {
+    if (int code = wait_ready(plan, std::chrono::milliseconds(wait)); code >= 0) return code;
+  }
   auto metrics = bench::MetricsClient::from_environment();
   return run_plan(plan, metrics);
 }
