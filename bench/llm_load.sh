@@ -29,16 +29,24 @@ for p in "$port" "$((port + 1))"; do
   servers+=($!)
 done
 
+server_ticks() {  # utime + stime of both servers, in clock ticks
+  local total=0 pid
+  for pid in "${servers[@]}"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done
+  echo "$total"
+}
+
 run() {  # run STREAMS SECONDS ENDPOINTS: one closed-loop run; prints its figures
-  local streams=$1 secs=$2 endpoints=$3 out cpu
+  local streams=$1 secs=$2 endpoints=$3 out cpu before
   out=$(mktemp)
+  before=$(server_ticks)
   TIMEFORMAT='%U %S'
   cpu=$( { time "$bin/chaosbench" worker llm-load --endpoints "$endpoints" --model synth --arrival concurrency \
              --concurrency "$streams" --duration-ms "$((secs * 1000))" --input fixed:128 --output fixed:64 \
              --timeout-ms 30000 >"$out"; } 2>&1 )
-  python3 - "$streams" "$cpu" "$out" <<'PY'
+  python3 - "$streams" "$cpu" "$out" "$(( $(server_ticks) - before ))" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
 streams, cpu = int(sys.argv[1]), [float(x) for x in sys.argv[2].split()]
+server_s = int(sys.argv[4]) / int(sys.argv[5])
 s = json.loads(open(sys.argv[3]).read().strip().splitlines()[-1])
 t, p, i = s["ttft_ms"], s["tpot_ms"], s["itl_ms"]
 print(f"{streams:5d} streams: {s['completed']} requests, {s['failed']} failed {s['failures']}, "
@@ -48,7 +56,8 @@ print(f"{streams:5d} streams: {s['completed']} requests, {s['failed']} failed {s
       f"      client CPU {cpu[0]:.2f} s user + {cpu[1]:.2f} s sys over {s['elapsed_s']:.1f} s "
       f"= {100 * (cpu[0] + cpu[1]) / s['elapsed_s']:.0f} % of one core, "
       f"{1e6 * (cpu[0] + cpu[1]) / max(1, s['output_tokens']):.1f} us per chunk "
-      f"(~{s['output_tokens'] / max(1e-9, cpu[0] + cpu[1]):,.0f} chunks/s per core)")
+      f"(~{s['output_tokens'] / max(1e-9, cpu[0] + cpu[1]):,.0f} chunks/s per core); "
+      f"servers {100 * server_s / s['elapsed_s']:.0f} % of one core")
 PY
   rm -f "$out"
 }
