@@ -16,9 +16,17 @@ namespace po = boost::program_options;
 
 namespace {
 
+// Equal as flags are: only the fields the kind draws from (length_flag writes no others),
+// so a uniform spec's unused mean does not make a decoded copy differ.
 bool same(const LengthSpec& a, const LengthSpec& b) {
-  return a.kind == b.kind && a.mean == b.mean && a.stddev == b.stddev && a.low == b.low && a.high == b.high &&
-         a.max == b.max;
+  if (a.kind != b.kind || a.max != b.max) return false;
+  switch (a.kind) {
+    case LengthDistribution::kFixed: return a.mean == b.mean;
+    case LengthDistribution::kUniform: return a.low == b.low && a.high == b.high;
+    case LengthDistribution::kNormal:
+    case LengthDistribution::kLognormal: return a.mean == b.mean && a.stddev == b.stddev;
+  }
+  return false;
 }
 
 std::string api_name(OpenAiEndpoint e) { return e == OpenAiEndpoint::kChatCompletions ? "chat" : "completions"; }

@@ -11,6 +11,7 @@ std::string_view to_string(StreamFailure failure) {
     case StreamFailure::kMalformed: return "malformed";
     case StreamFailure::kTruncated: return "truncated";
     case StreamFailure::kCancelled: return "cancelled";
+    case StreamFailure::kRejected: return "rejected";
   }
   return "unknown";
 }

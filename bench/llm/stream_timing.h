@@ -42,6 +42,7 @@ enum class StreamFailure {
   kMalformed,   // the response or an SSE event could not be parsed
   kTruncated,   // the connection closed before the stream's end
   kCancelled,   // the client gave up (run stopped)
+  kRejected,    // never sent: the client's own bound on requests in flight was reached
 };
 std::string_view to_string(StreamFailure failure);
 

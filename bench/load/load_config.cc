@@ -16,6 +16,24 @@ LoadConfig load_config(const LoadSettings& settings) {
   return config;
 }
 
+std::optional<std::vector<Endpoint>> parse_endpoint_list(std::string_view list, std::string& error) {
+  std::vector<Endpoint> out;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const auto item = list.substr(0, comma);
+    list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
+    if (item.empty()) continue;
+    auto endpoint = parse_endpoint(item, error);
+    if (!endpoint) return std::nullopt;
+    out.push_back(*endpoint);
+  }
+  if (out.empty()) {
+    error = "expected comma-separated http://host:port";
+    return std::nullopt;
+  }
+  return out;
+}
+
 std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error) {
   constexpr std::string_view kScheme = "http://";
   if (url.substr(0, kScheme.size()) != kScheme) {

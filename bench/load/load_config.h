@@ -24,6 +24,9 @@ struct Endpoint {
 
 // The endpoint, or std::nullopt with `error` saying why not.
 std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error);
+// "http://a:1,http://b:2" (the workers' --endpoints; empty items skipped): the endpoints,
+// or std::nullopt with `error` saying why (also for none at all).
+std::optional<std::vector<Endpoint>> parse_endpoint_list(std::string_view list, std::string& error);
 
 struct LoadConfig {
   std::vector<Endpoint> endpoints;

@@ -6,14 +6,15 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
 namespace chaosbench::bench::load {
 namespace {
 
-// One GET /v2/health/ready; true on a 200 status line.
-bool ready(const Endpoint& e) {
+// One GET `path`; true on a 200 status line.
+bool ready(const Endpoint& e, const std::string& path) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -26,7 +27,7 @@ bool ready(const Endpoint& e) {
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     if (::connect(fd, found->ai_addr, found->ai_addrlen) == 0) {
-      const std::string request = "GET /v2/health/ready HTTP/1.1\r\nHost: " + e.text() + "\r\nConnection: close\r\n\r\n";
+      const std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + e.text() + "\r\nConnection: close\r\n\r\n";
       if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
         char buf[64] = {};
         const ssize_t n = ::recv(fd, buf, sizeof(buf) - 1, 0);
@@ -41,13 +42,14 @@ bool ready(const Endpoint& e) {
 
 }  // namespace
 
-std::vector<std::string> wait_until_ready(const std::vector<Endpoint>& endpoints, std::chrono::milliseconds limit) {
+std::vector<std::string> wait_until_ready(const std::vector<Endpoint>& endpoints, std::chrono::milliseconds limit,
+                                          const std::vector<std::string>& paths) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   std::vector<Endpoint> pending = endpoints;
   while (!pending.empty()) {
     std::vector<Endpoint> still;
     for (const auto& e : pending)
-      if (!ready(e)) still.push_back(e);
+      if (std::none_of(paths.begin(), paths.end(), [&](const std::string& p) { return ready(e, p); })) still.push_back(e);
     pending = std::move(still);
     if (pending.empty() || std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -14,6 +14,7 @@
 #include "harness/cli/cli_options.h"
 #include "harness/cli/worker_args.h"
 #include "harness/cli/cmd_worker_llm.h"
+#include "harness/cli/cmd_worker_llm_load.h"
 #include "harness/cli/cmd_worker_load.h"
 #include "harness/cli/cmd_worker_serve.h"
 #include "harness/cli/cmd_worker_train.h"
@@ -99,6 +100,7 @@ int cmd_worker(const Args& args) {
   if (args[0] == "serve") return worker_serve(rest);
   if (args[0] == "load") return worker_load(rest);
   if (args[0] == "llm-serve") return worker_llm_serve(rest);
+  if (args[0] == "llm-load") return worker_llm_load(rest);
   if (args[0] == "blas-probe") return worker_blas_probe(rest);
   throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, serve, load, llm-serve, blas-probe)");
 }

@@ -5,7 +5,6 @@
 #include "harness/cli/cmd_worker_load.h"
 
 #include <iostream>
-#include <sstream>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -22,17 +21,10 @@ namespace chaosbench::harness {
 namespace {
 
 std::vector<bench::load::Endpoint> endpoint_list(const std::string& text) {
-  std::vector<bench::load::Endpoint> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item.empty()) continue;
-    std::string error;
-    auto endpoint = bench::load::parse_endpoint(item, error);
-    if (!endpoint) throw UsageError("--endpoints: " + error);
-    out.push_back(*endpoint);
-  }
-  return out;
+  std::string error;
+  auto endpoints = bench::load::parse_endpoint_list(text, error);
+  if (!endpoints) throw UsageError("--endpoints: " + error);
+  return *endpoints;
 }
 
 }  // namespace
