@@ -10,7 +10,9 @@
 #     server's /metrics counters by tests/openai_sdk/check_sdk_results.py. When only the
 #     timing disagrees and a raw-socket client (tests/openai_sdk/raw_ttft.py) misses the
 #     engine's delay too on one request in ten, the machine is too loaded to judge:
-#     skipped, with the figures.
+#     skipped, with the figures. chaosbench's own client (`worker llm-load`, one stream at a
+#     time) streams from the same server: its TTFT median must agree with the SDK's
+#     sequential requests' (2 ms or 5 %) and its token counts with the engine's.
 #   openai_sdk_test.sh curl /path/to/chaosbench   (llm.curl_sse)
 #     `curl -N` streams: well-formed SSE, chunked; bad input gets the OpenAI error object
 #     (tests/curl_sse_check.py).
@@ -113,6 +115,30 @@ verdict=0
 run python3 "$sdk/check_sdk_results.py" "$work/results.jsonl" --first-token-ms "$first_token_ms" \
   --cadence-ms "$cadence_ms" --tokens "$tokens" --max-tokens "$max_tokens" \
   --short-max-tokens "$short_max_tokens" --metrics-url "http://127.0.0.1:$port/metrics" || verdict=$?
+# chaosbench's own client on the same server, one stream at a time as the SDK's sequential
+# requests: its TTFT median and token counts must agree with the SDK's.
+run "$bin" worker llm-load --endpoints "http://127.0.0.1:$port" --model "$model" --arrival concurrency \
+  --concurrency 1 --duration-ms 2500 --input fixed:16 --output "fixed:$max_tokens" --ignore-eos false \
+  >"$work/llm-load.json" 2>"$work/llm-load.err" || { echo "FAIL: llm-load failed:"; cat "$work/llm-load.err"; exit 1; }
+# (after the SDK's checks, which compare the server's counters with what the SDK got)
+agree=0
+python3 - "$work/results.jsonl" "$work/llm-load.json" "$tokens" <<'PY' || agree=$?
+import json, statistics, sys
+sdk = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+seq = [l["ttft_ms"] for l in sdk if l.get("kind") == "stream" and l.get("mode") == "sequential"
+       and l.get("endpoint") == "completions" and l.get("ttft_ms") is not None]
+ours = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")][-1]
+tokens = int(sys.argv[3])
+sdk_p50, our_p50 = statistics.median(seq), ours["ttft_ms"]["p50"]
+per_request = ours["output_tokens"] / max(1, ours["completed"])
+print(f"TTFT p50: the SDK {sdk_p50:.2f} ms over {len(seq)}, chaosbench llm-load {our_p50:.2f} ms over "
+      f"{ours['completed']}; tokens per request: llm-load {per_request:g}, the engine {tokens}")
+if ours["failed"] or per_request != tokens:
+    sys.exit("FAIL: llm-load's requests failed or counted other tokens than the engine made")
+sys.exit(3 if abs(sdk_p50 - our_p50) > max(2, 0.05 * our_p50) else 0)
+PY
+[ "$agree" -eq 1 ] && exit 1
+[ "$verdict" -eq 0 ] && verdict=$agree
 [ "$verdict" -eq 0 ] && exit 0
 if [ "$verdict" -eq 3 ]; then
   # Only the timing disagreed. If a raw-socket client misses the delay by more than the
