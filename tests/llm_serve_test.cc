@@ -268,8 +268,9 @@ TEST_CASE("llm-serve: the worker announces its port and stops on SIGTERM", "[llm
   REQUIRE(pid >= 0);
   if (pid == 0) {
     std::freopen(log.c_str(), "w", stderr);
-    ::execl(CHAOSBENCH_BINARY, CHAOSBENCH_BINARY, "worker", "llm-serve", "--synthetic-first-token", "1ms",
-            "--synthetic-cadence", "1ms", "--synthetic-tokens", "2", static_cast<char*>(nullptr));
+    ::execl(CHAOSBENCH_BINARY, CHAOSBENCH_BINARY, "worker", "llm-serve", "--engine", "synthetic", "--port", "0",
+            "--synthetic-first-token-us", "1000", "--synthetic-cadence-us", "1000", "--synthetic-tokens", "2",
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   unsigned short port = 0;
@@ -289,7 +290,7 @@ TEST_CASE("llm-serve: the worker announces its port and stops on SIGTERM", "[llm
   CHECK(port != 0);
   if (port != 0) {
     const auto r = http_request(port, "POST", "/v1/completions",
-                                R"({"model":"chaosbench-synthetic","prompt":"x","max_tokens":4})");
+                                R"({"model":"chaosbench-tiny","prompt":"x","max_tokens":4})");
     CHECK(r.status == 200);
   }
   ::kill(pid, SIGTERM);

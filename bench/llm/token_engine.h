@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string_view>
@@ -40,13 +41,21 @@ class TokenEngine {
   virtual ~TokenEngine() = default;
 
   // Starts generating `request`, which arrived at `arrival` (an engine that models
-  // latency measures from it, so time spent parsing is not added on top).
+  // latency measures from it, so time spent parsing is not added on top). nullptr: the
+  // engine refuses it now (its queue is full; the server answers 429) and never calls
+  // the sink.
   virtual std::shared_ptr<Generation> start(const CompletionRequest& request, Clock::time_point arrival,
                                             TokenSink sink) = 0;
   // Generations started and neither finished nor cancelled: a gauge that returns to 0.
   virtual std::size_t active() const = 0;
   // Requests accepted but not yet generating (an engine without a queue: 0).
   virtual std::size_t waiting() const { return 0; }
+  // Requests in the running batch (an engine without a queue: all active ones).
+  virtual std::size_t running() const { return active(); }
+  // The KV cache's blocks in use, 0..1 (an engine without one: 0).
+  virtual double kv_cache_usage() const { return 0.0; }
+  // Sequences preempted for want of KV blocks since the start.
+  virtual std::uint64_t preemptions() const { return 0; }
 };
 
 }  // namespace chaosbench::bench::llm
