@@ -71,6 +71,8 @@ class TransformerEngine : public TokenEngine {
   void fail_all(const char* why);
 
   TransformerEngineConfig cfg_;
+  // Before the sequences (in inbox_ and scheduler_): their generations release into it.
+  std::atomic<std::size_t> active_{0};
   TransformerModel model_;
   PagedKvCache cache_;
   BatchScheduler scheduler_;
@@ -83,7 +85,6 @@ class TransformerEngine : public TokenEngine {
   std::atomic<std::size_t> inbox_size_{0};
   bool stop_ = false;
   bool swept_ = true;  // no cancel since the last sweep
-  std::atomic<std::size_t> active_{0};
   std::atomic<std::uint64_t> next_id_{1};
   std::thread thread_;
 };
