@@ -95,6 +95,8 @@ TEST_CASE("llm-engine: weights and logits are deterministic for a seed", "[llm-e
   const auto lc = prefill_logits(c, "determinism", 1 << 20);
   CHECK(la == lb);
   CHECK(la != lc);
+  TransformerModel threaded(tiny_shape(), 7, 64, chaosbench::bench::serve::Int8Path::kAuto, 2);
+  CHECK(prefill_logits(threaded, "determinism", 1 << 20) == la);  // the prompt's rows split over two threads
   CHECK(std::all_of(la.begin(), la.end(), [](float v) { return std::isfinite(v); }));
 }
 
@@ -173,6 +175,8 @@ TEST_CASE("llm-engine: int8 logits stay within tolerance of fp32", "[llm-engine]
   CHECK(diff < 0.05 * range);
   CHECK(int8.weight_bytes() * 3 < fp32.weight_bytes());
   CHECK(prefill_logits(portable, prompt, 1 << 20) == q);
+  TransformerModel split(tiny_shape("int8"), 9, 128, chaosbench::bench::serve::Int8Path::kAuto, 2);
+  CHECK(prefill_logits(split, prompt, 1 << 20) == q);  // channel ranges on two threads: the same bits
 }
 
 TEST_CASE("llm-engine: seeded sampling is deterministic and greedy is argmax", "[llm-engine]") {

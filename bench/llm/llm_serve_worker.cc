@@ -69,6 +69,7 @@ EngineFactory llm_engine_factory(const LlmServeConfig& cfg) {
   e.scheduler = s.scheduler;
   e.context = s.context;
   e.seed = cfg.seed;
+  e.threads = cfg.blas_threads;
   std::string why;
   e.faults = DeviceFaults::from_env(&why);
   if (!why.empty()) fmt::print(stderr, "GPU faults disabled: {}\n", why);

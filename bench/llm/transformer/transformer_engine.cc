@@ -72,7 +72,7 @@ TransformerGeneration& generation_of(const Sequence& s) { return *static_cast<Tr
 }  // namespace
 
 TransformerEngine::TransformerEngine(const TransformerEngineConfig& cfg)
-    : cfg_(cfg), model_(cfg.model, cfg.seed, cfg.context + 1, cfg.int8_path),
+    : cfg_(cfg), model_(cfg.model, cfg.seed, cfg.context + 1, cfg.int8_path, cfg.threads),
       cache_(model_.make_cache(cfg.scheduler.kv_blocks, cfg.scheduler.block_size)), scheduler_(cfg.scheduler, cache_),
       thread_([this] { run(); }) {}
 

@@ -39,6 +39,59 @@ void add_into(float* __restrict x, const float* __restrict y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) x[i] += y[i];
 }
 
+// The attention's per-position loops run rows x heads x positions times a step, far more
+// calls than any GEMM: g++ builds them for AVX-512 too and picks a version at load time
+// (as bench/serve/int8_model.cc does).
+#define CHAOSBENCH_LLM_CLONES __attribute__((target_clones("avx512f", "default")))
+
+// q . k over n floats, summed in kLanes independent lanes then folded: a loop g++
+// vectorises without reassociating (so the bits do not depend on the vector width).
+constexpr int kLanes = 16;
+inline float lane_dot(const float* __restrict q, const float* __restrict k, int n) {
+  float acc[kLanes] = {};
+  int e = 0;
+  for (; e + kLanes <= n; e += kLanes)
+    for (int j = 0; j < kLanes; ++j) acc[j] += q[e + j] * k[e + j];
+  float dot = 0.0f;
+  for (int j = 0; j < kLanes; ++j) dot += acc[j];
+  for (; e < n; ++e) dot += q[e] * k[e];
+  return dot;
+}
+
+struct AttentionShape {
+  int heads, group, head_dim, block_size;
+};
+
+// One query row at `pos`: every head attends to positions 0..pos (causal) through the
+// block table; `out` gets heads x head_dim floats; `scores` holds pos + 1 floats.
+CHAOSBENCH_LLM_CLONES void attend(const float* q, const PagedKvCache& cache, int layer, const int* table, int pos,
+                                  const AttentionShape& a, float* __restrict scores, float* out) {
+  const int hd = a.head_dim, bs = a.block_size, n = pos + 1;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  for (int h = 0; h < a.heads; ++h) {
+    const float* qh = q + static_cast<std::size_t>(h) * hd;
+    const int kvo = (h / a.group) * hd;
+    float max = -INFINITY;
+    for (int j = 0; j < n; ++j) {
+      scores[j] = lane_dot(qh, cache.key(layer, table[j / bs], j % bs) + kvo, hd) * scale;
+      max = std::max(max, scores[j]);
+    }
+    float sum = 0.0f;
+    for (int j = 0; j < n; ++j) {
+      scores[j] = std::exp(scores[j] - max);
+      sum += scores[j];
+    }
+    float* __restrict o = out + static_cast<std::size_t>(h) * hd;
+    std::fill_n(o, hd, 0.0f);
+    const float inv = 1.0f / sum;
+    for (int j = 0; j < n; ++j) {
+      const float* __restrict v = cache.value(layer, table[j / bs], j % bs) + kvo;
+      const float p = scores[j] * inv;
+      for (int e = 0; e < hd; ++e) o[e] += p * v[e];
+    }
+  }
+}
+
 int total_rows(std::span<const ForwardSegment> segments) {
   int t = 0;
   for (const auto& s : segments) t += s.count;
@@ -47,12 +100,14 @@ int total_rows(std::span<const ForwardSegment> segments) {
 
 }  // namespace
 
-TransformerModel::TransformerModel(const Shape& shape, std::uint64_t seed, int max_positions, serve::Int8Path path)
-    : shape_(shape), max_positions_(max_positions) {
+TransformerModel::TransformerModel(const Shape& shape, std::uint64_t seed, int max_positions, serve::Int8Path path,
+                                   int threads)
+    : shape_(shape), max_positions_(max_positions), runner_(std::make_unique<ParallelRunner>(threads)) {
   if (shape.layers < 1 || shape.dim < 2 || shape.heads < 1 || shape.kv_heads < 1 || shape.ffn < 1 ||
       shape.dim % shape.heads != 0 || head_dim() % 2 != 0 || shape.heads % shape.kv_heads != 0 || max_positions < 1)
     throw std::invalid_argument("TransformerModel: bad shape");
   const bool int8 = shape.dtype == "int8";
+  const int t = runner_->threads();
   const int d = shape.dim, f = shape.ffn, kv = kv_dim(), v = vocab();
   // GPT-2's initialisation: 1/sqrt(fan-in), residual outputs scaled down by sqrt(2 x layers)
   // so the residual stream does not grow with depth.
@@ -64,17 +119,19 @@ TransformerModel::TransformerModel(const Shape& shape, std::uint64_t seed, int m
     Layer layer;
     layer.attn_norm.assign(static_cast<std::size_t>(d), 1.0f);
     layer.mlp_norm.assign(static_cast<std::size_t>(d), 1.0f);
-    layer.qkv = LinearLayer(seeded(seed, s, static_cast<std::size_t>(d + 2 * kv) * d, in_d), d + 2 * kv, d, int8, path);
-    layer.out = LinearLayer(seeded(seed, s + 1, static_cast<std::size_t>(d) * d, in_d * resid), d, d, int8, path);
-    layer.gate_up = LinearLayer(seeded(seed, s + 2, static_cast<std::size_t>(2 * f) * d, in_d), 2 * f, d, int8, path);
+    layer.qkv = LinearLayer(seeded(seed, s, static_cast<std::size_t>(d + 2 * kv) * d, in_d), d + 2 * kv, d, int8,
+                            path, t);
+    layer.out = LinearLayer(seeded(seed, s + 1, static_cast<std::size_t>(d) * d, in_d * resid), d, d, int8, path, t);
+    layer.gate_up = LinearLayer(seeded(seed, s + 2, static_cast<std::size_t>(2 * f) * d, in_d), 2 * f, d, int8,
+                                path, t);
     layer.down = LinearLayer(seeded(seed, s + 3, static_cast<std::size_t>(d) * f,
                                     resid / std::sqrt(static_cast<float>(f))),
-                             d, f, int8, path);
+                             d, f, int8, path, t);
     layers_.push_back(std::move(layer));
   }
   final_norm_.assign(static_cast<std::size_t>(d), 1.0f);
   // Logits of about unit spread, so sampling at temperature 1 is neither flat nor one-hot.
-  lm_head_ = LinearLayer(seeded(seed, 2, static_cast<std::size_t>(v) * d, in_d * 2.0f), v, d, int8, path);
+  lm_head_ = LinearLayer(seeded(seed, 2, static_cast<std::size_t>(v) * d, in_d * 2.0f), v, d, int8, path, t);
   const int half = head_dim() / 2;
   rope_cos_.resize(static_cast<std::size_t>(max_positions) * half);
   rope_sin_.resize(rope_cos_.size());
@@ -114,6 +171,8 @@ void TransformerModel::embed(std::span<const ForwardSegment> segments) {
       if (t < 0 || t >= vocab()) throw std::invalid_argument(fmt::format("TransformerModel: token {} out of range", t));
       if (s.start + i >= max_positions_) throw std::invalid_argument("TransformerModel: position past the context");
       std::copy_n(embedding_.data() + static_cast<std::size_t>(t) * d, d, x_.data() + row * d);
+      row_table_[row] = s.block_table;
+      row_pos_[row] = s.start + i;
     }
 }
 
@@ -148,62 +207,33 @@ void TransformerModel::store_kv(std::span<const ForwardSegment> segments, PagedK
     }
 }
 
-// One query row at `pos`: every head attends to positions 0..pos (causal) through the
-// block table; out gets dim floats.
-void TransformerModel::attend_row(const float* q, const PagedKvCache& cache, int layer, const int* table, int pos,
-                                  float* out) {
-  const int hd = head_dim(), group = shape_.heads / shape_.kv_heads, bs = cache.block_size();
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const int n = pos + 1;
-  if (scores_.size() < static_cast<std::size_t>(n)) scores_.resize(static_cast<std::size_t>(n));
-  float* __restrict sc = scores_.data();
-  for (int h = 0; h < shape_.heads; ++h) {
-    const float* __restrict qh = q + static_cast<std::size_t>(h) * hd;
-    const int kvo = (h / group) * hd;
-    float max = -INFINITY;
-    for (int j = 0; j < n; ++j) {
-      const float* __restrict k = cache.key(layer, table[j / bs], j % bs) + kvo;
-      float dot = 0.0f;
-      for (int e = 0; e < hd; ++e) dot += qh[e] * k[e];
-      sc[j] = dot * scale;
-      max = std::max(max, sc[j]);
-    }
-    float sum = 0.0f;
-    for (int j = 0; j < n; ++j) {
-      sc[j] = std::exp(sc[j] - max);
-      sum += sc[j];
-    }
-    float* __restrict o = out + static_cast<std::size_t>(h) * hd;
-    std::fill_n(o, hd, 0.0f);
-    const float inv = 1.0f / sum;
-    for (int j = 0; j < n; ++j) {
-      const float* __restrict v = cache.value(layer, table[j / bs], j % bs) + kvo;
-      const float p = sc[j] * inv;
-      for (int e = 0; e < hd; ++e) o[e] += p * v[e];
-    }
-  }
-}
-
-void TransformerModel::attention(std::span<const ForwardSegment> segments, const PagedKvCache& cache, int layer) {
+// Rows are independent given the cache (store_kv ran first): split over the threads.
+void TransformerModel::attention(const PagedKvCache& cache, int layer, int rows) {
   const int d = shape_.dim, width = d + 2 * kv_dim();
-  std::size_t row = 0;
-  for (const auto& s : segments)
-    for (int i = 0; i < s.count; ++i, ++row)
-      attend_row(qkv_.data() + row * width, cache, layer, s.block_table, s.start + i, attn_.data() + row * d);
+  const AttentionShape shape{shape_.heads, shape_.heads / shape_.kv_heads, head_dim(), cache.block_size()};
+  const int parts = std::min(rows, runner_->threads());
+  runner_->run(parts, [&](int part) {
+    float* scores = scores_[static_cast<std::size_t>(part)].data();
+    for (int r = rows * part / parts; r < rows * (part + 1) / parts; ++r) {
+      const auto row = static_cast<std::size_t>(r);
+      attend(qkv_.data() + row * width, cache, layer, row_table_[row], row_pos_[row], shape, scores,
+             attn_.data() + row * d);
+    }
+  });
 }
 
 // x += down(silu(gate h) * up h), h = RMSNorm(x).
 void TransformerModel::mlp(Layer& layer, int rows) {
   const int d = shape_.dim, f = shape_.ffn;
   rms_norm(x_.data(), layer.mlp_norm.data(), rows, d, h_.data());
-  layer.gate_up.apply(h_.data(), rows, gu_.data());
+  layer.gate_up.apply(h_.data(), rows, gu_.data(), runner_.get());
   for (int r = 0; r < rows; ++r) {
     const float* __restrict g = gu_.data() + static_cast<std::size_t>(r) * 2 * f;
     const float* __restrict u = g + f;
     float* __restrict a = act_.data() + static_cast<std::size_t>(r) * f;
     for (int i = 0; i < f; ++i) a[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
   }
-  layer.down.apply(act_.data(), rows, tmp_.data());
+  layer.down.apply(act_.data(), rows, tmp_.data(), runner_.get());
   add_into(x_.data(), tmp_.data(), static_cast<std::size_t>(rows) * d);
 }
 
@@ -216,14 +246,21 @@ void TransformerModel::forward(std::span<const ForwardSegment> segments, PagedKv
   qkv_.resize(n * width);
   gu_.resize(n * 2 * f);
   act_.resize(n * f);
+  row_table_.resize(n);
+  row_pos_.resize(n);
+  int longest = 0;
+  for (const auto& s : segments) longest = std::max(longest, s.start + s.count);
+  scores_.resize(static_cast<std::size_t>(runner_->threads()));
+  for (auto& sc : scores_)
+    if (sc.size() < static_cast<std::size_t>(longest)) sc.resize(static_cast<std::size_t>(longest));
   embed(segments);
   for (int l = 0; l < shape_.layers; ++l) {
     Layer& layer = layers_[static_cast<std::size_t>(l)];
     rms_norm(x_.data(), layer.attn_norm.data(), rows, d, h_.data());
-    layer.qkv.apply(h_.data(), rows, qkv_.data());
+    layer.qkv.apply(h_.data(), rows, qkv_.data(), runner_.get());
     store_kv(segments, cache, l);
-    attention(segments, cache, l);
-    layer.out.apply(attn_.data(), rows, tmp_.data());
+    attention(cache, l, rows);
+    layer.out.apply(attn_.data(), rows, tmp_.data(), runner_.get());
     add_into(x_.data(), tmp_.data(), n * d);
     mlp(layer, rows);
   }
@@ -236,7 +273,7 @@ void TransformerModel::forward(std::span<const ForwardSegment> segments, PagedKv
   }
   rms_norm(last_.data(), final_norm_.data(), static_cast<int>(wanted), d, h_.data());
   logits.resize(wanted * static_cast<std::size_t>(vocab()));
-  lm_head_.apply(h_.data(), static_cast<int>(wanted), logits.data());
+  lm_head_.apply(h_.data(), static_cast<int>(wanted), logits.data(), runner_.get());
 }
 
 }  // namespace chaosbench::bench::llm

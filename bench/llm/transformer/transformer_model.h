@@ -8,12 +8,15 @@
 // around both. A final RMSNorm and a separate (untied) LM head give the logits.
 // forward() runs one scheduler iteration: every segment's tokens are rows of the same
 // activations, so each weight matrix is one GEMM for the whole step (decodes and prefill
-// chunks together).
+// chunks together). fp32 GEMMs use OpenBLAS's threads; the attention's rows and the int8
+// GEMMs are split over the model's own `threads` (parallel_runner.h). The result does not
+// depend on the thread count.
 // Threads: one forward() at a time (the engine thread); the weights are immutable.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,6 +24,7 @@
 #include "bench/llm/llm_serve_settings.h"
 #include "bench/llm/transformer/forward_segment.h"
 #include "bench/llm/transformer/linear_layer.h"
+#include "bench/llm/transformer/parallel_runner.h"
 #include "bench/llm/transformer/paged_kv_cache.h"
 
 namespace chaosbench::bench::llm {
@@ -31,7 +35,7 @@ class TransformerModel {
   // max_positions: the largest position + 1 a sequence may reach (the rotary table's
   // length). Throws std::invalid_argument for a shape validate() would refuse.
   TransformerModel(const Shape& shape, std::uint64_t seed, int max_positions,
-                   serve::Int8Path path = serve::Int8Path::kAuto);
+                   serve::Int8Path path = serve::Int8Path::kAuto, int threads = 1);
 
   // Writes every segment's K/V into `cache` (at its block table) and overwrites `logits`
   // with one row of vocab() floats per segment that wants them, in segment order.
@@ -57,8 +61,7 @@ class TransformerModel {
   void embed(std::span<const ForwardSegment> segments);
   void rope(float* v, int heads, int pos) const;
   void store_kv(std::span<const ForwardSegment> segments, PagedKvCache& cache, int layer);
-  void attention(std::span<const ForwardSegment> segments, const PagedKvCache& cache, int layer);
-  void attend_row(const float* q, const PagedKvCache& cache, int layer, const int* table, int pos, float* out);
+  void attention(const PagedKvCache& cache, int layer, int rows);
   void mlp(Layer& layer, int rows);
 
   Shape shape_;
@@ -69,7 +72,11 @@ class TransformerModel {
   LinearLayer lm_head_;
   std::vector<float> rope_cos_, rope_sin_;  // [max_positions x head_dim / 2]
   // Scratch, grown to the largest step: rows x widths.
-  std::vector<float> x_, h_, qkv_, attn_, tmp_, gu_, act_, last_, scores_;
+  std::vector<float> x_, h_, qkv_, attn_, tmp_, gu_, act_, last_;
+  std::vector<std::vector<float>> scores_;  // per thread: one row's attention scores
+  std::vector<const int*> row_table_;       // per row: its sequence's block table
+  std::vector<int> row_pos_;                // per row: its position
+  std::unique_ptr<ParallelRunner> runner_;
 };
 
 }  // namespace chaosbench::bench::llm
