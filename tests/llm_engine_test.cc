@@ -96,7 +96,12 @@ TEST_CASE("llm-engine: weights and logits are deterministic for a seed", "[llm-e
   CHECK(la == lb);
   CHECK(la != lc);
   TransformerModel threaded(tiny_shape(), 7, 64, chaosbench::bench::serve::Int8Path::kAuto, 2);
-  CHECK(prefill_logits(threaded, "determinism", 1 << 20) == la);  // the prompt's rows split over two threads
+  CHECK(prefill_logits(threaded, "determinism", 1 << 20) == la);  // channels and rows split over two threads
+  // Past 32 rows the prefill is OpenBLAS's sgemm on each thread's channels.
+  const std::string longer(40, 'x');
+  const auto one = prefill_logits(a, longer, 1 << 20), two = prefill_logits(threaded, longer, 1 << 20);
+  REQUIRE(one.size() == two.size());
+  CHECK(max_abs_diff(one.data(), two.data(), one.size()) < 1e-4);
   CHECK(std::all_of(la.begin(), la.end(), [](float v) { return std::isfinite(v); }));
 }
 

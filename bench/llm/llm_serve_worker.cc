@@ -40,7 +40,7 @@ std::optional<std::string> llm_serve_config_error(const LlmServeConfig& cfg) {
     return "--model: a name without '/', '\"', '\\' or newlines";
   if (auto why = validate(s); !why.empty()) return why;
   if (cfg.io_threads < 1) return "--threads: must be >= 1";
-  if (cfg.blas_threads < 1) return "--blas-threads: must be >= 1";
+  if (cfg.engine_threads < 1) return "--engine-threads: must be >= 1";
   return std::nullopt;
 }
 
@@ -69,7 +69,7 @@ EngineFactory llm_engine_factory(const LlmServeConfig& cfg) {
   e.scheduler = s.scheduler;
   e.context = s.context;
   e.seed = cfg.seed;
-  e.threads = cfg.blas_threads;
+  e.threads = cfg.engine_threads;
   std::string why;
   e.faults = DeviceFaults::from_env(&why);
   if (!why.empty()) fmt::print(stderr, "GPU faults disabled: {}\n", why);
@@ -83,7 +83,8 @@ int run_llm_server(const LlmServeConfig& cfg, MetricsClient& metrics) {
   ScopedSignal interrupt(SIGINT, on_llm_stop_signal);
   ScopedSignal pipe(SIGPIPE, SIG_IGN);
   const auto& s = cfg.settings;
-  train::make_cpu_device(cfg.blas_threads);  // sets OpenBLAS's process-wide thread count
+  // OpenBLAS runs one thread inside each of the engine's (linear_layer.h).
+  train::make_cpu_device(1);  // sets OpenBLAS's process-wide thread count
   LlmHttpServer server(llm_server_config(cfg), llm_engine_factory(cfg));
   const std::string what =
       s.engine == "synthetic"

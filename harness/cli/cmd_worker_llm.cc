@@ -22,7 +22,8 @@ int worker_llm_serve(const Args& args) {
       ("host", po::value<std::string>()->default_value(d.host), "address to bind")
       ("seed", po::value<std::uint64_t>()->default_value(d.seed), "transformer: weights and default sampling seed")
       ("threads", po::value<int>()->default_value(d.io_threads), "io threads")
-      ("blas-threads", po::value<int>()->default_value(d.blas_threads), "transformer: OpenBLAS threads");
+      ("engine-threads", po::value<int>()->default_value(d.engine_threads),
+       "transformer: compute threads (GEMMs, attention)");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
     print_help("chaosbench worker llm-serve [options]",
@@ -44,7 +45,7 @@ int worker_llm_serve(const Args& args) {
   cfg.host = vm["host"].as<std::string>();
   cfg.seed = vm["seed"].as<std::uint64_t>();
   cfg.io_threads = vm["threads"].as<int>();
-  cfg.blas_threads = vm["blas-threads"].as<int>();
+  cfg.engine_threads = vm["engine-threads"].as<int>();
   if (auto why = bench::llm::llm_serve_config_error(cfg)) throw UsageError(*why);
   auto metrics = bench::MetricsClient::from_environment();
   return bench::llm::run_llm_server(cfg, metrics);

@@ -97,28 +97,25 @@ std::size_t LinearLayer::weight_bytes() const {
   return n;
 }
 
+// Channel ranges of whole 4-channel tiles, one per thread; in each, one row is sgemv's, a
+// decode batch the tiled kernel's, more rows (prefill) sgemm's. OpenBLAS runs one thread
+// inside each range: its own threads would spin between calls against the engine's.
+void LinearLayer::apply_fp32(const float* x, int m, float* y, ParallelRunner* runner) {
+  const int parts = runner == nullptr ? 1 : std::min(runner->threads(), std::max(1, out_ / 64));
+  auto part = [&](int p) {
+    const int c0 = out_ / 4 * p / parts * 4, c1 = p + 1 == parts ? out_ : out_ / 4 * (p + 1) / parts * 4;
+    const float* w = w_.data() + static_cast<std::size_t>(c0) * in_;
+    if (m == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, c1 - c0, in_, 1.0f, w, in_, x, 1, 0.0f, y + c0, 1);
+    else if (m <= kSmallRows) small_gemm(x, m, in_, w_.data(), c0, c1, y, out_);
+    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, c1 - c0, in_, 1.0f, x, in_, w, in_, 0.0f, y + c0, out_);
+  };
+  if (parts > 1) runner->run(parts, part);
+  else part(0);
+}
+
 void LinearLayer::apply(const float* x, int m, float* y, ParallelRunner* runner) {
   if (m <= 0) return;
-  if (!int8_) {
-    if (m == 1) {
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, out_, in_, 1.0f, w_.data(), in_, x, 1, 0.0f, y, 1);
-      return;
-    }
-    if (m > kSmallRows) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, out_, in_, 1.0f, x, in_, w_.data(), in_, 0.0f, y,
-                  out_);
-      return;
-    }
-    // Channel ranges of whole tiles, one per thread.
-    const int parts = runner == nullptr ? 1 : std::min(runner->threads(), std::max(1, out_ / 64));
-    auto part = [&](int p) {
-      small_gemm(x, m, in_, w_.data(), out_ / 4 * p / parts * 4, p + 1 == parts ? out_ : out_ / 4 * (p + 1) / parts * 4,
-                 y, out_);
-    };
-    if (parts > 1) runner->run(parts, part);
-    else part(0);
-    return;
-  }
+  if (!int8_) return apply_fp32(x, m, y, runner);
   const int lda = packed_.front().k_padded;
   const auto rows = static_cast<std::size_t>(m);
   if (quantized_.size() < rows * lda) quantized_.assign(rows * lda, 0);  // the padding stays 0

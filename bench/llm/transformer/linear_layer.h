@@ -1,9 +1,9 @@
 // One weight matrix of the built-in transformer and its product: y[m x out] = x[m x in] W^T,
 // W [out x in] row-major (a linear layer without bias).
-// fp32: OpenBLAS's sgemv for one row (the memory-bound decode of a single stream); a
-// register-tiled kernel of our own, split over the runner's threads, for a decode batch
-// of up to 32 rows (each weight read once for every row: where batching gains); OpenBLAS's
-// sgemm above (prefill chunks).
+// fp32, in channel ranges split over the runner's threads (OpenBLAS set to one thread by
+// the caller): OpenBLAS's sgemv for one row (the memory-bound decode of a single stream);
+// a register-tiled kernel of our own for a decode batch of up to 32 rows (each weight read
+// once for every row: where batching gains); OpenBLAS's sgemm above (prefill chunks).
 // int8 reuses the serve module's scheme (bench/serve/int8_model.h): per-output-channel
 // symmetric weights packed for the VNNI kernel, each input row quantised to uint8 with its
 // own scale and zero point, int32 accumulation, dequantised with row scale x channel
@@ -42,6 +42,8 @@ class LinearLayer {
   std::size_t weight_bytes() const;
 
  private:
+  void apply_fp32(const float* x, int m, float* y, ParallelRunner* runner);
+
   int out_ = 0, in_ = 0;
   bool int8_ = false;
   serve::Int8Path path_ = serve::Int8Path::kAuto;

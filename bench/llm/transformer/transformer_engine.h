@@ -39,7 +39,7 @@ struct TransformerEngineConfig {
   int context = 1024;  // positions a sequence may reach (prompt + max_tokens)
   std::uint64_t seed = 1;  // the weights'; and a request's sampling seed when it gives none
   serve::Int8Path int8_path = serve::Int8Path::kAuto;
-  int threads = 1;  // the model's own threads (attention rows, int8 GEMMs); OpenBLAS has its own
+  int threads = 1;  // the model's compute threads (GEMM channel ranges, attention rows)
   std::shared_ptr<DeviceFaults> faults;  // null: none
 };
 

@@ -8,9 +8,8 @@
 // around both. A final RMSNorm and a separate (untied) LM head give the logits.
 // forward() runs one scheduler iteration: every segment's tokens are rows of the same
 // activations, so each weight matrix is one GEMM for the whole step (decodes and prefill
-// chunks together). fp32 GEMMs use OpenBLAS's threads; the attention's rows and the int8
-// GEMMs are split over the model's own `threads` (parallel_runner.h). The result does not
-// depend on the thread count.
+// chunks together). The GEMMs' output channels and the attention's rows are split over
+// the model's `threads` (parallel_runner.h); the result does not depend on their count.
 // Threads: one forward() at a time (the engine thread); the weights are immutable.
 #pragma once
 
