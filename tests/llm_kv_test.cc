@@ -1,7 +1,7 @@
 // The transformer engine's scheduling (bench/llm/transformer/): the KV block allocator,
 // continuous batching under a KV cache too small for its batch (preemption by
-// recomputation must not change a greedy answer), cancellation freeing blocks, and the
-// waiting-queue limit.
+// recomputation must not change a greedy answer), cancellation freeing blocks, the
+// waiting-queue limit, and an injected device fault.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -16,6 +16,9 @@
 
 #include "bench/llm/transformer/kv_block_allocator.h"
 #include "bench/llm/transformer/transformer_engine.h"
+#include "common/fault_control.h"
+#include "common/unique_fd.h"
+#include "test_util.h"
 
 using namespace chaosbench::bench::llm;
 using namespace std::chrono_literals;
@@ -167,4 +170,28 @@ TEST_CASE("llm-kv: start refuses past max_running + max_waiting", "[llm-kv]") {
   a->cancel();
   b->cancel();
   CHECK(wait_for([&] { return engine.kv_cache_usage() == 0.0 && engine.waiting() == 0; }, 1s));
+}
+
+// The harness arms gpu.oom for one shot in the rank's control block, as a scenario does.
+TEST_CASE("llm-kv: an injected gpu.oom fails the step's requests and the next ones run", "[llm-kv]") {
+  chaosbench::test::TempDir dir;
+  const std::string path = dir.file("rank0.ctl");
+  const chaosbench::common::UniqueFd block{chaosbench::common::FaultControl::create(path, 0)};
+  REQUIRE(block);
+  const auto harness = chaosbench::common::FaultControl::open(path);
+  REQUIRE(harness);
+  auto cfg = tiny_engine(256, 4, 100);
+  cfg.faults = std::make_shared<chaosbench::bench::DeviceFaults>(chaosbench::common::FaultControl::open(path));
+  TransformerEngine engine(cfg);
+  chaosbench::common::ArmedFault oom;
+  oom.error_code = 2;
+  oom.shots = 1;
+  harness->arm(CB_OOM, oom);
+  const auto failed = run_all(engine, {request("first", 20)});
+  CHECK(failed[0].finished);
+  CHECK(failed[0].tokens == 0);  // ended at its first step, "stop"
+  CHECK(harness->fired(CB_OOM) == 1);
+  const auto next = run_all(engine, {request("second", 20)});
+  CHECK(next[0].tokens == 20);
+  CHECK(wait_for([&] { return engine.active() == 0 && engine.kv_cache_usage() == 0.0; }, 1s));
 }
