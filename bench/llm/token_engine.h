@@ -1,7 +1,7 @@
 // The interface between the built-in LLM server's HTTP layer and whatever produces
-// tokens (the synthetic engine now; a real model later). The server hands an engine an
-// accepted CompletionRequest and a sink; the engine calls the sink with each token's
-// text, then once with the finish, from its own executor.
+// tokens (the synthetic engine, or the CPU transformer of transformer/). The server hands
+// an engine an accepted CompletionRequest and a sink; the engine calls the sink with each
+// token's text, then once with the finish, from its own executor.
 // Threads: start(), active() and Generation::cancel() are safe from any thread and never
 // block. For one generation the sink's calls never overlap and come in order; none
 // begins after cancel() has taken effect on the engine's executor, so a sink must not
