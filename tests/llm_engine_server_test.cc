@@ -1,8 +1,8 @@
 // The built-in server with the transformer engine (bench/llm/transformer/), in-process on
 // an ephemeral port: a streamed completion read off a real socket (parsed after the
 // connection closes, with the client-side parsers), a client that leaves mid-stream
-// (its KV blocks come back), the 429 past the engine's queue, and the vLLM gauges and
-// histograms on /metrics.
+// (its KV blocks come back), the 429 past the engine's queue, the vLLM gauges and
+// histograms on /metrics, and a stop while a stream runs.
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -135,4 +135,15 @@ TEST_CASE("llm-engine-server: past max_waiting the server answers 429", "[llm-en
   ::close(a);
   ::close(b);
   CHECK(eventually([&] { return s.engine->active() == 0 && s.engine->kv_cache_usage() == 0.0; }, 1s));
+}
+
+TEST_CASE("llm-engine-server: stopping the server mid-stream drops the engine's requests first", "[llm-engine]") {
+  auto s = serve(8, 8);
+  const int fd = open_stream(s.server->port(), 4000);
+  REQUIRE(eventually([&] { return s.engine->kv_cache_usage() > 0.0; }, 2s));
+  s.server->stop();  // the io_context stops; the engine's thread must not post to it afterwards
+  CHECK(s.engine->kv_cache_usage() == 0.0);
+  CHECK(s.engine->running() == 0);
+  s.server.reset();
+  ::close(fd);
 }

@@ -56,6 +56,10 @@ class TokenEngine {
   virtual double kv_cache_usage() const { return 0.0; }
   // Sequences preempted for want of KV blocks since the start.
   virtual std::uint64_t preemptions() const { return 0; }
+  // Stops generating: once it returns no sink is called again and the engine holds none.
+  // The server calls it after its io threads stopped and before its io_context goes, for
+  // an engine with threads of its own whose sinks post to that io_context. Idempotent.
+  virtual void shutdown() {}
 };
 
 }  // namespace chaosbench::bench::llm

@@ -76,13 +76,22 @@ TransformerEngine::TransformerEngine(const TransformerEngineConfig& cfg)
       cache_(model_.make_cache(cfg.scheduler.kv_blocks, cfg.scheduler.block_size)), scheduler_(cfg.scheduler, cache_),
       thread_([this] { run(); }) {}
 
-TransformerEngine::~TransformerEngine() {
+TransformerEngine::~TransformerEngine() { shutdown(); }
+
+void TransformerEngine::shutdown() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
+  std::vector<std::shared_ptr<Sequence>> dropped;
+  {
+    std::lock_guard lock(mu_);
+    dropped.swap(inbox_);
+    inbox_size_.store(0);
+  }
+  for (const auto& s : scheduler_.all()) scheduler_.remove(s.get());
 }
 
 std::string TransformerEngine::describe() const {
@@ -115,7 +124,7 @@ std::shared_ptr<Generation> TransformerEngine::start(const CompletionRequest& re
   std::shared_ptr<TransformerGeneration> generation;
   {
     std::lock_guard lock(mu_);
-    if (active_.load() >= limit) return nullptr;
+    if (stop_ || active_.load() >= limit) return nullptr;
     generation = std::make_shared<TransformerGeneration>(*this, active_, std::move(sink),
                                                          static_cast<int>(request.prompt.size()));
     seq->owner = generation;

@@ -13,8 +13,8 @@
 // blocks the step, gpu.slowdown stretches it.
 // Threads: start(), cancel() and the gauges are safe from any thread; they lock a mutex
 // only for a queue push. Sinks are called on the engine thread under their generation's
-// lock, so a sink must not block (the server's posts to its strand). The destructor
-// stops and joins the engine thread; unfinished generations then get no finish.
+// lock, so a sink must not block (the server's posts to its strand). shutdown() (and the
+// destructor) stops and joins the engine thread; unfinished generations get no finish.
 #pragma once
 
 #include <atomic>
@@ -57,6 +57,9 @@ class TransformerEngine : public TokenEngine {
   std::size_t running() const override { return scheduler_.running(); }
   double kv_cache_usage() const override { return cache_.allocator().usage(); }
   std::uint64_t preemptions() const override { return scheduler_.preemptions(); }
+  // Joins the engine thread and drops every request (no finish). Idempotent; not
+  // concurrent with start().
+  void shutdown() override;
 
   const TransformerModel& model() const { return model_; }
   std::string describe() const;
