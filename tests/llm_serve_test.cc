@@ -262,14 +262,21 @@ TEST_CASE("llm-serve: curl -N sees well-formed SSE lines", "[llm-serve]") {
   CHECK(nlohmann::json::parse(data[9])["usage"]["completion_tokens"] == 8);
 }
 
+// Both engines: the synthetic one, and a one-layer transformer (the default engine).
 TEST_CASE("llm-serve: the worker announces its port and stops on SIGTERM", "[llm-serve]") {
+  const auto engine = GENERATE(std::vector<const char*>{"--engine", "synthetic", "--synthetic-first-token-us", "1000",
+                                                        "--synthetic-cadence-us", "1000", "--synthetic-tokens", "2"},
+                               std::vector<const char*>{"--layers", "1", "--dim", "32", "--heads", "4", "--kv-heads",
+                                                        "2", "--ffn", "32", "--context", "256", "--kv-blocks", "64"});
   const std::string log = "/tmp/chaosbench_llm_serve_" + std::to_string(::getpid()) + ".log";
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
     std::freopen(log.c_str(), "w", stderr);
-    ::execl(CHAOSBENCH_BINARY, CHAOSBENCH_BINARY, "worker", "llm-serve", "--synthetic-first-token", "1ms",
-            "--synthetic-cadence", "1ms", "--synthetic-tokens", "2", static_cast<char*>(nullptr));
+    std::vector<const char*> argv = {CHAOSBENCH_BINARY, "worker", "llm-serve", "--port", "0"};
+    argv.insert(argv.end(), engine.begin(), engine.end());
+    argv.push_back(nullptr);
+    ::execv(CHAOSBENCH_BINARY, const_cast<char* const*>(argv.data()));
     ::_exit(127);
   }
   unsigned short port = 0;
@@ -289,7 +296,7 @@ TEST_CASE("llm-serve: the worker announces its port and stops on SIGTERM", "[llm
   CHECK(port != 0);
   if (port != 0) {
     const auto r = http_request(port, "POST", "/v1/completions",
-                                R"({"model":"chaosbench-synthetic","prompt":"x","max_tokens":4})");
+                                R"({"model":"chaosbench-tiny","prompt":"x","max_tokens":4})");
     CHECK(r.status == 200);
   }
   ::kill(pid, SIGTERM);

@@ -89,6 +89,7 @@ void LlmHttpServer::stop() {
   });
   impl_->ioc.stop();
   for (auto& t : impl_->threads) t.join();
+  impl_->engine->shutdown();  // its sinks post to the io_context, which goes first
 }
 
 }  // namespace chaosbench::bench::llm

@@ -3,8 +3,9 @@
 // Server-Sent Events, one event written as each token comes, TCP_NODELAY set; or one JSON
 // answer), GET /v1/models, GET /health, GET /metrics (llm_server_metrics.h). Errors are the
 // OpenAI error object with its status: 400 bad request, 404 unknown model or path, 405 wrong
-// method, 413 body too large, 431 header too large, 429 over max_running, 503 too many
-// connections. Connections are kept alive between requests.
+// method, 413 body too large, 431 header too large, 429 over max_running or when the
+// engine refuses (its queue is full), 503 too many connections. Connections are kept
+// alive between requests.
 // Bounds against hostile clients as bench/serve's server: max_connections (503 and close
 // past it), header_limit, body_limit, request_timeout from a request's first byte to its
 // last and for each write of an answer, idle_timeout between requests.

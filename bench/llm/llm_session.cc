@@ -157,8 +157,10 @@ void LlmSession::route(const http::request<http::string_body>& req) {
   if (path == "/health") return get ? send(200, "text/plain", "", keep_alive_) : wrong_method("GET");
   if (path == "/metrics") {
     if (!get) return wrong_method("GET");
+    const TokenEngine& e = *shared_.engine;
     return send(200, "text/plain; version=0.0.4",
-                shared_.metrics.prometheus(shared_.cfg.model, shared_.engine->active(), shared_.engine->waiting()),
+                shared_.metrics.prometheus(shared_.cfg.model,
+                                           {e.running(), e.waiting(), e.kv_cache_usage(), e.preemptions()}),
                 keep_alive_);
   }
   if (path == "/v1/models") {
@@ -215,8 +217,20 @@ void LlmSession::completion(OpenAiEndpoint endpoint, const std::string& body) {
       [self, strand, epoch](FinishReason reason, Usage usage) {
         net::post(strand, [self, epoch, reason, usage] { self->on_finish(epoch, reason, usage); });
       }};
-  generation_ = shared_.engine->start(request, arrival, std::move(sink));
+  auto generation = shared_.engine->start(request, arrival, std::move(sink));
+  if (!generation) {  // the engine's queue is full
+    answering_ = false;
+    writer_.reset();
+    release_admission();
+    shared_.metrics.count_rejected();
+    return send_error(error_of(429, "the server's queue is full: try again later", "rate_limit_error",
+                               "rate_limit_exceeded"),
+                      keep_alive_);
+  }
+  generation_ = generation;
   generating_ = true;
+  arrival_ = arrival;
+  tokens_sent_ = 0;
   // The head goes out after start(): a client that sees it finds its request counted.
   if (streaming_) {
     if (version_ < 11) keep_alive_ = false;  // HTTP/1.0 has no chunks: the body ends at close
@@ -228,6 +242,11 @@ void LlmSession::completion(OpenAiEndpoint endpoint, const std::string& body) {
 void LlmSession::on_token(std::uint64_t epoch, const std::string& text) {
   if (epoch != epoch_ || !answering_) return;  // an abandoned answer's late token
   shared_.metrics.add_generation_tokens(1);
+  last_token_ = TokenEngine::Clock::now();
+  if (tokens_sent_++ == 0) {
+    first_token_ = last_token_;
+    shared_.metrics.observe_ttft(std::chrono::duration<double>(first_token_ - arrival_).count());
+  }
   if (!streaming_) {
     text_ += text;
     return;
@@ -241,6 +260,9 @@ void LlmSession::on_finish(std::uint64_t epoch, FinishReason reason, const Usage
   generation_.reset();
   generating_ = false;
   finished_ = true;
+  if (tokens_sent_ > 1)
+    shared_.metrics.observe_tpot(std::chrono::duration<double>(last_token_ - first_token_).count() /
+                                 static_cast<double>(tokens_sent_ - 1));
   if (!streaming_) {
     const std::string body = writer_->whole(text_, reason, usage);
     return enqueue(head(200, "application/json", body.size()) + body);

@@ -91,6 +91,8 @@ class LlmSession : public std::enable_shared_from_this<LlmSession> {
   // sink; a strong pointer here would make a cycle that outlives the io_context.
   std::weak_ptr<Generation> generation_;
   bool generating_ = false;  // started, neither finished nor cancelled
+  TokenEngine::Clock::time_point arrival_, first_token_, last_token_;  // for the latency histograms
+  std::uint64_t tokens_sent_ = 0;
   std::string text_;      // not streaming: the answer so far
   std::string pending_;   // bytes queued behind the write in flight
   std::string inflight_;  // bytes being written

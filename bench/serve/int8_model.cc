@@ -8,9 +8,6 @@
 #include <stdexcept>
 
 namespace chaosbench::bench::serve {
-namespace {
-
-// w [out x in] -> int8 [out x in] with one symmetric scale per row (output channel).
 std::vector<std::int8_t> quantize_channels(const float* w, int out, int in, std::vector<float>& scales) {
   std::vector<std::int8_t> q(static_cast<std::size_t>(out) * in);
   scales.assign(static_cast<std::size_t>(out), 1.0f);
@@ -27,6 +24,8 @@ std::vector<std::int8_t> quantize_channels(const float* w, int out, int in, std:
   }
   return q;
 }
+
+namespace {
 
 std::string widths_text(const std::vector<int>& widths) {
   std::string text;

@@ -24,6 +24,10 @@ struct RowQuant {
   std::int32_t zero_point = 0;
 };
 
+// w [out x in] row-major -> int8 [out x in] with one symmetric scale per row (output
+// channel): scales[c] = max|w[c]| / 127 (1 for an all-zero row). Also the LLM engine's.
+std::vector<std::int8_t> quantize_channels(const float* w, int out, int in, std::vector<float>& scales);
+
 // Quantises x[0..n) to q[0..n); the range always includes 0, so 0 stays exact.
 RowQuant quantize_row_u8(const float* x, int n, std::uint8_t* q);
 

@@ -90,7 +90,7 @@ int cmd_worker(const Args& args) {
                  "  train        one rank of the built-in data-parallel trainer\n"
                  "  serve        the built-in KServe v2 inference server\n"
                  "  load         load generator for KServe v2 HTTP servers\n"
-                 "  llm-serve    the built-in OpenAI-compatible LLM server (synthetic engine)\n"
+                 "  llm-serve    the built-in OpenAI-compatible LLM server (CPU transformer or synthetic)\n"
                  "  blas-probe   the BLAS kernel of this process: speed and correctness\n";
     return args.empty() ? kExitUsage : kExitPass;
   }

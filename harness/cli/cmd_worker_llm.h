@@ -1,4 +1,4 @@
-// chaosbench worker llm-serve: the built-in OpenAI-compatible LLM server (synthetic engine).
+// chaosbench worker llm-serve: the built-in OpenAI-compatible LLM server (CPU transformer or synthetic engine).
 #pragma once
 
 #include "harness/cli/commands.h"
