@@ -34,20 +34,20 @@ python3 - "$out/kill/results.json" <<'PY'
 import json, sys, collections
 r = json.load(open(sys.argv[1]))
 phases = [p["name"] for p in r["phases"]] + ["overall"]
-def value(name, phase, stat=None):
+def value(name, phase, stat=None, absent=float("nan")):
     total, found = 0.0, False
     for m in r["metrics"]:
         if m["name"] == name and m["labels"].get("phase") == phase:
             if stat:
                 return m.get("stats", {}).get(stat, float("nan"))
             total += m["value"]; found = True
-    return total if found else float("nan")
+    return total if found else absent
 print(f"{'phase':26} {'goodput':>8} {'SLO %':>6} {'TTFT p50':>9} {'TTFT p99':>9} {'TPOT p50':>9} {'TPOT p99':>9} {'tok/s':>7} {'failed':>6}")
 for p in phases:
     print(f"{p:26} {value('infer/request_goodput', p):8.2f} {value('infer/slo_attainment', p):6.1f} "
           f"{value('infer/ttft', p, 'p50'):9.1f} {value('infer/ttft', p, 'p99'):9.1f} "
           f"{value('infer/tpot', p, 'p50'):9.2f} {value('infer/tpot', p, 'p99'):9.2f} "
-          f"{value('infer/output_tokens_per_s', p):7.1f} {value('infer/failed_streams', p):6.0f}")
+          f"{value('infer/output_tokens_per_s', p):7.1f} {value('infer/failed_streams', p, absent=0):6.0f}")
 reasons = collections.Counter()
 for m in r["metrics"]:
     if m["name"] == "infer/failed_streams" and m["labels"].get("phase") == "overall":

@@ -56,10 +56,12 @@ TEST_CASE("llm: synthetic replicas under a Poisson load give the TTFT and TPOT t
 TEST_CASE("llm: a replica killed under load shows in the phases and the failed streams", "[llm-run]") {
   if (skip_without_root("node.kill on a namespaced cluster needs root")) return;
   TempDir dir;
-  dir.write("s.json", llm_scenario("namespaces", R"({"rate": 20, "duration": "7s", "input": 32, "output": 100,
+  // The fault's duration ends its phase when the replica is back (a node.kill is otherwise
+  // in effect to the end of the run).
+  dir.write("s.json", llm_scenario("namespaces", R"({"rate": 20, "duration": "8s", "input": 32, "output": 60,
                                                      "timeout": "5s", "slo": {"ttft": "300ms"}})",
                                    R"([{"name": "down", "type": "node.kill", "target": {"nodes": [1]},
-                                        "at": "2s", "restart_after": "2s"}])"));
+                                        "at": "3s", "duration": "2s", "restart_after": "2s"}])"));
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 90s);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
