@@ -22,7 +22,7 @@ constexpr std::uint32_t kPartitionForms =
 
 // Where GPU faults are acted out: the built-in trainer and server (their device layer),
 // and a command through the CUDA interposer.
-constexpr std::string_view kGpuWorkloads = "train, serve, command";
+constexpr std::string_view kGpuWorkloads = "train, serve, llm, command";
 
 constexpr std::string_view kDelay = "network.delay", kLoss = "network.loss", kRate = "network.rate",
                            kPartition = "network.partition", kCorrupt = "network.corrupt",

@@ -54,6 +54,7 @@ struct Outcome {
   std::string text;
   int tokens = 0;
   bool finished = false;
+  FinishReason reason = FinishReason::kStop;
   Usage usage;
 };
 
@@ -69,9 +70,10 @@ std::vector<Outcome> run_all(TransformerEngine& engine, const std::vector<Comple
                      out[i].text += t;
                      ++out[i].tokens;
                    },
-                   [&, i](FinishReason, Usage u) {
+                   [&, i](FinishReason reason, Usage u) {
                      std::lock_guard lock(mu);
                      out[i].finished = true;
+                     out[i].reason = reason;
                      out[i].usage = u;
                      cv.notify_all();
                    }};
@@ -189,9 +191,11 @@ TEST_CASE("llm-kv: an injected gpu.oom fails the step's requests and the next on
   harness->arm(CB_OOM, oom);
   const auto failed = run_all(engine, {request("first", 20)});
   CHECK(failed[0].finished);
-  CHECK(failed[0].tokens == 0);  // ended at its first step, "stop"
+  CHECK(failed[0].tokens == 0);  // ended at its first step, with an error (the server answers 500)
+  CHECK(failed[0].reason == FinishReason::kError);
   CHECK(harness->fired(CB_OOM) == 1);
   const auto next = run_all(engine, {request("second", 20)});
   CHECK(next[0].tokens == 20);
+  CHECK(next[0].reason == FinishReason::kLength);
   CHECK(wait_for([&] { return engine.active() == 0 && engine.kv_cache_usage() == 0.0; }, 1s));
 }

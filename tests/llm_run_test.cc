@@ -101,3 +101,29 @@ TEST_CASE("llm: find_peak brackets the rate a replica limit allows", "[llm-run]"
   CHECK(*low > 4);
   CHECK(*high < 40);
 }
+
+TEST_CASE("llm: gpu faults act through the transformer engine and a lost device restarts the replica", "[llm-run]") {
+  if (skip_without_root("the GPU fault control blocks need root")) return;
+  TempDir dir;
+  dir.write("s.json", R"({"schema_version": 1, "name": "llm-gpu", "cluster": {"nodes": 3, "mode": "local"},
+    "workload": {"kind": "llm", "port": 18650, "model": {"layers": 1, "dim": 64, "heads": 4, "kv_heads": 2, "ffn": 128},
+                 "load": {"rate": 10, "duration": "6s", "input": 16, "output": 16}},
+    "faults": [{"name": "xid", "type": "gpu.xid", "target": {"ranks": [1]}, "at": "2s", "restart_after": "1s"}]})");
+  auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto res = read_results(dir);
+  int restarted = 0;
+  for (const auto& p : res["processes"]) restarted += p["restart"].get<int>() > 0;
+  CHECK(restarted == 1);
+  CHECK_FALSE(workload_events(dir, "out", "failure_detected").empty());
+  CHECK(phase_value(res, "infer/slo_attainment", "recovery:xid").value_or(0) > 90);
+}
+
+TEST_CASE("llm: the synthetic engine refuses gpu faults, it has no device", "[llm-run]") {
+  TempDir dir;
+  dir.write("s.json", llm_scenario("local", "{}", R"([{"name": "slow", "type": "gpu.slowdown", "at": "1s"}])"));
+  auto r = run_command({binary(), "validate", dir.file("s.json")}, 20s);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out + r.err, Catch::Contains("faults[0].type") && Catch::Contains("synthetic engine has none"));
+}

@@ -11,6 +11,7 @@
 #include "bench/common/scoped_signal.h"
 #include "bench/llm/synthetic_engine.h"
 #include "bench/llm/transformer/transformer_engine.h"
+#include "bench/serve/serve_worker.h"
 #include "bench/train/cpu_device.h"
 
 namespace chaosbench::bench::llm {
@@ -96,16 +97,25 @@ int run_llm_server(const LlmServeConfig& cfg, MetricsClient& metrics) {
   metrics.event("llm_serve_ready", {{"port", static_cast<std::int64_t>(server.port())}});
   metrics.flush();
   std::uint64_t preemptions_seen = 0;
+  int exit_code = 0;
   for (int tick = 1; !g_stop; ++tick) {
     std::this_thread::sleep_for(kTick);
     if (metrics.connected() && tick % kTicksPerSample == 0) sample_gauges(server.engine(), preemptions_seen, metrics);
+    // A lost device (gpu.xid): the requests of the failed step got an error answer; the
+    // replica ends now, as the serve workload's does, so restart_after can bring it back.
+    if (auto lost = server.engine().device_lost()) {
+      metrics.event("failure_detected", {{"error", *lost}, {"reason", std::string("device")}});
+      std::cerr << fmt::format("llm-serve: the device is lost ({}): exiting\n", *lost);
+      exit_code = serve::kServeDeviceLost;
+      break;
+    }
   }
   server.stop();
   metrics.event("llm_serve_stopped",
                 {{"generation_tokens", static_cast<std::int64_t>(server.metrics().generation_tokens())}});
   metrics.flush();
   std::cerr << "llm-serve: stopped\n";
-  return 0;
+  return exit_code;
 }
 
 }  // namespace chaosbench::bench::llm

@@ -263,6 +263,7 @@ void LlmSession::on_finish(std::uint64_t epoch, FinishReason reason, const Usage
   if (tokens_sent_ > 1)
     shared_.metrics.observe_tpot(std::chrono::duration<double>(last_token_ - first_token_).count() /
                                  static_cast<double>(tokens_sent_ - 1));
+  if (reason == FinishReason::kError) return finish_with_error();
   if (!streaming_) {
     const std::string body = writer_->whole(text_, reason, usage);
     return enqueue(head(200, "application/json", body.size()) + body);
@@ -270,6 +271,19 @@ void LlmSession::on_finish(std::uint64_t epoch, FinishReason reason, const Usage
   std::string events = writer_->finish_event(reason);
   if (include_usage_) events += writer_->usage_event(usage);
   events += ResponseWriter::done_event();
+  enqueue(version_ < 11 ? events : chunk(events) + "0\r\n\r\n");
+}
+
+// The engine failed mid-answer: a whole answer becomes a 500 error object; a stream, whose
+// 200 head is gone, gets the error object as its last event before [DONE].
+void LlmSession::finish_with_error() {
+  OpenAiError error;
+  error.status = 500;
+  error.type = "server_error";
+  error.code = "engine_failure";
+  error.message = "The engine failed while generating this answer (a device error)";
+  if (!streaming_) return enqueue(head(error.status, "application/json", error.json().size()) + error.json());
+  const std::string events = "data: " + error.json() + "\n\n" + ResponseWriter::done_event();
   enqueue(version_ < 11 ? events : chunk(events) + "0\r\n\r\n");
 }
 

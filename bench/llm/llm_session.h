@@ -59,6 +59,7 @@ class LlmSession : public std::enable_shared_from_this<LlmSession> {
   bool admit();
   void on_token(std::uint64_t epoch, const std::string& text);
   void on_finish(std::uint64_t epoch, FinishReason reason, const Usage& usage);
+  void finish_with_error();
   void send(int status, const char* content_type, const std::string& body, bool keep_alive);
   void send_error(const OpenAiError& error, bool keep_alive);
   std::string head(int status, const char* content_type, std::optional<std::size_t> length) const;

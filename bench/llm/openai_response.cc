@@ -24,7 +24,9 @@ json usage_json(const Usage& u) {
 
 }  // namespace
 
-std::string_view to_string(FinishReason r) { return r == FinishReason::kLength ? "length" : "stop"; }
+std::string_view to_string(FinishReason r) {
+  return r == FinishReason::kLength ? "length" : r == FinishReason::kError ? "error" : "stop";
+}
 
 ResponseWriter::ResponseWriter(OpenAiEndpoint endpoint, std::string model, std::uint64_t id, std::int64_t created)
     : endpoint_(endpoint), model_(std::move(model)),

@@ -14,8 +14,10 @@
 
 namespace chaosbench::bench::llm {
 
-enum class FinishReason { kStop, kLength };
-std::string_view to_string(FinishReason r);  // "stop", "length"
+// kError: the engine failed mid-answer (an injected device fault): the server answers an
+// error object, not a finish reason (vLLM sends `data: {"error": ...}` mid-stream).
+enum class FinishReason { kStop, kLength, kError };
+std::string_view to_string(FinishReason r);  // "stop", "length", "error"
 
 struct Usage {
   int prompt_tokens = 0;

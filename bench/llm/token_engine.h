@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "bench/llm/openai_request.h"
@@ -60,6 +62,9 @@ class TokenEngine {
   // The server calls it after its io threads stopped and before its io_context goes, for
   // an engine with threads of its own whose sinks post to that io_context. Idempotent.
   virtual void shutdown() {}
+  // A sticky device error (gpu.xid) the engine has met, if any: every later step fails
+  // until the process ends, so the worker exits and the replica can be restarted.
+  virtual std::optional<std::string> device_lost() const { return std::nullopt; }
 };
 
 }  // namespace chaosbench::bench::llm

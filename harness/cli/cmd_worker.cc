@@ -91,6 +91,7 @@ int cmd_worker(const Args& args) {
                  "  serve        the built-in KServe v2 inference server\n"
                  "  load         load generator for KServe v2 HTTP servers\n"
                  "  llm-serve    the built-in OpenAI-compatible LLM server (CPU transformer or synthetic)\n"
+                 "  llm-load     the token-level LLM load generator (TTFT, TPOT, ITL, goodput; find_peak)\n"
                  "  blas-probe   the BLAS kernel of this process: speed and correctness\n";
     return args.empty() ? kExitUsage : kExitPass;
   }
@@ -102,7 +103,7 @@ int cmd_worker(const Args& args) {
   if (args[0] == "llm-serve") return worker_llm_serve(rest);
   if (args[0] == "llm-load") return worker_llm_load(rest);
   if (args[0] == "blas-probe") return worker_blas_probe(rest);
-  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, serve, load, llm-serve, blas-probe)");
+  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, serve, load, llm-serve, llm-load, blas-probe)");
 }
 
 }  // namespace chaosbench::harness

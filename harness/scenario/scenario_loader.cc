@@ -69,9 +69,15 @@ void check_fault_workloads(ParseContext& ctx, const Scenario& s) {
                 fmt::format("{} is acted out by {} workloads; this workload is {}", info->type, info->workloads, kind));
     // A replica answers errors under gpu.oom and queues under gpu.hang, but lives on
     // (kServeReplicaLives): there is no ended process to start again.
-    if (kind == "serve" && (info->traits & faults::kServeReplicaLives) != 0 && s.faults[i].restart_after)
+    const auto* llm = std::get_if<LlmWorkload>(&s.workload);
+    if (llm && llm->engine == "synthetic" && info->type.starts_with("gpu."))
+      ctx.error(join_path(join_path("faults", i), "type"),
+                fmt::format("{} acts through the engine's device; the synthetic engine has none: use engine transformer",
+                            info->type));
+    if ((kind == "serve" || kind == "llm") && (info->traits & faults::kServeReplicaLives) != 0 &&
+        s.faults[i].restart_after)
       ctx.error(join_path(join_path("faults", i), "restart_after"),
-                fmt::format("{} does not end a serve replica, so there is nothing to restart (gpu.xid does)", info->type));
+                fmt::format("{} does not end a {} replica, so there is nothing to restart (gpu.xid does)", info->type, kind));
   }
 }
 

@@ -201,14 +201,18 @@ void TransformerEngine::deliver(const BatchScheduler::Plan& plan) {
   }
 }
 
-// A failed step (an injected device fault): every request ends now, as a GPU server whose
-// device failed answers what it has; new ones fail at their first step while it lasts.
+std::optional<std::string> TransformerEngine::device_lost() const {
+  return cfg_.faults ? cfg_.faults->sticky_error() : std::nullopt;
+}
+
+// A failed step (an injected device fault): every request ends now with an error, as a
+// GPU server whose device failed does; new ones fail at their first step while it lasts.
 void TransformerEngine::fail_all(const char* why) {
   std::fprintf(stderr, "llm-serve: engine step failed: %s\n", why);
   for (const auto& s : scheduler_.all()) {
     const int generated = s->generated();
     scheduler_.remove(s.get());
-    generation_of(*s).finish(FinishReason::kStop, generated);
+    generation_of(*s).finish(FinishReason::kError, generated);
   }
 }
 

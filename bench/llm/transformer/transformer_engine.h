@@ -60,6 +60,7 @@ class TransformerEngine : public TokenEngine {
   // Joins the engine thread and drops every request (no finish). Idempotent; not
   // concurrent with start().
   void shutdown() override;
+  std::optional<std::string> device_lost() const override;
 
   const TransformerModel& model() const { return model_; }
   std::string describe() const;
