@@ -14,13 +14,7 @@ bin=${BIN:-build/bin}
 port=${PORT:-18090}
 url="http://127.0.0.1:$port"
 url2="http://127.0.0.1:$((port + 1))"
-# The server's flags changed (--synthetic-first-token 150ms -> --synthetic-first-token-us);
-# use whichever this build has.
-if "$bin/chaosbench" worker llm-serve --help 2>&1 | grep -q -- --synthetic-first-token-us; then
-  timing=(--engine synthetic --synthetic-first-token-us 150000 --synthetic-cadence-us 20000 --synthetic-tokens 64)
-else
-  timing=(--synthetic-first-token 150ms --synthetic-cadence 20ms --synthetic-tokens 64)
-fi
+timing=(--engine synthetic --synthetic-first-token-us 150000 --synthetic-cadence-us 20000 --synthetic-tokens 64)
 servers=()
 trap 'kill "${servers[@]}" 2>/dev/null; wait "${servers[@]}" 2>/dev/null || true' EXIT
 for p in "$port" "$((port + 1))"; do

@@ -3,6 +3,7 @@
 // with real curl, bad input, a client leaving mid-stream, many concurrent streams. Timing
 // bounds are loose on purpose: the precise ground-truth check is a benchmark, not this.
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -190,6 +191,41 @@ TEST_CASE("llm-serve: bad input gets the OpenAI error object", "[llm-serve]") {
   CHECK(code_of(oversize.body) == "context_length_exceeded");
   const auto huge = http_request(port, "POST", "/v1/completions", std::string(2u << 20, 'a'));
   CHECK(huge.status == 413);
+}
+
+TEST_CASE("llm-serve: a stream outlives request_timeout and an idle keep-alive connection closes", "[llm-serve]") {
+  LlmServerConfig cfg;
+  cfg.request_timeout = 300ms;  // bounds reading a request and each write, not an answer
+  cfg.idle_timeout = std::chrono::seconds(1);
+  auto server = start_server({50ms, 100ms, 8}, cfg);  // about 0.75 s an answer
+  const auto r = stream(server->port(), kStreamBody, OpenAiEndpoint::kCompletions);
+  CHECK(r.complete);
+  CHECK(r.done);
+  CHECK(r.token_ms.size() == 8);
+
+  // A whole answer, then nothing: the server closes the connection after idle_timeout.
+  const int fd = connect_local(server->port(), 10s);
+  REQUIRE(fd >= 0);
+  timeval limit{6, 0};  // a server that never closes fails the test instead of hanging it
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  REQUIRE(send_all(fd, post_text("/v1/completions", R"({"model":"synth","prompt":"hi","max_tokens":2})")));
+  const auto sent = Clock::now();
+  char buf[4096];
+  std::size_t got = 0;
+  bool closed = false;
+  while (Clock::now() - sent < 5s) {
+    const auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0) break;  // the receive limit passed: still open
+    if (n == 0) {
+      closed = true;
+      break;
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  CHECK(got > 0);
+  CHECK(closed);
+  CHECK(Clock::now() - sent >= 900ms);  // not before idle_timeout
 }
 
 TEST_CASE("llm-serve: over max_running gets 429", "[llm-serve]") {

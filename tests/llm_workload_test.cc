@@ -114,6 +114,29 @@ TEST_CASE("llm workload: a bad block names the path and what was expected", "[ll
              Catch::Contains("workload.load.find_peak.precision"));
 }
 
+TEST_CASE("llm workload: settings the workers could not honour are refused at the key", "[llm-workload]") {
+  // The worker flags carry whole milliseconds (whole microseconds for tpot and the
+  // synthetic timing): 1.5ms would silently become 1 ms.
+  CHECK_THAT(first_error(R"({"kind": "llm", "load": {"slo": {"ttft": "1.5ms"}}})"),
+             Catch::Contains("workload.load.slo.ttft") && Catch::Contains("whole milliseconds"));
+  CHECK(first_error(R"({"kind": "llm", "load": {"slo": {"ttft": "1.5s", "tpot": "1.5ms"}}})") == "(valid)");
+  CHECK_THAT(first_error(R"({"kind": "llm", "load": {"slo": {"tpot": "1500ns"}}})"),
+             Catch::Contains("whole microseconds"));
+  CHECK_THAT(first_error(R"({"kind": "llm", "synthetic": {"cadence": "500ns"}})"),
+             Catch::Contains("workload.synthetic.cadence") && Catch::Contains("at least 1us"));
+  // Every request must fit the context, else every one would get 400.
+  CHECK_THAT(first_error(R"({"kind": "llm", "load": {"input": 2000}})"),
+             Catch::Contains("workload.load") && Catch::Contains("workload.context is 1024"));
+  CHECK_THAT(first_error(R"({"kind": "llm", "load": {"input": {"distribution": "normal", "mean": 100, "stddev": 9}}})"),
+             Catch::Contains("a distribution's \"max\""));
+  CHECK(first_error(R"({"kind": "llm", "endpoints": ["http://x:1"], "load": {"input": 2000}})", 1) == "(valid)");
+  CHECK_THAT(first_error(R"({"kind": "llm", "port": 65535})"), Catch::Contains("past 65535"));
+  CHECK_THAT(first_error(R"({"kind": "llm", "scheduler": {"max_running": 64, "max_batched_tokens": 32}})"),
+             Catch::Contains("at least scheduler.max_running"));
+  CHECK_THAT(first_error(R"({"kind": "llm", "model": {"layers": 64, "dim": 8192, "heads": 64, "kv_heads": 64}})"),
+             Catch::Contains("GiB"));
+}
+
 TEST_CASE("llm workload: the launcher starts llm-serve on replicas and llm-load with their URLs", "[llm-workload]") {
   const auto parsed = harness::parse_scenario(
       scenario_text(R"({"kind": "llm", "port": 8100, "load": {"dataset": "prompts.jsonl"}})"), "s.json");

@@ -72,13 +72,7 @@ run() {
   return "$rc"
 }
 
-# The engine flags: --engine synthetic --synthetic-*-us (newer) or the duration flags (older).
-if "$bin" worker llm-serve --help 2>&1 | grep -q -- '--synthetic-first-token-us'; then
-  engine=(--synthetic-first-token-us $((first_token_ms * 1000)) --synthetic-cadence-us $((cadence_ms * 1000)))
-  "$bin" worker llm-serve --help 2>&1 | grep -q -- '--engine' && engine=(--engine synthetic "${engine[@]}")
-else
-  engine=(--synthetic-first-token "${first_token_ms}ms" --synthetic-cadence "${cadence_ms}ms")
-fi
+engine=(--engine synthetic --synthetic-first-token-us $((first_token_ms * 1000)) --synthetic-cadence-us $((cadence_ms * 1000)))
 "$bin" worker llm-serve --host 127.0.0.1 --port 0 --model "$model" --context "$context" \
   "${engine[@]}" --synthetic-tokens "$tokens" \
   2>"$work/server.err" &

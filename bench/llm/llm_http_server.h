@@ -35,7 +35,7 @@ struct LlmServerConfig {
   std::string host = "127.0.0.1";  // numeric address to bind
   unsigned short port = 0;         // 0: an ephemeral port (see port())
   int threads = 2;                 // io threads (the engine's timers run on them too)
-  std::string model = "chaosbench-synthetic";
+  std::string model = "chaosbench-tiny";
   int context_tokens = 2048;       // prompt + max_tokens must fit (400 context_length_exceeded)
   std::size_t max_running = 256;   // requests generating at once; 429 past it
   std::uint64_t body_limit = 1u << 20;   // 413 past it

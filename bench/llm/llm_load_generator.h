@@ -38,7 +38,7 @@ namespace chaosbench::bench::llm {
 struct LlmLoadPlan {
   LlmLoadSettings settings;
   std::vector<load::Endpoint> endpoints;
-  std::string model = "chaosbench-synthetic";
+  std::string model = "chaosbench-tiny";  // what llm-serve serves unless told otherwise
   std::uint64_t seed = 1;
   std::vector<LlmRequest> prompts;  // from a dataset file, sent in turn; empty: synthetic
   double itl_budget_per_s = 10000;  // infer/itl samples per second at most (llm_load_recorder.h)

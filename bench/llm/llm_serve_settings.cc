@@ -15,6 +15,18 @@ namespace po = boost::program_options;
 
 namespace {
 
+constexpr int kMaxGiB = 32;  // what one replica may take of a host's memory
+
+// fp32 bytes (int8 weights are smaller, the cache is not): the weights of every layer
+// (q and o: dim x dim, k and v: dim x kv_dim, SwiGLU: 3 x dim x ffn), the byte-level
+// embedding and head, and the KV cache (2 x kv_dim per token per layer).
+double memory_bytes(const LlmServeSettings& s) {
+  const double dim = s.model.dim, kv_dim = dim / s.model.heads * s.model.kv_heads, layers = s.model.layers;
+  const double weights = layers * (2 * dim * dim + 2 * dim * kv_dim + 3 * dim * s.model.ffn) + 2 * 258 * dim;
+  const double cache = double(s.scheduler.kv_blocks) * s.scheduler.block_size * layers * 2 * kv_dim;
+  return 4 * (weights + cache);
+}
+
 std::string range_error(const char* name, long v, long lo, long hi) {
   if (v < lo || v > hi) return fmt::format("{} must be from {} to {}, got {}", name, lo, hi, v);
   return "";
@@ -45,6 +57,18 @@ std::string validate(const LlmServeSettings& s) {
   if (s.engine == "transformer" && static_cast<long>(q.kv_blocks) * q.block_size < s.context)
     return fmt::format("the KV cache (scheduler.kv_blocks × block_size = {} tokens) must hold one whole context ({})",
                        static_cast<long>(q.kv_blocks) * q.block_size, s.context);
+  // vLLM's rule: every running sequence must fit its decode token in one iteration, else
+  // the later ones never get a step while holding their KV blocks.
+  if (s.engine == "transformer" && q.max_batched_tokens < q.max_running)
+    return fmt::format("scheduler.max_batched_tokens ({}) must be at least scheduler.max_running ({})",
+                       q.max_batched_tokens, q.max_running);
+  if (s.engine == "transformer") {
+    const double gib = memory_bytes(s) / double(1ull << 30);
+    if (gib > kMaxGiB)
+      return fmt::format("the model's weights and KV cache would take {:.1f} GiB, more than the {} GiB the CPU engine "
+                         "allows: make model or scheduler.kv_blocks smaller",
+                         gib, kMaxGiB);
+  }
   if (s.model_name.empty() || s.model_name.size() > 64) return "model_name must be 1 to 64 characters";
   if (s.synthetic.cadence.value.count() <= 0) return "synthetic.cadence must be positive";
   return "";

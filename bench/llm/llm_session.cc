@@ -8,7 +8,9 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <algorithm>
 #include <ctime>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 namespace chaosbench::bench::llm {
@@ -43,7 +45,7 @@ OpenAiError error_of(int status, std::string message, std::string type, std::str
 }  // namespace
 
 LlmSession::LlmSession(tcp::socket&& socket, LlmServerShared& shared, bool counted)
-    : stream_(std::move(socket)), shared_(shared), counted_(counted) {
+    : stream_(std::move(socket)), idle_timer_(stream_.get_executor()), shared_(shared), counted_(counted) {
   // Each SSE event is its own small write: Nagle would hold it for the previous one's ACK.
   beast::error_code ignored;
   stream_.socket().set_option(tcp::no_delay(true), ignored);
@@ -80,14 +82,28 @@ void LlmSession::next_request() {
     stream_.socket().cancel(ignored);
     return;
   }
-  stream_.expires_after(shared_.cfg.idle_timeout);
+  close_after(shared_.cfg.idle_timeout);
   if (!watching_) watch();
+}
+
+void LlmSession::close_after(std::chrono::steady_clock::duration wait) {
+  const auto epoch = ++idle_epoch_;
+  idle_timer_.expires_after(wait);
+  idle_timer_.async_wait([self = shared_from_this(), epoch](beast::error_code ec) {
+    // Still the same wait: no request began since (read_request moves the epoch).
+    if (ec || epoch != self->idle_epoch_ || self->answering_) return;
+    beast::error_code ignored;
+    self->stream_.socket().close(ignored);  // the pending watch ends, and the session with it
+  });
 }
 
 // The one read outside read_request(): the idle wait, the watch over a client during its
 // answer, and the drain of a lingering close.
 void LlmSession::watch() {
   watching_ = true;
+  // No deadline on this read (close_after bounds idle and lingering connections): only the
+  // read timer is set, a write in flight keeps its own.
+  stream_.expires_never();
   stream_.async_read_some(buffer_.prepare(kFirstRead), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
     self->on_watch(ec, n);
   });
@@ -112,6 +128,8 @@ void LlmSession::on_watch(beast::error_code ec, std::size_t n) {
 }
 
 void LlmSession::read_request() {
+  ++idle_epoch_;  // no longer idle
+  idle_timer_.cancel();
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(shared_.cfg.header_limit));
   parser_->body_limit(shared_.cfg.body_limit);
@@ -206,6 +224,8 @@ void LlmSession::completion(OpenAiEndpoint endpoint, const std::string& body) {
   streaming_ = request.stream;
   include_usage_ = request.include_usage;
   text_.clear();
+  utf8_held_.clear();
+  errored_ = false;
   writer_.emplace(endpoint, request.model, shared_.next_id.fetch_add(1), static_cast<std::int64_t>(std::time(nullptr)));
   const auto epoch = ++epoch_;
   auto strand = stream_.get_executor();
@@ -251,7 +271,34 @@ void LlmSession::on_token(std::uint64_t epoch, const std::string& text) {
     text_ += text;
     return;
   }
-  const std::string event = writer_->token_event(text);
+  stream_text(text);
+}
+
+namespace {
+
+// How much of `s` is whole UTF-8 characters: all of it, unless it ends inside a character
+// that may still be completed (a lead byte and fewer continuation bytes than it needs).
+// Bytes that can never be a character are not held: the writer replaces them.
+std::size_t complete_utf8(std::string_view s) {
+  for (std::size_t back = 1; back <= std::min<std::size_t>(3, s.size()); ++back) {
+    const auto c = static_cast<unsigned char>(s[s.size() - back]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    const std::size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+    return need > back ? s.size() - back : s.size();
+  }
+  return s.size();
+}
+
+}  // namespace
+
+// One SSE event per token, except that a character split over byte tokens waits for its
+// last byte; on_finish flushes what is held.
+void LlmSession::stream_text(std::string_view text) {
+  utf8_held_ += text;
+  const std::size_t n = complete_utf8(utf8_held_);
+  if (n == 0) return;
+  const std::string event = writer_->token_event(std::string_view(utf8_held_).substr(0, n));
+  utf8_held_.erase(0, n);
   enqueue(version_ < 11 ? event : chunk(event));
 }
 
@@ -268,7 +315,9 @@ void LlmSession::on_finish(std::uint64_t epoch, FinishReason reason, const Usage
     const std::string body = writer_->whole(text_, reason, usage);
     return enqueue(head(200, "application/json", body.size()) + body);
   }
-  std::string events = writer_->finish_event(reason);
+  std::string events;
+  if (!utf8_held_.empty()) events = writer_->token_event(std::exchange(utf8_held_, std::string()));
+  events += writer_->finish_event(reason);
   if (include_usage_) events += writer_->usage_event(usage);
   events += ResponseWriter::done_event();
   enqueue(version_ < 11 ? events : chunk(events) + "0\r\n\r\n");
@@ -277,6 +326,7 @@ void LlmSession::on_finish(std::uint64_t epoch, FinishReason reason, const Usage
 // The engine failed mid-answer: a whole answer becomes a 500 error object; a stream, whose
 // 200 head is gone, gets the error object as its last event before [DONE].
 void LlmSession::finish_with_error() {
+  errored_ = true;
   OpenAiError error;
   error.status = 500;
   error.type = "server_error";
@@ -336,7 +386,7 @@ void LlmSession::write_next() {
 }
 
 void LlmSession::after_answer() {
-  const bool answered = !generating_ && admitted_;  // a completion, in full
+  const bool answered = !generating_ && admitted_ && !errored_;  // a completion, in full
   answering_ = false;
   writer_.reset();
   if (answered) shared_.metrics.count_success();
@@ -370,7 +420,7 @@ void LlmSession::linger() {
   closing_ = true;
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  stream_.expires_after(kLinger);
+  close_after(kLinger);
   buffer_.clear();
   if (!watching_) watch();
 }

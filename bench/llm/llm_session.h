@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cstdint>
@@ -50,6 +51,8 @@ class LlmSession : public std::enable_shared_from_this<LlmSession> {
 
  private:
   void next_request();
+  // Closes the socket after `wait` unless a request begins first (idle keep-alive, linger).
+  void close_after(std::chrono::steady_clock::duration wait);
   void watch();
   void on_watch(boost::beast::error_code ec, std::size_t n);
   void read_request();
@@ -58,6 +61,7 @@ class LlmSession : public std::enable_shared_from_this<LlmSession> {
   void completion(OpenAiEndpoint endpoint, const std::string& body);
   bool admit();
   void on_token(std::uint64_t epoch, const std::string& text);
+  void stream_text(std::string_view text);
   void on_finish(std::uint64_t epoch, FinishReason reason, const Usage& usage);
   void finish_with_error();
   void send(int status, const char* content_type, const std::string& body, bool keep_alive);
@@ -71,6 +75,11 @@ class LlmSession : public std::enable_shared_from_this<LlmSession> {
   void linger();
 
   boost::beast::tcp_stream stream_;
+  // Closes a keep-alive connection idle past idle_timeout, or a lingering one. Its own
+  // timer: the watch read pending between requests runs without a deadline (a Beast stream's timeout binds an
+  // operation when it starts, so the answer's write timeout must not end up on it).
+  boost::asio::steady_timer idle_timer_;
+  std::uint64_t idle_epoch_ = 0;  // an idle wait still current
   LlmServerShared& shared_;
   bool counted_;
   bool refusing_ = false;
@@ -95,6 +104,11 @@ class LlmSession : public std::enable_shared_from_this<LlmSession> {
   TokenEngine::Clock::time_point arrival_, first_token_, last_token_;  // for the latency histograms
   std::uint64_t tokens_sent_ = 0;
   std::string text_;      // not streaming: the answer so far
+  // Streaming: bytes of a UTF-8 character whose rest is still to come (a byte-level token
+  // is one byte), held so each event carries whole characters, as an incremental
+  // detokenizer does; a whole answer and a stream then read the same.
+  std::string utf8_held_;
+  bool errored_ = false;  // the engine failed this answer (not a success)
   std::string pending_;   // bytes queued behind the write in flight
   std::string inflight_;  // bytes being written
   bool writing_ = false;

@@ -23,8 +23,12 @@ void StreamTimeline::chunk(Clock::time_point at, std::int64_t tokens) {
 }
 
 void StreamTimeline::usage(std::optional<std::int64_t> prompt_tokens, std::optional<std::int64_t> completion_tokens) {
-  if (prompt_tokens && *prompt_tokens >= 0) usage_prompt_ = prompt_tokens;
-  if (completion_tokens && *completion_tokens >= 0) usage_completion_ = completion_tokens;
+  // A server's counts are believed up to 2^31 tokens a request (no context is longer); a
+  // larger one is ignored, so a lying server cannot overflow the totals.
+  constexpr std::int64_t kMostTokens = std::int64_t{1} << 31;
+  if (prompt_tokens && *prompt_tokens >= 0 && *prompt_tokens < kMostTokens) usage_prompt_ = prompt_tokens;
+  if (completion_tokens && *completion_tokens >= 0 && *completion_tokens < kMostTokens)
+    usage_completion_ = completion_tokens;
 }
 
 void StreamTimeline::finish(Clock::time_point at) {

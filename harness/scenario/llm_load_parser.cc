@@ -38,13 +38,21 @@ void parse_length(ParseContext& ctx, const json& value, const std::string& path,
   else spec = s;
 }
 
-// A duration of at least `least` (the worker's flags carry whole milliseconds, or whole
-// microseconds for tpot), or nullopt with the error reported.
+// A duration of at least `least`, in whole units of `unit` (the worker's flags carry whole
+// milliseconds, or whole microseconds for tpot: "1.5ms" would silently become 1 ms), or
+// nullopt with the error reported.
 std::optional<common::Duration> duration_of_at_least(ObjectReader& r, std::string_view key, std::chrono::nanoseconds least,
-                                                     std::string_view least_text) {
+                                                     std::string_view least_text,
+                                                     std::chrono::nanoseconds unit = std::chrono::milliseconds(1)) {
   auto v = r.duration(key, /*allow_zero=*/false);
   if (v && v->value < least) {
     r.ctx().error(r.path_of(key), fmt::format("expected a duration of at least {}", least_text));
+    return std::nullopt;
+  }
+  if (v && v->value.count() % unit.count() != 0) {
+    r.ctx().error(r.path_of(key), unit == std::chrono::milliseconds(1)
+                                      ? "expected whole milliseconds (\"1.5s\" or \"1500ms\"; not \"1.5ms\")"
+                                      : "expected whole microseconds (\"1.5ms\" or \"1500us\"; not \"1.5us\")");
     return std::nullopt;
   }
   return v;
@@ -53,7 +61,7 @@ std::optional<common::Duration> duration_of_at_least(ObjectReader& r, std::strin
 void parse_slo(ParseContext& ctx, const json& value, bench::llm::Slo& slo) {
   ObjectReader r(ctx, value, "workload.load.slo", {"ttft", "tpot", "e2e"});
   slo.ttft = duration_of_at_least(r, "ttft", std::chrono::milliseconds(1), "1ms");
-  slo.tpot = duration_of_at_least(r, "tpot", std::chrono::microseconds(1), "1us");
+  slo.tpot = duration_of_at_least(r, "tpot", std::chrono::microseconds(1), "1us", std::chrono::microseconds(1));
   slo.e2e = duration_of_at_least(r, "e2e", std::chrono::milliseconds(1), "1ms");
 }
 

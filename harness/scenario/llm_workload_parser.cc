@@ -2,6 +2,7 @@
 // servers named by URL) and the token-level load generator driving them.
 // docs/scenario-format.md describes every key; the load block is llm_load_parser.cc.
 #include <algorithm>
+#include <cmath>
 #include <regex>
 
 #include <fmt/format.h>
@@ -33,8 +34,17 @@ void parse_scheduler(ParseContext& ctx, const json& value, bench::llm::LlmServeS
 
 void parse_synthetic(ParseContext& ctx, const json& value, bench::llm::LlmServeSettings::Synthetic& s) {
   ObjectReader r(ctx, value, "workload.synthetic", {"first_token", "cadence", "tokens"});
-  if (auto v = r.duration("first_token")) s.first_token = *v;
-  if (auto v = r.duration("cadence", /*allow_zero=*/false)) s.cadence = *v;
+  // The worker's flags carry whole microseconds.
+  auto whole_us = [&](std::string_view key, bool allow_zero) -> std::optional<common::Duration> {
+    auto v = r.duration(key, allow_zero);
+    if (v && (v->value.count() % 1000 != 0 || (!allow_zero && v->value.count() == 0))) {
+      ctx.error(r.path_of(key), allow_zero ? "expected whole microseconds" : "expected whole microseconds, at least 1us");
+      return std::nullopt;
+    }
+    return v;
+  };
+  if (auto v = whole_us("first_token", true)) s.first_token = *v;
+  if (auto v = whole_us("cadence", false)) s.cadence = *v;
   if (auto v = r.integer("tokens", 0, 1 << 20)) s.tokens = static_cast<int>(*v);
 }
 
@@ -58,6 +68,29 @@ void parse_endpoints(ParseContext& ctx, const json& value, const std::string& pa
   }
 }
 
+// The largest length a spec can draw: what must fit in the context.
+std::int64_t largest(const bench::llm::LengthSpec& s) {
+  using bench::llm::LengthDistribution;
+  if (s.kind == LengthDistribution::kFixed) return std::clamp<std::int64_t>(std::llround(s.mean), 1, s.max);
+  if (s.kind == LengthDistribution::kUniform) return std::min(s.high, s.max);
+  return s.max;  // normal, lognormal: clamped to max
+}
+
+// Synthetic prompts on the built-in server: every request must fit its context, or all
+// would get 400. (A dataset's lengths are the file's; outside servers have their own.)
+void check_context(ParseContext& ctx, ObjectReader& r, const LlmWorkload& w) {
+  if (!w.endpoints.empty() || !w.load.dataset.empty() || ctx.failed_under("workload")) return;
+  // The chat API wraps the prompt in a template ("user: ...\nassistant: ").
+  const std::int64_t slack = w.load.api == bench::llm::OpenAiEndpoint::kChatCompletions ? 32 : 0;
+  const std::int64_t need = largest(w.load.input) + largest(w.load.output) + slack;
+  if (need > w.context)
+    ctx.error(r.path_of("load"),
+              fmt::format("prompts of up to {} tokens and answers of up to {} (the largest draws{}) need a context of "
+                          "{}, but workload.context is {}: raise it, or lower the lengths (a distribution's \"max\")",
+                          largest(w.load.input), largest(w.load.output), slack ? ", plus the chat template" : "", need,
+                          w.context));
+}
+
 void check_placement(ParseContext& ctx, ObjectReader& r, const ClusterSpec& cluster, LlmWorkload& w) {
   if (ctx.failed_under("cluster")) return;
   const int load_node = w.load.node >= 0 ? w.load.node : cluster.nodes - 1;
@@ -75,6 +108,10 @@ void check_placement(ParseContext& ctx, ObjectReader& r, const ClusterSpec& clus
     ctx.error(r.path_of("replicas"), fmt::format("node {} runs the load generator; replicas go on other nodes", load_node));
   if (cluster.ranks_per_node != 1)
     ctx.error("cluster.ranks_per_node", "the llm workload runs one process per node: set ranks_per_node to 1");
+  // Replicas on one address (local processes) take port, port + 1, ...
+  const int replicas = w.replicas.empty() ? cluster.nodes - 1 : static_cast<int>(w.replicas.size());
+  if (w.port + replicas - 1 > 65535)
+    ctx.error(r.path_of("port"), fmt::format("{} replicas from port {} would go past 65535", replicas, w.port));
 }
 
 }  // namespace
@@ -100,6 +137,7 @@ LlmWorkload parse_llm(ParseContext& ctx, const json& value, const ClusterSpec& c
   if (const json* l = r.raw("load")) parse_llm_load(ctx, *l, cluster, w.load);
   if (!ctx.failed_under("workload"))
     if (auto why = bench::llm::validate(w); !why.empty()) ctx.error("workload", why);
+  check_context(ctx, r, w);
   check_placement(ctx, r, cluster, w);
   return w;
 }

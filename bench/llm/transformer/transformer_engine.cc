@@ -84,7 +84,11 @@ void TransformerEngine::shutdown() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  {
+    // A step held by gpu.hang returns (with its requests failed) so the thread can end.
+    const DeviceFaults::Release release(cfg_.faults.get());
+    if (thread_.joinable()) thread_.join();
+  }
   std::vector<std::shared_ptr<Sequence>> dropped;
   {
     std::lock_guard lock(mu_);
