@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The LLM load generator against the built-in synthetic server (first token 150 ms, then one
-# token every 20 ms, 64 tokens): the ground truth. Closed-loop runs: 1 stream and 200
-# streams (measured TTFT p50/p99 vs 150 ms and TPOT p50 vs 20 ms), then 1200 streams over
+# token every 20 ms, 64 tokens): the ground truth. 1 stream and 200 streams, closed loop
+# and open loop (measured TTFT p50/p99 vs 150 ms and TPOT p50 vs 20 ms), then 1200 streams over
 # two servers (each server takes 1024 connections at most), round-robin: a stream gets 64
 # chunks per 150 + 63 x 20 ms, so 1200 streams ask 54,500 chunks/s, above the 50,000
 # chunks/s speed goal. Each prints the achieved chunks/s (over the whole run, ramp and
@@ -29,13 +29,15 @@ server_ticks() {  # utime + stime of both servers, in clock ticks
   echo "$total"
 }
 
-run() {  # run STREAMS SECONDS ENDPOINTS: one closed-loop run; prints its figures
+run() {  # run STREAMS SECONDS ENDPOINTS [ARRIVAL FLAGS]: one run (closed loop by default); prints its figures
   local streams=$1 secs=$2 endpoints=$3 out cpu before
+  local arrival=(--arrival concurrency --concurrency "$streams")
+  [ $# -gt 3 ] && arrival=("${@:4}")
   out=$(mktemp)
   before=$(server_ticks)
   TIMEFORMAT='%U %S'
-  cpu=$( { time "$bin/chaosbench" worker llm-load --endpoints "$endpoints" --model synth --arrival concurrency \
-             --concurrency "$streams" --duration-ms "$((secs * 1000))" --input fixed:128 --output fixed:64 \
+  cpu=$( { time "$bin/chaosbench" worker llm-load --endpoints "$endpoints" --model synth "${arrival[@]}" \
+             --duration-ms "$((secs * 1000))" --input fixed:128 --output fixed:64 \
              --timeout-ms 30000 >"$out"; } 2>&1 )
   python3 - "$streams" "$cpu" "$out" "$(( $(server_ticks) - before ))" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
@@ -57,7 +59,12 @@ PY
 }
 
 echo "ground truth: first token 150 ms, then 20 ms per token, 64 tokens (llm-load waits for readiness)"
-run 1 3 "$url"
-run 200 3 "$url"
+run 1 6 "$url"
+# Closed loop, every stream's answer takes the same 1.41 s: the 200 requests arrive as one
+# burst every 1.41 s, and the server's admission of each burst is part of TTFT.
+run 200 6 "$url"
+# Open loop at 200 / 1.41 s = 142 requests/s: 200 streams in flight in the steady state.
+echo "  (open loop: constant 142 requests/s, 200 streams in flight)"
+run 200 6 "$url" --arrival constant --rate 142
 echo "speed: 1200 streams over 2 servers ask 54,500 chunks/s (goal >= 50,000), $seconds s"
 run 1200 "$seconds" "$url,$url2"

@@ -118,10 +118,15 @@ void LlmSession::on_watch(beast::error_code ec, std::size_t n) {
   }
   if (closing_) {
     buffer_.clear();
-    if (!ec) watch();
+    if (!ec) return watch();
+    idle_timer_.cancel();  // its handler holds the session: let it (and the socket) go now
     return;
   }
-  if (ec) return answering_ ? client_gone() : void();  // idle: the socket just closes
+  if (ec) {
+    if (answering_) return client_gone();
+    idle_timer_.cancel();  // idle and the client left: the session (and its socket) ends now
+    return;
+  }
   if (!answering_) return read_request();
   // A request pipelined behind the one being answered: keep watching while it is small.
   if (buffer_.size() < shared_.cfg.header_limit + shared_.cfg.body_limit) watch();
