@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 namespace chaosbench::bench::llm {
@@ -25,6 +26,10 @@ void LlmMetricsQueue::sample(std::string_view name, double value, std::string_vi
   if (!connected_) return;
   Sample s{metrics_.rank(), wall_time_now(), std::string(name), value, std::string(unit), std::move(labels)};
   std::lock_guard lock(mutex_);
+  if (queued_.size() >= kMaxQueued) {
+    ++dropped_;
+    return;
+  }
   queued_.emplace_back(std::move(s));
 }
 
@@ -47,13 +52,17 @@ void LlmMetricsQueue::flush() {
 void LlmMetricsQueue::write_loop() {
   std::vector<Record> batch;
   for (bool last = false; !last;) {
+    std::uint64_t dropped = 0;
     {
       std::unique_lock lock(mutex_);
       wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return flush_asked_ || stop_; });
       batch.swap(queued_);
+      dropped = std::exchange(dropped_, 0);
       flush_asked_ = false;
       last = stop_;
     }
+    if (dropped > 0)
+      metrics_.event("llm_metrics_dropped", {{"count", static_cast<std::int64_t>(dropped)}});
     for (auto& r : batch) {
       std::visit(
           [this](auto& rec) {

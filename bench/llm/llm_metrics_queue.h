@@ -5,9 +5,14 @@
 // Threads: sample(), event() and flush() from one producer thread (the loop); the writer
 // thread is the MetricsClient's only user from construction to destruction, so the owner
 // must not use that client meanwhile. Destruction writes what is queued, flushes and joins.
+// Bounded: a harness that stops reading cannot make the queue grow without limit; past
+// kMaxQueued samples wait, new samples are dropped (events never are) and counted, and
+// the writer reports the count as the event llm_metrics_dropped {count}.
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -37,7 +42,9 @@ class LlmMetricsQueue {
   const bool connected_;  // not connected: every call is a no-op, no thread
   std::mutex mutex_;
   std::condition_variable wake_;
+  static constexpr std::size_t kMaxQueued = 1'000'000;
   std::vector<Record> queued_;
+  std::uint64_t dropped_ = 0;  // samples not queued (the queue was full), not yet reported
   bool flush_asked_ = false;
   bool stop_ = false;
   std::thread writer_;
