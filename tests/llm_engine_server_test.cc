@@ -122,12 +122,21 @@ TEST_CASE("llm-engine-server: a streamed completion from the transformer", "[llm
 
 TEST_CASE("llm-engine-server: a client leaving mid-stream gives its KV blocks back", "[llm-engine]") {
   auto s = serve(8, 8);
+  // The gauge a user (and a scrape) reads: vLLM's kv_cache_usage_perc on /metrics.
+  auto gauge = [&] {
+    const auto body = http_request(s.server->port(), "GET", "/metrics").body;
+    const std::string name = "vllm:kv_cache_usage_perc{model_name=\"tiny\"} ";
+    const auto at = body.find(name);
+    return at == std::string::npos ? -1.0 : std::stod(body.substr(at + name.size()));
+  };
   const int fd = open_stream(s.server->port(), 4000);
   REQUIRE(eventually([&] { return s.engine->kv_cache_usage() > 0.0; }, 2s));
+  CHECK(gauge() > 0.0);
   char buf[4096];
   REQUIRE(::recv(fd, buf, sizeof buf, 0) > 0);
   ::close(fd);
   CHECK(eventually([&] { return s.engine->kv_cache_usage() == 0.0 && s.engine->active() == 0; }, 1s));
+  CHECK(eventually([&] { return gauge() == 0.0; }, 1s));
   CHECK(eventually([&] { return s.server->running() == 0 && s.server->metrics().cancelled() == 1; }, 1s));
 }
 
