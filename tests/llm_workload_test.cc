@@ -66,7 +66,7 @@ TEST_CASE("llm workload: every key reaches the settings and survives the worker 
   const auto w = llm_of(R"({"kind": "llm", "model_name": "tiny-1", "engine": "synthetic",
     "model": {"layers": 2, "dim": 64, "heads": 4, "kv_heads": 1, "ffn": 96, "dtype": "int8"},
     "scheduler": {"max_running": 7, "max_batched_tokens": 99, "kv_blocks": 300, "block_size": 8, "max_waiting": 5},
-    "synthetic": {"first_token": "75ms", "cadence": "5ms", "tokens": 12}, "context": 512, "replicas": [0, 1],
+    "synthetic": {"first_token": "75ms", "cadence": "5ms", "tokens": 12}, "context": 512, "engine_threads": 3, "replicas": [0, 1],
     "port": 9001,
     "load": {"node": 2, "api": "chat", "stream": false, "arrival": "constant", "rate": 2.5, "concurrency": 3,
              "duration": "7s", "input": {"distribution": "uniform", "low": 8, "high": 64},
@@ -75,6 +75,7 @@ TEST_CASE("llm workload: every key reaches the settings and survives the worker 
              "max_in_flight": 77,
              "find_peak": {"start_rate": 3, "target_attainment": 95, "precision": 0.2, "trial": "4s", "max_trials": 9}}})");
   CHECK(w.model_name == "tiny-1");
+  CHECK(w.engine_threads == 3);
   CHECK(w.model.kv_heads == 1);
   CHECK(w.scheduler.block_size == 8);
   CHECK(w.synthetic.cadence.value == 5ms);

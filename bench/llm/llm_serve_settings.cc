@@ -46,7 +46,8 @@ std::string validate(const LlmServeSettings& s) {
                           range_error("scheduler.block_size", q.block_size, 1, 1024),
                           range_error("scheduler.max_waiting", q.max_waiting, 0, 1 << 20),
                           range_error("synthetic.tokens", s.synthetic.tokens, 0, 1 << 20),
-                          range_error("context", s.context, 2, 1 << 20), range_error("port", s.port, 0, 65535)})
+                          range_error("context", s.context, 2, 1 << 20), range_error("port", s.port, 0, 65535),
+                          range_error("engine_threads", s.engine_threads, 1, 1024)})
     if (!why.empty()) return why;
   if (m.dim % m.heads != 0) return fmt::format("model.dim ({}) must be a multiple of model.heads ({})", m.dim, m.heads);
   if ((m.dim / m.heads) % 2 != 0) return "model.dim / model.heads (the head size) must be even for rotary positions";
@@ -94,6 +95,7 @@ std::vector<std::string> encode_llm_serve_settings(const LlmServeSettings& s) {
           "--synthetic-cadence-us", std::to_string(s.synthetic.cadence.value.count() / 1000),
           "--synthetic-tokens", std::to_string(s.synthetic.tokens),
           "--context", std::to_string(s.context),
+          "--engine-threads", std::to_string(s.engine_threads),
           "--port", std::to_string(s.port)};
 }
 
@@ -122,6 +124,8 @@ void add_llm_serve_settings_flags(po::options_description& options) {
       ("synthetic-tokens", po::value<int>()->default_value(d.synthetic.tokens),
        "synthetic: tokens per answer (0: max_tokens)")
       ("context", po::value<int>()->default_value(d.context), "context length in tokens")
+      ("engine-threads", po::value<int>()->default_value(d.engine_threads),
+       "transformer: compute threads (GEMMs, attention)")
       ("port", po::value<int>()->default_value(d.port), "port to bind (0: any free one)");
 }
 
@@ -147,6 +151,7 @@ LlmServeSettings read_llm_serve_settings(const po::variables_map& vm) {
   s.synthetic.cadence = common::Duration{std::chrono::microseconds(cadence)};
   s.synthetic.tokens = vm["synthetic-tokens"].as<int>();
   s.context = vm["context"].as<int>();
+  s.engine_threads = vm["engine-threads"].as<int>();
   s.port = vm["port"].as<int>();
   if (auto why = validate(s); !why.empty()) throw std::invalid_argument(why);
   return s;

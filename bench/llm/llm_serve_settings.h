@@ -50,6 +50,7 @@ struct LlmServeSettings {
   Scheduler scheduler;
   Synthetic synthetic;
   int context = 1024;   // prompt + max_tokens must fit (400 context_length_exceeded)
+  int engine_threads = 1;  // the transformer's compute threads (GEMMs and attention rows split over them)
   int port = 8000;      // where a replica listens (the launcher offsets it per replica on one address)
 
   bool operator==(const LlmServeSettings&) const = default;

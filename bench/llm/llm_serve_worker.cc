@@ -41,7 +41,6 @@ std::optional<std::string> llm_serve_config_error(const LlmServeConfig& cfg) {
     return "--model: a name without '/', '\"', '\\' or newlines";
   if (auto why = validate(s); !why.empty()) return why;
   if (cfg.io_threads < 1) return "--threads: must be >= 1";
-  if (cfg.engine_threads < 1) return "--engine-threads: must be >= 1";
   return std::nullopt;
 }
 
@@ -70,7 +69,7 @@ EngineFactory llm_engine_factory(const LlmServeConfig& cfg) {
   e.scheduler = s.scheduler;
   e.context = s.context;
   e.seed = cfg.seed;
-  e.threads = cfg.engine_threads;
+  e.threads = s.engine_threads;
   std::string why;
   e.faults = DeviceFaults::from_env(&why);
   if (!why.empty()) fmt::print(stderr, "GPU faults disabled: {}\n", why);

@@ -22,7 +22,6 @@ struct LlmServeConfig {
   std::string host = "127.0.0.1";
   std::uint64_t seed = 1;  // the transformer's weights and default sampling seeds
   int io_threads = 2;
-  int engine_threads = 1;  // the transformer's compute threads (GEMMs and attention)
 };
 
 // nullopt when cfg is usable, else why not (for a usage error).

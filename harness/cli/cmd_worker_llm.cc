@@ -21,9 +21,7 @@ int worker_llm_serve(const Args& args) {
   options.add_options()
       ("host", po::value<std::string>()->default_value(d.host), "address to bind")
       ("seed", po::value<std::uint64_t>()->default_value(d.seed), "transformer: weights and default sampling seed")
-      ("threads", po::value<int>()->default_value(d.io_threads), "io threads")
-      ("engine-threads", po::value<int>()->default_value(d.engine_threads),
-       "transformer: compute threads (GEMMs, attention)");
+      ("threads", po::value<int>()->default_value(d.io_threads), "io threads");
   auto cl = parse_command_line(args, options, {});
   if (cl.help) {
     print_help("chaosbench worker llm-serve [options]",
@@ -45,7 +43,6 @@ int worker_llm_serve(const Args& args) {
   cfg.host = vm["host"].as<std::string>();
   cfg.seed = vm["seed"].as<std::uint64_t>();
   cfg.io_threads = vm["threads"].as<int>();
-  cfg.engine_threads = vm["engine-threads"].as<int>();
   if (auto why = bench::llm::llm_serve_config_error(cfg)) throw UsageError(*why);
   auto metrics = bench::MetricsClient::from_environment();
   return bench::llm::run_llm_server(cfg, metrics);

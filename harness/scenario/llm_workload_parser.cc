@@ -119,8 +119,8 @@ void check_placement(ParseContext& ctx, ObjectReader& r, const ClusterSpec& clus
 LlmWorkload parse_llm(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
   LlmWorkload w;
   ObjectReader r(ctx, value, "workload",
-                 {"kind", "model_name", "engine", "model", "scheduler", "synthetic", "context", "replicas", "endpoints",
-                  "port", "load"});
+                 {"kind", "model_name", "engine", "model", "scheduler", "synthetic", "context", "engine_threads",
+                  "replicas", "endpoints", "port", "load"});
   if (auto v = r.string("model_name")) {
     if (!valid_name(*v)) ctx.error(r.path_of("model_name"), "expected 1 to 64 of a-z 0-9 . _ -");
     w.model_name = *v;
@@ -130,6 +130,7 @@ LlmWorkload parse_llm(ParseContext& ctx, const json& value, const ClusterSpec& c
   if (const json* q = r.raw("scheduler")) parse_scheduler(ctx, *q, w.scheduler);
   if (const json* s = r.raw("synthetic")) parse_synthetic(ctx, *s, w.synthetic);
   if (auto v = r.integer("context", 2, 1 << 20)) w.context = static_cast<int>(*v);
+  if (auto v = r.integer("engine_threads", 1, 1024)) w.engine_threads = static_cast<int>(*v);
   if (const json* v = r.raw("replicas"))
     if (auto nodes = read_index_list(ctx, *v, r.path_of("replicas"), cluster.nodes, "node")) w.replicas = *nodes;
   if (const json* v = r.raw("endpoints")) parse_endpoints(ctx, *v, r.path_of("endpoints"), w.endpoints);
