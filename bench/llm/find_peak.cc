@@ -54,6 +54,7 @@ std::string to_string(PeakStop stop) {
     case PeakStop::kNothingFails: return "nothing_fails";
     case PeakStop::kNothingPasses: return "nothing_passes";
     case PeakStop::kMaxTrials: return "max_trials";
+    case PeakStop::kStopped: return "stopped";
   }
   return "unknown";
 }

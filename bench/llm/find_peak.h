@@ -37,6 +37,7 @@ enum class PeakStop {
   kNothingFails,  // max_rate passed: the peak is above it
   kNothingPasses, // min_rate failed: the peak is below it
   kMaxTrials,     // stopped with the bracket as far as it got
+  kStopped,       // the run was stopped (a signal) before the search ended: the bracket as far as it got
 };
 
 struct PeakResult {

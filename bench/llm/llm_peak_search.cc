@@ -61,7 +61,7 @@ PeakResult run_llm_peak_search(const LlmLoadPlan& plan, MetricsClient& metrics, 
   try {
     result = find_peak(trial, options);
   } catch (const Stopped&) {
-    result.stop = PeakStop::kMaxTrials;
+    result.stop = PeakStop::kStopped;
     result.trials = done;
     for (const auto& t : done) {
       if (t.passed && (!result.highest_passing || t.rate > *result.highest_passing)) result.highest_passing = t.rate;

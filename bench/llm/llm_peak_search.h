@@ -5,7 +5,7 @@
 // rate; bound=high: the lowest failing) and an `llm_peak {low, high, stop, trials}` event.
 // Trials send no per-request samples: their load is a probe, not the phase's measurement.
 // Blocking; the caller's thread. `stop` set: the search ends after the current trial,
-// with the bracket as far as it got (stop kMaxTrials).
+// with the bracket as far as it got (stop kStopped).
 #pragma once
 
 #include <atomic>
