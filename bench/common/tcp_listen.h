@@ -1,6 +1,6 @@
 // Opens an asio TCP acceptor for a server: parses the numeric host, binds with
 // SO_REUSEADDR, listens with the system's backlog and puts the socket in non-blocking
-// mode (so a direct ::accept4 on it, as the serve server's descriptor reserve does, never
+// mode (so a direct ::accept4 on it, as the accept loop's descriptor reserve does, never
 // blocks). Shared by the KServe and the OpenAI-compatible servers.
 // Throws std::runtime_error "<who>: ..." naming the address when it cannot.
 // Threads: call before the acceptor is used by any other thread.
