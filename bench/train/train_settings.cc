@@ -31,6 +31,10 @@ std::vector<std::string> encode_train_settings(const TrainSettings& s) {
                                  "--backend", s.backend,
                                  "--recovery", to_string(s.recovery.mode),
                                  "--timeout-ms", ms_flag(s.timeout)};
+  const auto& p = s.parallel;
+  if (p.hybrid() || p.dp > 0 || p.microbatches != 1)
+    flags.insert(flags.end(), {"--tp", std::to_string(p.tp), "--pp", std::to_string(p.pp), "--dp", std::to_string(p.dp),
+                               "--microbatches", std::to_string(p.microbatches), "--schedule", p.schedule});
   if (s.sdc_check_every) flags.insert(flags.end(), {"--sdc-check-every", std::to_string(*s.sdc_check_every)});
   if (s.target_loss) flags.insert(flags.end(), {"--target-loss", fmt::format("{}", *s.target_loss)});
   const auto& c = s.checkpoint;
@@ -69,6 +73,11 @@ void add_train_settings_flags(po::options_description& options) {
       ("checkpoint-async", po::value<bool>()->default_value(d.checkpoint.async), "write checkpoints in the background (0 or 1)")
       ("recovery", po::value<std::string>()->default_value(to_string(d.recovery.mode)), "none, restart or elastic")
       ("timeout-ms", po::value<long>()->default_value(whole_ms(d.timeout)), "collective timeout")
+      ("tp", po::value<int>()->default_value(d.parallel.tp), "tensor-parallel size")
+      ("pp", po::value<int>()->default_value(d.parallel.pp), "pipeline stages")
+      ("dp", po::value<int>()->default_value(d.parallel.dp), "data-parallel replicas (0: world / (tp x pp))")
+      ("microbatches", po::value<int>()->default_value(d.parallel.microbatches), "microbatches per replica and step")
+      ("schedule", po::value<std::string>()->default_value(d.parallel.schedule), "pipeline schedule: gpipe or 1f1b")
       ("sdc-check-every", po::value<int>()->default_value(kDefaultSdcCheckEvery),
        "replicas compare fingerprints every N steps (0: never)");
 }
@@ -105,6 +114,15 @@ TrainSettings read_train_settings(const po::variables_map& vm) {
   if (!recovery_mode) throw std::invalid_argument("--recovery: expected none, restart or elastic, got \"" + recovery + "\"");
   s.recovery.mode = *recovery_mode;
   s.timeout = common::Duration{std::chrono::milliseconds(vm["timeout-ms"].as<long>())};
+  s.parallel.tp = vm["tp"].as<int>();
+  s.parallel.pp = vm["pp"].as<int>();
+  s.parallel.dp = vm["dp"].as<int>();
+  s.parallel.microbatches = vm["microbatches"].as<int>();
+  s.parallel.schedule = vm["schedule"].as<std::string>();
+  if (s.parallel.tp < 1 || s.parallel.pp < 1 || s.parallel.dp < 0 || s.parallel.microbatches < 1)
+    throw std::invalid_argument("--tp, --pp and --microbatches must be at least 1, --dp at least 0");
+  if (s.parallel.schedule != "gpipe" && s.parallel.schedule != "1f1b")
+    throw std::invalid_argument("--schedule: expected gpipe or 1f1b, got \"" + s.parallel.schedule + "\"");
   // Left unset when not given, so that the worker's default stays its own (see the field).
   if (!vm["sdc-check-every"].defaulted()) s.sdc_check_every = vm["sdc-check-every"].as<int>();
   return s;

@@ -31,6 +31,18 @@ struct TrainSettings {
 
     bool operator==(const Checkpoint&) const = default;
   };
+  // Hybrid parallelism (issue 20; docs/scenario-format.md "parallel"): world = tp × pp × dp.
+  // The defaults (1, 1, 1: dp follows the world) are the data-parallel trainer unchanged.
+  struct Parallel {
+    int tp = 1;            // tensor-parallel size: Megatron column/row pairs split over tp ranks
+    int pp = 1;            // pipeline stages
+    int dp = 0;            // data-parallel replicas; 0: world / (tp × pp)
+    int microbatches = 1;  // per replica and step (pipeline schedules)
+    std::string schedule = "1f1b";  // "gpipe" or "1f1b"
+    bool hybrid() const { return tp > 1 || pp > 1; }
+
+    bool operator==(const Parallel&) const = default;
+  };
 
   std::string backend = "gloo";  // "gloo" or "nccl" (device cuda)
   std::string device = "cpu";    // "cpu" or "cuda"
@@ -45,6 +57,7 @@ struct TrainSettings {
   int threads = 1;                     // OpenBLAS threads
   std::optional<double> target_loss;   // a "target_reached" event when the loss first gets there
   Checkpoint checkpoint;
+  Parallel parallel;
   RecoverySpec recovery;  // the worker reads only its mode
   common::Duration timeout{std::chrono::seconds(10)};  // a collective (or joining) that takes longer has failed
   // Replicas compare fingerprints every N steps; 0: never. Unset: the launcher decides
