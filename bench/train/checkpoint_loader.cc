@@ -142,7 +142,8 @@ class Verifier {
 }  // namespace
 
 std::optional<LoadResult> load_latest_checkpoint(const std::string& dir, const std::string& model_key,
-                                                 std::vector<RejectedCheckpoint>* rejected, std::uint64_t buffer_elements) {
+                                                 std::vector<RejectedCheckpoint>* rejected, std::uint64_t buffer_elements,
+                                                 std::optional<std::int64_t> max_step) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<RejectedCheckpoint> tried;
   std::optional<LoadResult> result;
@@ -162,6 +163,7 @@ std::optional<LoadResult> load_latest_checkpoint(const std::string& dir, const s
       });
       Verifier verifier(dir, model_key, buffer_elements, manifest);
       for (const Candidate& c : candidates) {
+        if (max_step && c.step > *max_step) continue;
         CheckpointState state;
         std::string why;
         try {

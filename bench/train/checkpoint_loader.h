@@ -34,9 +34,12 @@ struct LoadResult {
 // `buffer_elements`, when not 0, is the element count of every buffer the caller's model
 // has (its parameter count): a header whose table says otherwise, or lists more than
 // kMaxCheckpointBuffers, is rejected before anything is allocated for its payload.
+// `max_step`, when set, skips newer checkpoints (not rejected: they are good, just later
+// than the step every shard of a hybrid-parallel job holds).
 inline constexpr std::size_t kMaxCheckpointBuffers = 8;
 std::optional<LoadResult> load_latest_checkpoint(const std::string& dir, const std::string& model_key,
                                                  std::vector<RejectedCheckpoint>* rejected = nullptr,
-                                                 std::uint64_t buffer_elements = 0);
+                                                 std::uint64_t buffer_elements = 0,
+                                                 std::optional<std::int64_t> max_step = std::nullopt);
 
 }  // namespace chaosbench::bench::train

@@ -5,6 +5,7 @@
 // data dependencies allow.
 #include "bench/train/mlp_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -64,16 +65,19 @@ void MlpModel::release_buffers() {
   grads_ = params_ = nullptr;
 }
 
+std::vector<float> initial_weight(std::uint64_t seed, int layer, int in, int out, bool last, float output_scale) {
+  std::vector<float> w(static_cast<std::size_t>(out) * static_cast<std::size_t>(in));
+  float stddev = std::sqrt(2.0f / static_cast<float>(in));  // He et al. 2015, for ReLU inputs
+  if (last) stddev *= output_scale;
+  fill_normal(stream_key(seed, kWeightStreams + static_cast<std::uint64_t>(layer)), 0, w.data(), w.size(), stddev);
+  return w;
+}
+
 void MlpModel::init(std::uint64_t seed, float output_scale) {
   std::vector<float> host(param_count_, 0.0f);
   for (int l = 0; l < layers(); ++l) {
-    const int in = sizes_[l];
-    const int out = sizes_[l + 1];
-    float stddev = std::sqrt(2.0f / static_cast<float>(in));  // He et al. 2015, for ReLU inputs
-    if (l + 1 == layers()) stddev *= output_scale;
-    // One stream per layer: a layer's weights do not depend on the other layers' shapes.
-    fill_normal(stream_key(seed, kWeightStreams + static_cast<std::uint64_t>(l)), 0, host.data() + spans_[l].offset,
-                static_cast<std::size_t>(out) * static_cast<std::size_t>(in), stddev);
+    const auto w = initial_weight(seed, l, sizes_[l], sizes_[l + 1], l + 1 == layers(), output_scale);
+    std::copy(w.begin(), w.end(), host.begin() + static_cast<std::ptrdiff_t>(spans_[l].offset));
     // The bias after the weight stays zero.
   }
   device_.from_host(params_, host.data(), param_count_);

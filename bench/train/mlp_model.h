@@ -19,6 +19,12 @@ struct LayerSpan {
   std::size_t count = 0;   // weight and bias elements together
 };
 
+// Layer `layer`'s initial weight [out x in] row-major, as MlpModel::init makes it: He
+// normal (std sqrt(2/in)), times output_scale for the model's last layer; one random
+// stream per layer, so a layer's weights do not depend on the other layers' shapes (and a
+// tensor-parallel shard is cut from the same numbers, stage_model.h).
+std::vector<float> initial_weight(std::uint64_t seed, int layer, int in, int out, bool last, float output_scale);
+
 class MlpModel {
  public:
   // layer_sizes: input width first, output width last (at least two entries, each >= 1).

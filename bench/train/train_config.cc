@@ -1,6 +1,10 @@
 #include "bench/train/train_config.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+
+#include "bench/train/stage_plan.h"
 
 namespace chaosbench::bench::train {
 
@@ -30,7 +34,21 @@ std::optional<std::string> train_config_error(const TrainConfig& cfg) {
     return std::string("device cuda with more than one rank needs backend nccl (gloo reduces host buffers)");
   if (cfg.watchdog.count() < 0) return std::string("the watchdog must not be negative");
   if (cfg.sdc_check_every < 0) return std::string("sdc_check_every must not be negative");
+  if (!cfg.parallel.hybrid()) return std::nullopt;
+  if (cfg.device != "cpu") return std::string("tp or pp above 1 runs on the cpu device only");
+  if (cfg.recovery == RecoveryMode::kElastic)
+    return std::string("elastic recovery is not available with tp or pp above 1: use restart");
+  if (cfg.parallel.schedule != "gpipe" && cfg.parallel.schedule != "1f1b")
+    return fmt::format("schedule \"{}\" is unknown (gpipe or 1f1b)", cfg.parallel.schedule);
+  if (auto e = parallel_error(cfg.layers, cfg.batch_size, cfg.world_size, parallel_dims(cfg), cfg.parallel.microbatches))
+    return fmt::format("parallel{}: {}", e->key.empty() ? "" : "." + e->key, e->message);
   return std::nullopt;
+}
+
+ParallelDims parallel_dims(const TrainConfig& cfg) {
+  const auto& p = cfg.parallel;
+  const int per_replica = std::max(1, p.tp) * std::max(1, p.pp);
+  return {p.tp, p.pp, p.dp > 0 ? p.dp : std::max(1, cfg.world_size / per_replica)};
 }
 
 TrainConfig train_config(const TrainSettings& s) {
@@ -56,6 +74,7 @@ TrainConfig train_config(const TrainSettings& s) {
   cfg.recovery = s.recovery.mode;
   cfg.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(s.timeout.value);
   cfg.sdc_check_every = s.sdc_check_every.value_or(kDefaultSdcCheckEvery);
+  cfg.parallel = s.parallel;
   return cfg;
 }
 

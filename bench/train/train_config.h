@@ -12,6 +12,7 @@
 
 #include "bench/train/grad_allreducer.h"
 #include "bench/train/optimizer.h"
+#include "bench/train/parallel_layout.h"
 #include "bench/train/recovery_mode.h"
 #include "bench/train/train_settings.h"
 
@@ -53,7 +54,13 @@ struct TrainConfig {
   // Replicas compare a hash of parameters and gradients every this many steps
   // (replica_check.h); 0: never.
   int sdc_check_every = 0;
+  // Hybrid parallelism (train_settings.h); dp 0 follows the world. tp = pp = 1 is the
+  // data-parallel trainer; anything else runs hybrid_rank.h.
+  TrainSettings::Parallel parallel;
 };
+
+// The parallel sizes of `cfg` with dp resolved (world / (tp × pp) when 0).
+ParallelDims parallel_dims(const TrainConfig& cfg);
 
 // The settings' part of a TrainConfig (everything but rank, world, attempt, rejoin, seed,
 // store, prefix, host, settle and watchdog); an unset sdc_check_every becomes

@@ -14,17 +14,18 @@ constexpr std::uint32_t kStateTag = 500;
 
 }  // namespace
 
-TrainState::TrainState(Device& device, MlpModel& model, Optimizer& optimizer, std::string model_key)
-    : device_(device), model_(model), optimizer_(optimizer), key_(std::move(model_key)) {}
+TrainState::TrainState(Device& device, float* params, std::size_t param_count, Optimizer& optimizer,
+                       std::string model_key)
+    : device_(device), params_(params), param_count_(param_count), optimizer_(optimizer), key_(std::move(model_key)) {}
 
 void TrainState::snapshot(std::int64_t step, CheckpointState& out) const {
   out.step = step;
   out.model_key = key_;
-  const std::size_t n = model_.param_count();
+  const std::size_t n = param_count_;
   out.buffers.resize(1 + optimizer_.state().size());
   out.buffers[0].first = "params";
   out.buffers[0].second.resize(n);
-  device_.to_host(out.buffers[0].second.data(), model_.params(), n);
+  device_.to_host(out.buffers[0].second.data(), params_, n);
   for (std::size_t i = 0; i < optimizer_.state().size(); ++i) {
     auto& [name, data] = out.buffers[i + 1];
     name = optimizer_.state()[i].name;
@@ -45,8 +46,8 @@ void TrainState::restore(const CheckpointState& state) {
     }
     throw std::runtime_error(fmt::format("checkpoint lacks buffer \"{}\"", name));
   };
-  const auto& params = find("params", model_.param_count());
-  device_.from_host(model_.params(), params.data(), params.size());
+  const auto& params = find("params", param_count_);
+  device_.from_host(params_, params.data(), params.size());
   for (const auto& b : optimizer_.state()) {
     const auto& v = find(b.name, optimizer_.size());
     device_.from_host(b.data, v.data(), v.size());
@@ -67,10 +68,10 @@ std::int64_t TrainState::broadcast(const std::shared_ptr<gloo::Context>& context
   std::int64_t s = step;
   send(&s, 1);
   // Host staging: gloo moves host memory, and a device buffer may not be host memory.
-  std::vector<float> host(model_.param_count());
-  device_.to_host(host.data(), model_.params(), host.size());
+  std::vector<float> host(param_count_);
+  device_.to_host(host.data(), params_, host.size());
   send(host.data(), host.size());
-  device_.from_host(model_.params(), host.data(), host.size());
+  device_.from_host(params_, host.data(), host.size());
   host.resize(optimizer_.size());
   for (const auto& b : optimizer_.state()) {
     device_.to_host(host.data(), b.data, host.size());

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <gloo/context.h>
 
@@ -20,7 +21,11 @@ namespace chaosbench::bench::train {
 
 class TrainState {
  public:
-  TrainState(Device& device, MlpModel& model, Optimizer& optimizer, std::string model_key);
+  TrainState(Device& device, MlpModel& model, Optimizer& optimizer, std::string model_key)
+      : TrainState(device, model.params(), model.param_count(), optimizer, std::move(model_key)) {}
+  // The state of any model whose parameters are one flat device buffer (a pipeline
+  // stage's shard, stage_model.h).
+  TrainState(Device& device, float* params, std::size_t param_count, Optimizer& optimizer, std::string model_key);
 
   const std::string& model_key() const { return key_; }
   // Fills `out` (reusing its buffers) with the state at `step`.
@@ -35,7 +40,8 @@ class TrainState {
 
  private:
   Device& device_;
-  MlpModel& model_;
+  float* params_;
+  std::size_t param_count_;
   Optimizer& optimizer_;
   std::string key_;
 };

@@ -29,6 +29,7 @@
 #include "bench/train/fault_injecting_device.h"
 #include "bench/train/gemm_peak.h"
 #include "bench/train/grad_allreducer.h"
+#include "bench/train/hybrid_rank.h"
 #include "bench/train/tcp_ring_reducer.h"
 #include "bench/train/membership.h"
 #include "bench/train/replica_check.h"
@@ -424,6 +425,13 @@ int run_trainer(const TrainConfig& cfg, MetricsClient& metrics) {
     return kTrainBadConfig;
   }
   try {
+    if (cfg.parallel.hybrid()) {
+      const ScopedSignal ignore_sigpipe(SIGPIPE, SIG_IGN);  // a dead peer is an error, not a killed rank
+      g_stop_requested = 0;
+      const ScopedSignal stop_on_sigterm(SIGTERM, on_sigterm);
+      HybridRank rank(cfg, metrics);
+      return rank.run(g_stop_requested);
+    }
     TrainRank trainer(cfg, metrics);
     return trainer.run();
   } catch (const DeviceError& e) {

@@ -1,0 +1,241 @@
+// HybridRank's life (hybrid_rank.h): set-up, connection, the checkpoint every shard
+// agrees on, the step loop and its end. The step itself is in hybrid_rank_step.cc.
+#include "bench/train/hybrid_rank.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gloo/rendezvous/context.h>
+
+#include "bench/common/device_error.h"
+#include "bench/common/device_faults.h"
+#include "bench/train/checkpoint_loader.h"
+#include "bench/train/device_factory.h"
+#include "bench/train/fault_injecting_device.h"
+#include "bench/train/gemm_peak.h"
+#include "bench/train/tcp_ring_reducer.h"
+#include "bench/train/train_rank.h"
+#include "bench/train/trainer.h"
+
+namespace chaosbench::bench::train {
+namespace {
+
+// Extras riding with the DP reducer's first bucket: none are needed (the loss and the stop
+// flag go round the world once per step), but the reducers carry at least one.
+constexpr std::size_t kDpExtras = 1;
+
+int slots_for(PipelineSchedule schedule, int stage, int stages, int microbatches) {
+  // 1F1B holds at most p − s microbatches (its warm-up plus the one in steady state).
+  return schedule == PipelineSchedule::kGpipe ? microbatches : std::min(microbatches, stages - stage);
+}
+
+std::shared_ptr<DeviceFaults> device_faults(int rank) {
+  std::string why;
+  auto faults = DeviceFaults::from_env(&why);
+  if (!why.empty()) fmt::print(stderr, "rank {}: GPU faults disabled: {}\n", rank, why);
+  return faults;
+}
+
+}  // namespace
+
+HybridRank::HybridRank(const TrainConfig& cfg, MetricsClient& metrics)
+    : cfg_(cfg), metrics_(metrics), layout_(parallel_dims(cfg)), me_(layout_.coords(cfg.rank)),
+      schedule_(parse_pipeline_schedule(cfg.parallel.schedule).value_or(PipelineSchedule::kOneFOneB)),
+      microbatches_(cfg.parallel.microbatches),
+      micro_size_(cfg.batch_size / layout_.dims().dp / cfg.parallel.microbatches),
+      device_(with_faults(make_device(cfg.device, cfg.threads), device_faults(cfg.rank))),
+      model_(*device_, cfg.layers, plan_stages(cfg.layers, layout_.dims().pp, layout_.dims().tp)[me_.pp_stage],
+             layout_.dims().tp, me_.tp_rank, micro_size_,
+             slots_for(schedule_, me_.pp_stage, layout_.dims().pp, microbatches_), kDpExtras),
+      optimizer_(*device_, cfg.optimizer, model_.param_count()), data_(cfg.layers.front(), cfg.layers.back(), cfg.seed),
+      state_(*device_, model_.params(), model_.param_count(), optimizer_,
+             fmt::format("{} tp{}/{} pp{}/{}", model_key(cfg), me_.tp_rank, layout_.dims().tp, me_.pp_stage,
+                         layout_.dims().pp)),
+      ops_(stage_ops(schedule_, me_.pp_stage, layout_.dims().pp, microbatches_)) {
+  model_.init(cfg.seed);
+  const auto samples = static_cast<std::size_t>(micro_size_) * static_cast<std::size_t>(microbatches_);
+  x_ = device_->allocate(samples * static_cast<std::size_t>(data_.input_dim()));
+  y_ = device_->allocate(samples * static_cast<std::size_t>(data_.output_dim()));
+  hx_.resize(samples * static_cast<std::size_t>(data_.input_dim()));
+  hy_.resize(samples * static_cast<std::size_t>(data_.output_dim()));
+}
+
+HybridRank::~HybridRank() {
+  reducer_.reset();  // joins its threads before the buffers go
+  writer_.reset();
+  for (float* p : {x_, y_}) device_->release(p);
+}
+
+void HybridRank::log(const std::string& line) const {
+  fmt::print(stderr, "rank {} (tp {} pp {} dp {}): {}\n", cfg_.rank, me_.tp_rank, me_.pp_stage, me_.dp_rank, line);
+}
+
+Labels HybridRank::coords_labels() const {
+  return {{"tp_rank", static_cast<std::int64_t>(me_.tp_rank)},
+          {"pp_stage", static_cast<std::int64_t>(me_.pp_stage)},
+          {"dp_rank", static_cast<std::int64_t>(me_.dp_rank)}};
+}
+
+std::string HybridRank::shard_dir() const {
+  return fmt::format("{}/stage{}-tp{}", cfg_.checkpoint_dir, me_.pp_stage, me_.tp_rank);
+}
+
+void HybridRank::connect() {
+  const std::string prefix = fmt::format("{}/a{}", cfg_.prefix, cfg_.attempt);
+  comm_ = std::make_unique<HybridComm>(layout_, cfg_.rank, cfg_.store, prefix, cfg_.host, cfg_.timeout);
+  const int dp = layout_.dims().dp;
+  if (dp < 2) return;
+  // The replicas of this rank's shard: same stage, same TP rank.
+  const std::string key = fmt::format("{}/dp{}-{}", prefix, me_.pp_stage, me_.tp_rank);
+  dp_store_ = make_store(cfg_.store, key);
+  if (cfg_.algorithm == AllreduceAlgorithm::kTcpRing) {
+    reducer_ = std::make_unique<TcpRingReducer>(dp_store_->store(), "ring", me_.dp_rank, dp, cfg_.host,
+                                                model_.grads(), model_.spans(), cfg_.bucket_bytes, cfg_.timeout,
+                                                kDpExtras, model_.grad_tail(), nullptr);
+    return;
+  }
+  auto context = std::make_shared<gloo::rendezvous::Context>(me_.dp_rank, dp);
+  context->setTimeout(cfg_.timeout);
+  context->connectFullMesh(dp_store_->store(), comm_->transport());
+  dp_context_ = context;
+  reducer_ = std::make_unique<GradientAllreducer>(dp_context_, model_.grads(), model_.spans(), cfg_.bucket_bytes,
+                                                  cfg_.timeout, kDpExtras, cfg_.algorithm, nullptr,
+                                                  model_.grad_tail());
+}
+
+// Every rank's step, summed into its own slot: each rank learns every other's, so all
+// take the same decisions below (and make the same number of calls).
+std::vector<std::int64_t> HybridRank::gather_steps(std::int64_t mine) {
+  std::vector<double> steps(static_cast<std::size_t>(layout_.world()), 0.0);
+  steps[static_cast<std::size_t>(cfg_.rank)] = static_cast<double>(mine);
+  comm_->world_sum(steps);
+  return {steps.begin(), steps.end()};
+}
+
+// Each shard has its own directory; shards' writers run apart, so one may hold a newer
+// step than another when the job died. Everyone resumes from the newest step all hold;
+// a rank that cannot load that one says -1, and then all start afresh.
+void HybridRank::restore_checkpoint() {
+  if (cfg_.checkpoint_dir.empty()) return;
+  std::vector<RejectedCheckpoint> rejected;
+  auto loaded = load_latest_checkpoint(shard_dir(), state_.model_key(), &rejected, model_.param_count());
+  for (const auto& r : rejected)
+    metrics_.event("checkpoint_rejected", {{"step", r.step}, {"file", r.file}, {"reason", r.reason}});
+  auto steps = gather_steps(loaded ? loaded->state.step : 0);
+  std::int64_t agreed = *std::min_element(steps.begin(), steps.end());
+  if (agreed > 0 && agreed != *std::max_element(steps.begin(), steps.end())) {
+    log(fmt::format("shards hold steps {}: resuming from {}", fmt::join(steps, ","), agreed));
+    if (loaded->state.step != agreed)
+      loaded = load_latest_checkpoint(shard_dir(), state_.model_key(), nullptr, model_.param_count(), agreed);
+    steps = gather_steps(loaded && loaded->state.step == agreed ? agreed : -1);
+    agreed = *std::min_element(steps.begin(), steps.end());
+  }
+  if (agreed <= 0 || !loaded) return;  // the state init() made
+  state_.restore(loaded->state);
+  step_ = loaded->state.step;
+  metrics_.sample("ckpt/restore_time", loaded->ms, "ms", coords_labels());
+  metrics_.event("checkpoint_restored", {{"step", step_}, {"ms", loaded->ms}, {"file", loaded->file},
+                                         {"fallback", static_cast<std::int64_t>(rejected.empty() ? 0 : 1)}});
+  log(fmt::format("restored step {} from {}/{} in {:.1f} ms", step_, shard_dir(), loaded->file, loaded->ms));
+}
+
+int HybridRank::fail(const std::string& error) {
+  log(error);
+  metrics_.event("failure_detected", {{"error", error}, {"reason", std::string("collective")}, {"step", step_}});
+  if (writer_) writer_->wait();
+  report_saves();
+  metrics_.flush();
+  return kTrainFailed;
+}
+
+int HybridRank::run(const std::atomic<int>& stop) {
+  const auto& d = layout_.dims();
+  if (cfg_.attempt == 0) {
+    const double tflops = measure_gemm_tflops(*device_);
+    metrics_.sample("compute/gemm_tflops", tflops, "TFLOP/s", {{"dtype", std::string("fp32")}});
+    const double hardware = device_->peak_tflops();
+    if (hardware > 0) metrics_.sample("compute/peak_tflops", hardware, "TFLOP/s", {{"dtype", std::string("fp32")}});
+  }
+  try {
+    connect();
+    restore_checkpoint();
+  } catch (const DeviceError&) {
+    throw;  // run_trainer reports it
+  } catch (const std::exception& e) {
+    return fail(fmt::format("start: {}", e.what()));
+  }
+  Labels start{{"step", step_}, {"world", static_cast<std::int64_t>(d.world())}, {"generation", std::int64_t{0}},
+               {"attempt", static_cast<std::int64_t>(cfg_.attempt)},
+               {"reason", std::string(step_ > 0 ? "restored" : "fresh")}};
+  start.merge(coords_labels());
+  metrics_.event("train_start", std::move(start));
+  metrics_.flush();
+  log(fmt::format("training from step {}: tp {} × pp {} × dp {}, {} microbatches of {} ({}), stage layers {}",
+                  step_, d.tp, d.pp, d.dp, microbatches_, micro_size_, to_string(schedule_), model_.layers()));
+  while (step_ < cfg_.steps) {
+    if (stop_agreed_) {
+      log(fmt::format("stopped by SIGTERM after step {}", step_));
+      if (writer_) writer_->wait();
+      report_saves();
+      metrics_.flush();
+      return kTrainStopped;
+    }
+    try {
+      step_once(stop.load() != 0);
+      maybe_checkpoint();
+    } catch (const DeviceError& e) {
+      if (e.source() == DeviceError::Source::kDevice) throw;
+      return fail(e.what());
+    } catch (const std::exception& e) {
+      return fail(e.what());
+    }
+  }
+  if (writer_) writer_->wait();
+  report_saves();
+  try {
+    comm_->barrier();  // nobody leaves while a peer still waits for its last message
+  } catch (const std::exception& e) {
+    log(fmt::format("final barrier: {}", e.what()));
+  }
+  metrics_.flush();
+  return kTrainOk;
+}
+
+void HybridRank::maybe_checkpoint() {
+  report_saves();
+  if (cfg_.checkpoint_every <= 0 || step_ % cfg_.checkpoint_every != 0 || me_.dp_rank != 0) return;
+  if (!writer_) {
+    CheckpointConfig c;
+    c.dir = shard_dir();
+    c.incremental = cfg_.checkpoint_incremental;
+    c.full_every = cfg_.checkpoint_full_every;
+    c.async = cfg_.checkpoint_async;
+    writer_ = std::make_unique<CheckpointWriter>(c);
+  }
+  const auto t0 = Clock::now();
+  state_.snapshot(step_, snapshot_);
+  writer_->save(snapshot_);
+  metrics_.sample("ckpt/save_time", ms_between(t0, Clock::now()), "ms", coords_labels());
+  if (!cfg_.checkpoint_async) report_saves();
+}
+
+void HybridRank::report_saves() {
+  if (!writer_) return;
+  for (const auto& r : writer_->completed()) {
+    if (!r.error.empty()) {
+      metrics_.event("checkpoint_failed", {{"step", r.step}, {"error", r.error}});
+      continue;
+    }
+    const std::string kind = r.full ? "full" : "delta";
+    Labels labels = coords_labels();
+    labels.emplace("kind", kind);
+    metrics_.sample("ckpt/size", static_cast<double>(r.bytes), "bytes", labels);
+    metrics_.event("checkpoint_saved", {{"step", r.step}, {"kind", kind}, {"bytes", static_cast<std::int64_t>(r.bytes)},
+                                        {"raw_bytes", static_cast<std::int64_t>(r.raw_bytes)},
+                                        {"write_ms", r.write_ms}, {"pp_stage", static_cast<std::int64_t>(me_.pp_stage)},
+                                        {"tp_rank", static_cast<std::int64_t>(me_.tp_rank)}});
+  }
+}
+
+}  // namespace chaosbench::bench::train

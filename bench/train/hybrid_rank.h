@@ -1,0 +1,97 @@
+// One rank of the built-in trainer with tensor and pipeline parallelism (issue 20): the
+// rank's pipeline stage and TP shard of the MLP (stage_model.h), its microbatches run in
+// the configured schedule (pipeline_schedule.h) with activations and their gradients sent
+// stage to stage (hybrid_comm.h), the DP replicas' gradients of the same shard summed by
+// the data-parallel trainer's bucketed reducer overlapping the last microbatch's backward,
+// checkpoints per stage and TP shard, and the step's report with the rank's coordinates.
+// run_trainer (trainer.h) runs it when tp or pp is above 1.
+//
+// Recovery: a failed collective or peer ends the rank with kTrainFailed after a
+// failure_detected event; the harness's restart recovery starts every rank again, and
+// they resume from the newest step every shard has a checkpoint of. Elastic recovery is
+// refused (train_config_error): a lost rank leaves its replica without a stage or shard.
+// Threads: the rank's own; the checkpoint writer and the DP reducer have theirs.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/protocol/metrics_client.h"
+#include "bench/train/checkpoint_writer.h"
+#include "bench/train/device.h"
+#include "bench/train/gradient_reducer.h"
+#include "bench/train/hybrid_comm.h"
+#include "bench/train/optimizer.h"
+#include "bench/train/parallel_layout.h"
+#include "bench/train/pipeline_schedule.h"
+#include "bench/train/stage_model.h"
+#include "bench/train/synthetic_data.h"
+#include "bench/train/train_config.h"
+#include "bench/train/train_state.h"
+
+namespace chaosbench::bench::train {
+
+class HybridRank {
+ public:
+  // cfg must have passed train_config_error(). Throws what the device or model throws.
+  HybridRank(const TrainConfig& cfg, MetricsClient& metrics);
+  ~HybridRank();
+
+  // Trains to the last step; returns the process exit code (trainer.h). `stop` is the
+  // SIGTERM flag: the ranks agree on it at every step boundary.
+  int run(const std::atomic<int>& stop);
+
+ private:
+  // Where a step's time went, for the step event and the samples.
+  struct StepTimes {
+    double step_ms = 0, data_ms = 0, busy_ms = 0, dp_ms = 0, dp_total_ms = 0, optimizer_ms = 0, cpu_ms = 0;
+    GroupTraffic traffic;
+    std::uint64_t dp_bytes = 0;
+    double loss = 0;
+  };
+
+  void connect();
+  void restore_checkpoint();
+  std::vector<std::int64_t> gather_steps(std::int64_t mine);
+  void step_once(bool stop);
+  void run_pipeline(StepTimes& t);
+  void reduce_and_update(StepTimes& t);
+  void report(const StepTimes& t);
+  void maybe_checkpoint();
+  void report_saves();
+  int fail(const std::string& error);
+  void log(const std::string& line) const;
+  Labels coords_labels() const;
+  std::string shard_dir() const;
+
+  const TrainConfig& cfg_;
+  MetricsClient& metrics_;
+  ParallelLayout layout_;
+  RankCoords me_;
+  PipelineSchedule schedule_;
+  int microbatches_, micro_size_;  // per replica and step; samples in each
+  std::unique_ptr<Device> device_;
+  StageModel model_;
+  Optimizer optimizer_;
+  SyntheticDataset data_;
+  TrainState state_;
+  std::vector<PipelineOp> ops_;
+  float* x_ = nullptr;  // the replica's step batch on the device: inputs, targets
+  float* y_ = nullptr;
+  std::vector<float> hx_, hy_;
+
+  std::unique_ptr<HybridComm> comm_;
+  std::unique_ptr<RendezvousStore> dp_store_;
+  std::shared_ptr<gloo::Context> dp_context_;
+  std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<CheckpointWriter> writer_;
+  CheckpointState snapshot_;
+  std::int64_t step_ = 0;
+  bool target_reported_ = false;
+  bool stop_agreed_ = false;
+};
+
+}  // namespace chaosbench::bench::train
