@@ -71,8 +71,12 @@ void HybridComm::tp_allreduce(float* data, std::size_t n) {
   opts.setTag(kTpTag);
   opts.setTimeout(timeout_);
   gloo::allreduce(opts);
-  traffic_.tp_ms += ms_since(t0);
+  const double ms = ms_since(t0);
+  traffic_.tp_ms += ms;
   traffic_.tp_bytes += n * sizeof(float);
+  auto& calls = traffic_.tp_calls[n * sizeof(float)];
+  calls.ms += ms;
+  ++calls.count;
 }
 
 std::uint64_t pipeline_slot(int microbatch, bool forward) {

@@ -37,6 +37,11 @@ std::uint64_t pipeline_slot(int microbatch, bool forward);
 struct GroupTraffic {
   double tp_ms = 0, pp_ms = 0;             // in TP allreduces; waiting on pipeline messages
   std::uint64_t tp_bytes = 0, pp_bytes = 0;  // payload handed to them (TP: allreduced; PP: sent)
+  struct Calls {
+    double ms = 0;
+    int count = 0;
+  };
+  std::map<std::size_t, Calls> tp_calls;  // per message size in bytes: the TP allreduces' time
 };
 
 class HybridComm {

@@ -128,6 +128,15 @@ void HybridRank::report(const StepTimes& t) {
     metrics_.sample("comm/time", g.ms, "ms", labels);
     metrics_.sample("comm/bytes", static_cast<double>(g.bytes), "bytes", labels);
   }
+  // The TP allreduce's latency per message size (the collective benchmark's comm/latency,
+  // for the same size), the mean over the step's calls.
+  for (const auto& [bytes, calls] : t.traffic.tp_calls) {
+    Labels labels = at;
+    labels.insert({{"collective", std::string("allreduce")}, {"algorithm", std::string("ring")},
+                   {"group", std::string("tp")}, {"bytes", static_cast<std::int64_t>(bytes)},
+                   {"ranks", static_cast<std::int64_t>(d.tp)}});
+    metrics_.sample("comm/latency", 1e3 * calls.ms / calls.count, "us", labels);
+  }
   Labels fields{{"step", step_}, {"step_ms", t.step_ms}, {"compute_ms", compute_ms},
                 {"comm_ms", t.step_ms - compute_ms - t.data_ms}, {"comm_total_ms", t.traffic.tp_ms + t.traffic.pp_ms + t.dp_total_ms},
                 {"samples", static_cast<std::int64_t>(samples)}, {"loss", t.loss}, {"flops", flops},
