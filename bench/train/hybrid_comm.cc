@@ -1,5 +1,7 @@
 #include "bench/train/hybrid_comm.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
@@ -33,8 +35,9 @@ std::shared_ptr<gloo::Context> connect(RendezvousStore& store, int rank, int siz
 }  // namespace
 
 HybridComm::HybridComm(const ParallelLayout& layout, int rank, const std::string& store_spec,
-                       const std::string& prefix, const std::string& host, std::chrono::milliseconds timeout)
-    : timeout_(timeout) {
+                       const std::string& prefix, const std::string& host, std::chrono::milliseconds timeout,
+                       std::shared_ptr<DeviceFaults> faults)
+    : timeout_(timeout), faults_(std::move(faults)) {
   gloo::transport::tcp::attr attr;
   attr.hostname = host;
   {
@@ -63,6 +66,7 @@ HybridComm::~HybridComm() {
 
 void HybridComm::tp_allreduce(float* data, std::size_t n) {
   if (!tp_) return;
+  if (faults_) faults_->collective();
   const auto t0 = Clock::now();
   gloo::AllreduceOptions opts(tp_);
   opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
@@ -93,6 +97,7 @@ void HybridComm::release(int buffer_id) {
 }
 
 void HybridComm::send(const float* data, std::size_t n, int to_rank, std::uint64_t slot, int buffer_id) {
+  if (faults_) faults_->collective();
   release(buffer_id);
   auto& pending = pending_[buffer_id];
   // gloo's unbound buffers take a non-const pointer; a send only reads it.

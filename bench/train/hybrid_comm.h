@@ -9,7 +9,10 @@
 // comes before the caller writes into it again. recv() blocks. Messages are matched by
 // (peer, slot): the caller gives every message of a step its own slot (pipeline_slot()).
 // Failures: every wait has the rank's timeout; gloo's exceptions (a peer gone, a timeout)
-// propagate as they are: the caller treats them as a collective failure.
+// propagate as they are: the caller treats them as a collective failure. Injected
+// collective faults (DeviceFaults::collective: collective.error throws the DeviceError,
+// collective.hang blocks) act before every TP allreduce and pipeline send, as NCCL's
+// would in its calls.
 // Threads: the rank's compute thread only.
 #pragma once
 
@@ -26,6 +29,7 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include "bench/collective/rendezvous.h"
+#include "bench/common/device_faults.h"
 #include "bench/train/parallel_layout.h"
 
 namespace chaosbench::bench::train {
@@ -49,7 +53,8 @@ class HybridComm {
   // Connects the world and (tp > 1) the TP group through `store_spec` under `prefix`
   // (unique per run attempt). Blocks until every rank of both has connected or `timeout`.
   HybridComm(const ParallelLayout& layout, int rank, const std::string& store_spec, const std::string& prefix,
-             const std::string& host, std::chrono::milliseconds timeout);
+             const std::string& host, std::chrono::milliseconds timeout,
+             std::shared_ptr<DeviceFaults> faults = nullptr);
   ~HybridComm();
   HybridComm(const HybridComm&) = delete;
   HybridComm& operator=(const HybridComm&) = delete;
@@ -75,6 +80,7 @@ class HybridComm {
 
  private:
   std::chrono::milliseconds timeout_;
+  std::shared_ptr<DeviceFaults> faults_;
   std::shared_ptr<gloo::transport::Device> transport_;
   std::unique_ptr<RendezvousStore> world_store_, tp_store_;
   std::shared_ptr<gloo::Context> world_, tp_;

@@ -42,9 +42,9 @@ std::shared_ptr<DeviceFaults> device_faults(int rank) {
 HybridRank::HybridRank(const TrainConfig& cfg, MetricsClient& metrics)
     : cfg_(cfg), metrics_(metrics), layout_(parallel_dims(cfg)), me_(layout_.coords(cfg.rank)),
       schedule_(parse_pipeline_schedule(cfg.parallel.schedule).value_or(PipelineSchedule::kOneFOneB)),
-      microbatches_(cfg.parallel.microbatches),
+      faults_(device_faults(cfg.rank)), microbatches_(cfg.parallel.microbatches),
       micro_size_(cfg.batch_size / layout_.dims().dp / cfg.parallel.microbatches),
-      device_(with_faults(make_device(cfg.device, cfg.threads), device_faults(cfg.rank))),
+      device_(with_faults(make_device(cfg.device, cfg.threads), faults_)),
       model_(*device_, cfg.layers, plan_stages(cfg.layers, layout_.dims().pp, layout_.dims().tp)[me_.pp_stage],
              layout_.dims().tp, me_.tp_rank, micro_size_,
              slots_for(schedule_, me_.pp_stage, layout_.dims().pp, microbatches_), kDpExtras),
@@ -83,7 +83,7 @@ std::string HybridRank::shard_dir() const {
 
 void HybridRank::connect() {
   const std::string prefix = fmt::format("{}/a{}", cfg_.prefix, cfg_.attempt);
-  comm_ = std::make_unique<HybridComm>(layout_, cfg_.rank, cfg_.store, prefix, cfg_.host, cfg_.timeout);
+  comm_ = std::make_unique<HybridComm>(layout_, cfg_.rank, cfg_.store, prefix, cfg_.host, cfg_.timeout, faults_);
   const int dp = layout_.dims().dp;
   if (dp < 2) return;
   // The replicas of this rank's shard: same stage, same TP rank.
@@ -92,7 +92,7 @@ void HybridRank::connect() {
   if (cfg_.algorithm == AllreduceAlgorithm::kTcpRing) {
     reducer_ = std::make_unique<TcpRingReducer>(dp_store_->store(), "ring", me_.dp_rank, dp, cfg_.host,
                                                 model_.grads(), model_.spans(), cfg_.bucket_bytes, cfg_.timeout,
-                                                kDpExtras, model_.grad_tail(), nullptr);
+                                                kDpExtras, model_.grad_tail(), faults_);
     return;
   }
   auto context = std::make_shared<gloo::rendezvous::Context>(me_.dp_rank, dp);
@@ -100,7 +100,7 @@ void HybridRank::connect() {
   context->connectFullMesh(dp_store_->store(), comm_->transport());
   dp_context_ = context;
   reducer_ = std::make_unique<GradientAllreducer>(dp_context_, model_.grads(), model_.spans(), cfg_.bucket_bytes,
-                                                  cfg_.timeout, kDpExtras, cfg_.algorithm, nullptr,
+                                                  cfg_.timeout, kDpExtras, cfg_.algorithm, faults_,
                                                   model_.grad_tail());
 }
 

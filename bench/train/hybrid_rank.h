@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/device_faults.h"
 #include "bench/protocol/metrics_client.h"
 #include "bench/train/checkpoint_writer.h"
 #include "bench/train/device.h"
@@ -72,6 +73,7 @@ class HybridRank {
   ParallelLayout layout_;
   RankCoords me_;
   PipelineSchedule schedule_;
+  std::shared_ptr<DeviceFaults> faults_;  // GPU and collective faults the harness arms
   int microbatches_, micro_size_;  // per replica and step; samples in each
   std::unique_ptr<Device> device_;
   StageModel model_;
