@@ -22,6 +22,14 @@ ServeWorkload parse_serve(ParseContext& ctx, const json& value, const ClusterSpe
 LlmWorkload parse_llm(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 // llm_load_parser.cc: the llm workload's "load" block.
 void parse_llm_load(ParseContext& ctx, const json& value, const ClusterSpec& cluster, LlmLoadSpec& load);
+// parallel_parser.cc: hybrid parallelism (workload.parallel of the train workload).
+// Reads the block into w.parallel (dp stays 0 unless given: the worker derives it).
+void parse_parallel(ParseContext& ctx, const json& value, TrainWorkload& w);
+// Why `w`'s device cannot run its hybrid layout, or "".
+std::string hybrid_device_refusal(const TrainWorkload& w);
+// The block against the cluster, model and batch (bench::train::parallel_error), and the
+// settings a hybrid layout refuses (elastic recovery, the replica check).
+void check_parallel(ParseContext& ctx, const TrainWorkload& w, const ClusterSpec& cluster);
 // workload.recovery; "elastic" only where the workload can carry on without a rank.
 RecoverySpec parse_recovery(ParseContext& ctx, const json& value, const ClusterSpec& cluster, bool elastic_allowed);
 std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
