@@ -1,5 +1,6 @@
 // Hybrid parallelism in scenarios (issue 20): workload.parallel, its errors at their JSON
-// paths, and the settings a hybrid layout refuses.
+// paths, the settings a hybrid layout refuses, and the fault targets pp_stage, tp_group
+// and dp_replica resolved into ranks or nodes.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -41,9 +42,14 @@ Diagnostic only_error(const std::string& text) {
   return ds.front();
 }
 
+const TargetSpec& target_of(const Scenario& s, std::size_t i = 0) { return s.faults.at(i).target; }
+
 // tp 2 x pp 2 x dp 2 on 4 nodes of 2 ranks: rank = tp_rank + 2 (dp_rank + 2 pp_stage).
 const char* kHybrid = R"("parallel": {"tp": 2, "pp": 2, "dp": 2, "microbatches": 4, "schedule": "gpipe"})";
 
+std::string fault(const std::string& type, const std::string& target, const std::string& extra = "") {
+  return R"({"type": ")" + type + R"(", "at": "1s", "target": )" + target + extra + "}";
+}
 
 }  // namespace
 
@@ -129,15 +135,16 @@ TEST_CASE("parallel scenario: a hybrid layout's batch splits over replicas, not 
 
 TEST_CASE("parallel scenario: a bad cluster or model is one error, not a cascade of layout errors",
           "[parallel-scenario]") {
-  auto cluster = only_error(train_scenario(0, 2, kHybrid));
+  auto cluster = only_error(train_scenario(0, 2, kHybrid, fault("rank.kill", R"({"pp_stage": [1]})")));
   CHECK(cluster.path == "cluster.nodes");
   auto model = only_error(train_scenario(4, 2, std::string(R"("model": {"layers": [8]}, )") + kHybrid));
   CHECK(model.path == "workload.model.layers");
-  auto block = only_error(train_scenario(4, 2, R"("parallel": {"tp": "2", "pp": 2})"));
+  auto block = only_error(train_scenario(4, 2, R"("parallel": {"tp": "2", "pp": 2})",
+                                         fault("rank.kill", R"({"tp_group": [3]})")));
   CHECK(block.path == "workload.parallel.tp");
 }
 
-TEST_CASE("parallel scenario: a hybrid layout refuses elastic recovery, the CUDA device and the replica check",
+TEST_CASE("parallel scenario: a hybrid layout refuses elastic recovery, the CUDA device, the replica check and bit flips",
           "[parallel-scenario]") {
   auto elastic = only_error(train_scenario(4, 2, std::string(kHybrid) + R"(, "recovery": {"mode": "elastic"})"));
   CHECK(elastic.path == "workload.recovery.mode");
@@ -156,4 +163,83 @@ TEST_CASE("parallel scenario: a hybrid layout refuses elastic recovery, the CUDA
   CHECK_THAT(sdc.message, Catch::Contains("compares whole replicas"));
   CHECK(errors_of(train_scenario(4, 2, std::string(kHybrid) + R"(, "sdc_check_every": 0)")).empty());
 
+  auto flip = only_error(train_scenario(4, 2, kHybrid, fault("gpu.bitflip", R"({"ranks": [1]})")));
+  CHECK(flip.path == "faults[0].type");
+  CHECK_THAT(flip.message, Catch::Contains("gpu.bitflip") && Catch::Contains("whole replicas"));
+}
+
+TEST_CASE("parallel scenario: group targets resolve to the layout's ranks (tp 2, pp 2, dp 2)", "[parallel-scenario]") {
+  const std::string faults = fault("rank.kill", R"({"pp_stage": [1]})") + ",\n" +
+                             fault("gpu.slowdown", R"({"tp_group": [1, 2]})") + ",\n" +
+                             fault("process.signal", R"({"dp_replica": [1]})", R"(, "signal": "SIGSTOP")") + ",\n" +
+                             fault("marker", R"({"tp_group": [0]})");
+  auto r = parse_scenario(train_scenario(4, 2, kHybrid, faults), "s.json");
+  const auto& s = r.scenario;
+  using chaosbench::faults::TargetForm;
+  CHECK(target_of(s, 0).form == TargetForm::kRanks);
+  CHECK(target_of(s, 0).indices == std::vector<int>{4, 5, 6, 7});
+  // TP group 1: dp_rank 1 of stage 0; TP group 2: dp_rank 0 of stage 1.
+  CHECK(target_of(s, 1).indices == std::vector<int>{2, 3, 4, 5});
+  CHECK(target_of(s, 2).indices == std::vector<int>{2, 3, 6, 7});
+  CHECK(target_of(s, 3).indices == std::vector<int>{0, 1});
+  CHECK(r.warnings.empty());
+}
+
+TEST_CASE("parallel scenario: node and network faults take the nodes that hold the group, warning of other ranks",
+          "[parallel-scenario]") {
+  using chaosbench::faults::TargetForm;
+  // 4 nodes x 2 ranks: stage 1 is nodes 2 and 3, nothing else on them.
+  auto stage = parse_scenario(train_scenario(4, 2, kHybrid, fault("node.kill", R"({"pp_stage": [1]})")), "s.json");
+  CHECK(target_of(stage.scenario).form == TargetForm::kNodes);
+  CHECK(target_of(stage.scenario).indices == std::vector<int>{2, 3});
+  CHECK(stage.warnings.empty());
+  // 2 nodes x 4 ranks: replica 1 is ranks 2, 3 (node 0) and 6, 7 (node 1); a network fault
+  // on those nodes also delays ranks 0, 1, 4 and 5.
+  auto net = parse_scenario(
+      train_scenario(2, 4, kHybrid, fault("network.delay", R"({"dp_replica": [1]})", R"(, "delay": "5ms")")), "s.json");
+  CHECK(target_of(net.scenario).form == TargetForm::kNodes);
+  CHECK(target_of(net.scenario).indices == std::vector<int>{0, 1});
+  REQUIRE(net.warnings.size() == 1);
+  CHECK(net.warnings[0].path == "faults[0].target.dp_replica");
+  CHECK_THAT(net.warnings[0].message, Catch::Contains("network.delay acts on whole nodes") &&
+                                          Catch::Contains("ranks 2, 3, 6, 7 but also ranks 0, 1, 4, 5"));
+  // A TP group on one node of its own: no warning.
+  auto tp = parse_scenario(
+      train_scenario(4, 2, kHybrid, fault("network.delay", R"({"tp_group": [3]})", R"(, "delay": "5ms")")), "s.json");
+  CHECK(target_of(tp.scenario).indices == std::vector<int>{3});
+  CHECK(tp.warnings.empty());
+}
+
+TEST_CASE("parallel scenario: group targets without a parallel block see tp = pp = 1 and dp = world",
+          "[parallel-scenario]") {
+  const std::string faults = fault("rank.kill", R"({"pp_stage": [0]})") + ",\n" +
+                             fault("rank.kill", R"({"dp_replica": [3]})", R"(, "name": "b")") + ",\n" +
+                             fault("rank.kill", R"({"tp_group": [2]})", R"(, "name": "c")");
+  auto s = parse_scenario(train_scenario(2, 2, "", faults), "s.json").scenario;
+  CHECK(target_of(s, 0).indices == std::vector<int>{0, 1, 2, 3});
+  CHECK(target_of(s, 1).indices == std::vector<int>{3});
+  CHECK(target_of(s, 2).indices == std::vector<int>{2});
+}
+
+TEST_CASE("parallel scenario: group targets out of range, on another workload, or listed twice are errors",
+          "[parallel-scenario]") {
+  auto stage = only_error(train_scenario(4, 2, kHybrid, fault("rank.kill", R"({"pp_stage": [2]})")));
+  CHECK(stage.path == "faults[0].target.pp_stage[0]");
+  CHECK(stage.message == "pp_stage 2 does not exist: the pipeline has stages 0..1");
+  auto group = only_error(train_scenario(4, 2, kHybrid, fault("rank.kill", R"({"tp_group": [0, 4]})")));
+  CHECK(group.path == "faults[0].target.tp_group[1]");
+  CHECK_THAT(group.message, Catch::Contains("tp_group 4 does not exist: the TP groups are 0..3"));
+  auto replica = only_error(train_scenario(4, 2, kHybrid, fault("rank.kill", R"({"dp_replica": [1, 1]})")));
+  CHECK(replica.path == "faults[0].target.dp_replica[1]");
+  CHECK_THAT(replica.message, Catch::Contains("listed twice"));
+  auto empty = only_error(train_scenario(4, 2, kHybrid, fault("rank.kill", R"({"dp_replica": []})")));
+  CHECK_THAT(empty.message, Catch::Contains("non-empty array of dp_replica indices"));
+
+  auto collective = only_error(R"({"schema_version": 1, "name": "t", "cluster": {"nodes": 2},
+    "workload": {"kind": "collective"}, "faults": [{"type": "marker", "at": "1s", "target": {"pp_stage": [0]}}]})");
+  CHECK(collective.path == "faults[0].target.pp_stage");
+  CHECK_THAT(collective.message, Catch::Contains("name groups of a train workload's parallel layout") &&
+                                     Catch::Contains("this workload is collective"));
+  auto typo = only_error(train_scenario(4, 2, kHybrid, fault("rank.kill", R"({"pp_stag": [0]})")));
+  CHECK_THAT(typo.message, Catch::Contains("did you mean \"pp_stage\"?"));
 }
