@@ -25,13 +25,23 @@ std::vector<std::string_view> type_names() {
 }
 
 std::optional<TargetSpec> parse_target(ParseContext& ctx, const json& v, const std::string& path,
-                                       const ClusterSpec& cluster, std::uint32_t accepted) {
+                                       const ClusterSpec& cluster, const WorkloadSpec* workload,
+                                       const faults::FaultTypeInfo& info) {
   static const std::vector<std::pair<std::string_view, TargetForm>> kForms{
       {"all", TargetForm::kAll},         {"nodes", TargetForm::kNodes},     {"ranks", TargetForm::kRanks},
       {"random", TargetForm::kRandom},   {"percent", TargetForm::kPercent}, {"links", TargetForm::kLinks},
       {"groups", TargetForm::kGroups}};
-  std::vector<std::string_view> names;
-  for (const auto& [n, f] : kForms) names.push_back(n);
+  const std::uint32_t accepted = info.target_forms;
+  // The parallel groups' forms resolve into ranks or nodes (parallel_parser.cc).
+  const auto& group_forms = group_target_forms();
+  const bool groups_ok = faults::accepts(accepted, TargetForm::kRanks) || faults::accepts(accepted, TargetForm::kNodes);
+  std::vector<std::string_view> names, ok;
+  for (const auto& [n, f] : kForms) {
+    names.push_back(n);
+    if (faults::accepts(accepted, f)) ok.push_back(n);
+  }
+  names.insert(names.end(), group_forms.begin(), group_forms.end());
+  if (groups_ok) ok.insert(ok.end(), group_forms.begin(), group_forms.end());
   if (!v.is_object() || v.size() != 1) {
     ctx.error(path, fmt::format("expected an object with exactly one of \"{}\", got {}", fmt::join(names, "\", \""),
                                 v.is_object() ? fmt::format("{} keys", v.size()) : describe(v)));
@@ -40,15 +50,14 @@ std::optional<TargetSpec> parse_target(ParseContext& ctx, const json& v, const s
   const auto& key = v.begin().key();
   const json& val = v.begin().value();
   std::string kp = join_path(path, key);
+  if (std::find(group_forms.begin(), group_forms.end(), key) != group_forms.end())
+    return parse_group_target(ctx, key, val, kp, {cluster, workload, accepted, ok, info.type});
   auto form = std::find_if(kForms.begin(), kForms.end(), [&](const auto& p) { return p.first == key; });
   if (form == kForms.end()) {
     ctx.error(kp, "unknown target form" + suggestion_suffix(key, names), true);
     return std::nullopt;
   }
   if (!faults::accepts(accepted, form->second)) {
-    std::vector<std::string_view> ok;
-    for (const auto& [n, f] : kForms)
-      if (faults::accepts(accepted, f)) ok.push_back(n);
     ctx.error(kp, fmt::format("this fault type does not accept \"{}\" targets (it accepts: {})", key, fmt::join(ok, ", ")),
               true);
     return std::nullopt;
@@ -205,7 +214,8 @@ void parse_trigger(ParseContext& ctx, ObjectReader& r, const std::string& path, 
 
 }  // namespace
 
-std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster) {
+std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster,
+                                    const WorkloadSpec* workload) {
   std::vector<FaultSpec> out;
   if (!value.is_array()) {
     ctx.error("faults", fmt::format("expected an array of faults, got {}", describe(value)));
@@ -239,8 +249,9 @@ std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const 
       ctx.error(r.has("name") ? r.path_of("name") : path, fmt::format("two faults are named \"{}\"", spec.name));
     if (info) {
       if (const json* t = r.raw("target")) {
-        if (auto ts = parse_target(ctx, *t, r.path_of("target"), cluster, info->target_forms)) spec.target = *ts;
+        if (auto ts = parse_target(ctx, *t, r.path_of("target"), cluster, workload, *info)) spec.target = *ts;
       }
+      if (auto why = parallel_fault_refusal(info->type, workload); !why.empty()) ctx.error(r.path_of("type"), why);
       parse_params(r, *info, spec.params);
       if (!info->restart_after.empty()) spec.restart_after = r.duration("restart_after");
       bool params_complete = true;

@@ -207,8 +207,9 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   if (options.seed) s.seed = *options.seed;
   if (auto v = top.duration("timeout", /*allow_zero=*/false)) s.timeout = *v;
   s.cluster = parse_cluster(ctx, top.raw("cluster"), file);
-  if (const json* w = top.raw("workload")) s.workload = parse_workload(ctx, *w, s.cluster);
-  if (const json* f = top.raw("faults")) s.faults = parse_faults(ctx, *f, s.cluster);
+  const json* workload = top.raw("workload");
+  if (workload) s.workload = parse_workload(ctx, *workload, s.cluster);
+  if (const json* f = top.raw("faults")) s.faults = parse_faults(ctx, *f, s.cluster, workload ? &s.workload : nullptr);
   if (const json* c = top.raw("checks")) s.checks = parse_checks(ctx, *c);
   if (const json* sc = top.raw("scrape")) s.scrape = parse_scrapes(ctx, *sc, s.cluster);
   if (const json* p = top.raw("probes")) s.probes = parse_probes(ctx, *p, s.cluster, s.faults);

@@ -22,9 +22,36 @@ ServeWorkload parse_serve(ParseContext& ctx, const json& value, const ClusterSpe
 LlmWorkload parse_llm(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
 // llm_load_parser.cc: the llm workload's "load" block.
 void parse_llm_load(ParseContext& ctx, const json& value, const ClusterSpec& cluster, LlmLoadSpec& load);
+// parallel_parser.cc: hybrid parallelism (workload.parallel of the train workload).
+// Reads the block into w.parallel (dp stays 0 unless given: the worker derives it).
+void parse_parallel(ParseContext& ctx, const json& value, TrainWorkload& w);
+// Why `w`'s device cannot run its hybrid layout, or "".
+std::string hybrid_device_refusal(const TrainWorkload& w);
+// The block against the cluster, model and batch (bench::train::parallel_error), and the
+// settings a hybrid layout refuses (elastic recovery, the replica check).
+void check_parallel(ParseContext& ctx, const TrainWorkload& w, const ClusterSpec& cluster);
+// Why a fault of `type` cannot run with `workload`'s hybrid layout, or "".
+std::string parallel_fault_refusal(std::string_view type, const WorkloadSpec* workload);
+// The target forms that name parallel groups: "pp_stage", "tp_group", "dp_replica".
+const std::vector<std::string_view>& group_target_forms();
+struct GroupTargetContext {
+  const ClusterSpec& cluster;
+  const WorkloadSpec* workload;                    // null: the scenario has none
+  std::uint32_t accepted;                          // the fault type's TargetForm bits
+  std::vector<std::string_view> accepted_names;    // the same, as names, for messages
+  std::string_view type;                           // the fault type, for messages
+};
+// A group target (`form` one of group_target_forms()) resolved into ranks (the "ranks"
+// form, where the type takes it) or the nodes that hold them (with a warning when those
+// nodes hold other ranks too).
+std::optional<TargetSpec> parse_group_target(ParseContext& ctx, std::string_view form, const json& value,
+                                             const std::string& path, const GroupTargetContext& c);
 // workload.recovery; "elastic" only where the workload can carry on without a rank.
 RecoverySpec parse_recovery(ParseContext& ctx, const json& value, const ClusterSpec& cluster, bool elastic_allowed);
-std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
+// `workload` resolves the targets that name its parallel groups (pp_stage, tp_group,
+// dp_replica); null when the scenario has none (then such targets say nothing more).
+std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster,
+                                    const WorkloadSpec* workload);
 std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value);
 // scrape: Prometheus/OpenMetrics endpoints read during the run (scrape_parser.cc).
 std::vector<ScrapeSpec> parse_scrapes(ParseContext& ctx, const json& value, const ClusterSpec& cluster);

@@ -83,12 +83,16 @@ TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpe
   TrainWorkload w;
   ObjectReader r(ctx, value, "workload",
                  {"kind", "backend", "device", "model", "batch_size", "steps", "optimizer", "bucket_size", "algorithm", "threads", "target_loss",
-                  "checkpoint", "recovery", "timeout", "sdc_check_every"});
+                  "checkpoint", "recovery", "timeout", "sdc_check_every", "parallel"});
+  const json* parallel = r.raw("parallel");
+  if (parallel) parse_parallel(ctx, *parallel, w);
   if (auto v = r.choice("backend", {"gloo", "nccl"})) w.backend = *v;
   if (auto v = r.choice("device", {"cpu", "cuda"})) w.device = *v;
   if (w.backend == "nccl" && w.device != "cuda")
     ctx.error(r.path_of("backend"), "backend \"nccl\" needs \"device\": \"cuda\"");
-  if (w.device == "cuda" && w.backend != "nccl" && cluster.world_size() > 1)
+  if (auto why = hybrid_device_refusal(w); !why.empty())
+    ctx.error(r.path_of("device"), why);
+  else if (w.device == "cuda" && w.backend != "nccl" && cluster.world_size() > 1)
     ctx.error(r.path_of("device"), "device \"cuda\" with more than one rank needs \"backend\": \"nccl\" (gloo reduces "
                                    "host buffers)");
   if (const json* m = r.raw("model")) parse_model(ctx, *m, w);
@@ -113,13 +117,17 @@ TrainWorkload parse_train(ParseContext& ctx, const json& value, const ClusterSpe
       ctx.error(r.path_of("timeout"), fmt::format("expected at least 10ms, got {}", common::to_string(*v)));
     else w.timeout = *v;
   }
-  if (ctx.failed_under("cluster")) return w;
-  if (cluster.world_size() > kMaxTrainRanks)
+  const bool cluster_ok = !ctx.failed_under("cluster");
+  if (cluster_ok && cluster.world_size() > kMaxTrainRanks)
     ctx.error("cluster", fmt::format("the train workload runs at most {} ranks on one machine; this cluster has {}",
                                      kMaxTrainRanks, cluster.world_size()));
-  else if (w.batch_size < cluster.world_size())
+  else if (cluster_ok && !parallel && w.batch_size < cluster.world_size())
     ctx.error(r.path_of("batch_size"), fmt::format("batch_size {} is smaller than the {} ranks: every rank needs a sample",
                                                     w.batch_size, cluster.world_size()));
+  // A parallel block is checked as a whole: the batch splits over dp replicas, not ranks
+  // (quiet about what follows from a cluster that failed above).
+  if (parallel) check_parallel(ctx, w, cluster);
+  if (!cluster_ok) return w;
   if (w.recovery.mode == RecoveryMode::kRestart && w.checkpoint.every_steps == 0)
     ctx.warning("workload.recovery", "restart recovery without workload.checkpoint starts every restart from step 0");
   return w;
