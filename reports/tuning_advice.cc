@@ -11,6 +11,7 @@
 #include "reports/advice_lookup.h"
 #include "reports/advice_rule.h"
 #include "reports/console_summary.h"
+#include "reports/parallel_advice.h"
 #include "reports/text_format.h"
 
 namespace chaosbench::reports {
@@ -138,9 +139,11 @@ std::optional<Finding> rank_imbalance(const Context& c, const Rule& rule) {
       worst = &m;
   if (!worst) return std::nullopt;
   std::string phase = label_value(worst->labels, "phase");
+  // Per-rank scores only: a hybrid job's stage and TP-group scores have their own rules.
   const MetricRecord* slowest = nullptr;
   for (const auto& m : c.run.metrics)
-    if (m.name == "train/straggler_score" && label_value(m.labels, "phase") == phase && (!slowest || m.value < slowest->value))
+    if (m.name == "train/straggler_score" && label_value(m.labels, "phase") == phase && m.labels.contains("rank") &&
+        (!slowest || m.value < slowest->value))
       slowest = &m;
   Finding f;
   f.evidence = fmt::format("train/rank_imbalance {} in {}", format_value(worst->value, "%"), phase);
@@ -324,6 +327,16 @@ constexpr Rule kRules[] = {
      fault_throughput, "Harden the job against the fault that hurts most."},
     {"gpu-errors", "high", "GPUs reported Xid errors", "gpu/xid_events", 0, 0, gpu_errors,
      "A GPU that reported an Xid stays suspect: run the vendor's diagnostics (dcgmi diag -r 3) before it trains again."},
+    {"pipeline-bubble", "medium", "Pipeline stages wait for each other", "train/pipeline_bubble{pp_stage}, workload.parallel.microbatches",
+     20.0, 10.0, pipeline_bubble, "Shrink the bubble: more microbatches per step, and stages that take equal time."},
+    {"slow-pipeline-stage", "high", "One pipeline stage is slower than the others", "train/straggler_score{pp_stage}, train/stage_time",
+     0.8, 0, slow_pipeline_stage, "Even out the stages: the slowest sets the pace of the whole pipeline."},
+    {"slow-tp-group", "high", "One tensor-parallel group is slower than the rest of its stage",
+     "train/straggler_score{tp_group}, train/stage_time", 0.8, 0, slow_tp_group,
+     "Find why the group is slow: one slow shard stalls every layer's allreduce of its TP group, and its replica's pipeline."},
+    {"tp-communication", "medium", "Tensor-parallel communication takes a large share of the step",
+     "comm/time{group=tp} p50, train/step_time p50, comm/bytes{group=tp}", 0.25, 0, tp_communication,
+     "Make TP allreduces fewer or faster: they sit on the critical path of every layer."},
     {"long-recovery", "high", "Recovering from failures costs too much", "resilience/time_to_recover, resilience/badput, ckpt/save_time, train/step_time",
      10.0, 10.0, long_recovery,
      "Use elastic recovery and choose the checkpoint interval by the goodput trade-off below."},
