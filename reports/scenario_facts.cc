@@ -78,6 +78,12 @@ void read_train_settings(const json& doc, ScenarioFacts& f) {
   if (const json* v = at(doc, "/workload/checkpoint/every_steps"); v && v->is_number())
     f.checkpoint_every = v->get<double>();
   f.recovery_mode = string_at(doc, "/workload/recovery/mode");
+  if (f.workload_kind == "train") {
+    f.batch_size = 1024;
+    f.microbatches = 1;
+  }
+  if (const json* v = at(doc, "/workload/batch_size"); v && v->is_number()) f.batch_size = v->get<double>();
+  if (const json* v = at(doc, "/workload/parallel/microbatches"); v && v->is_number()) f.microbatches = v->get<double>();
 }
 
 }  // namespace

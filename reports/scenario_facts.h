@@ -34,6 +34,11 @@ struct ScenarioFacts {
   std::string checkpoint_mode;             // workload.checkpoint.mode ("full", "incremental")
   std::optional<double> checkpoint_every;  // workload.checkpoint.every_steps, when a number
   std::string recovery_mode;               // workload.recovery.mode ("restart", "elastic")
+  // workload.batch_size (global samples per step) and workload.parallel.microbatches; the
+  // train defaults (1024, 1: bench/train/train_settings.h) when a train scenario leaves
+  // them out; nullopt for other workloads (a `command` job's are its own).
+  std::optional<double> batch_size;
+  std::optional<double> microbatches;
 
   std::vector<CheckTolerance> tolerances;  // in the scenario's order (a later one wins)
 };

@@ -8,77 +8,20 @@
 #include <string_view>
 
 #include "common/units.h"
+#include "reports/advice_lookup.h"
+#include "reports/advice_rule.h"
 #include "reports/console_summary.h"
+#include "reports/parallel_advice.h"
 #include "reports/text_format.h"
 
 namespace chaosbench::reports {
 namespace {
 
-// What a rule sees: the run and the facts of its scenario (set_scenario derived them).
-struct Context {
-  const RunResult& run;
-  const ScenarioFacts& scenario;
-};
-
-// What a rule that fired found: the values (evidence) and the part of its recommendation
-// computed from them (appended to the rule's fixed text).
-struct Finding {
-  std::string evidence;
-  std::string detail;
-};
-
-struct Rule;
-using Evaluate = std::optional<Finding> (*)(const Context&, const Rule&);
-
-// One row of the table. `threshold` (and `secondary`, where a rule has a second
-// condition) are what its evaluator compares against; docs/report-formats.md lists them.
-struct Rule {
-  std::string_view id;
-  std::string_view severity;  // "high", "medium", "low"
-  std::string_view title;
-  std::string_view reads;  // the metrics it reads
-  double threshold;
-  double secondary;
-  Evaluate evaluate;
-  std::string_view recommendation;
-};
-
-// --- lookups -------------------------------------------------------------------------
-
-// The record of `name` whose labels are exactly `labels` plus phase = `phase`.
-const MetricRecord* find(const RunResult& run, std::string_view name, std::string_view phase, const Labels& labels = {}) {
-  for (const auto& m : run.metrics)
-    if (m.name == name && label_value(m.labels, "phase") == phase && without_phase(m.labels) == labels) return &m;
-  return nullptr;
-}
-
-double p50(const MetricRecord& m) { return m.stats ? m.stats->p50 : m.value; }
-
-// The phase a tuning rule judges the configuration by: the fault-free baseline when the
-// run has one for `name`, else the whole run.
-std::string tuning_phase(const RunResult& run, std::string_view name) {
-  for (const auto& m : run.metrics)
-    if (m.name == name && label_value(m.labels, "phase") == "baseline") return "baseline";
-  return "overall";
-}
+using Rule = AdviceRule;
+using Context = AdviceRule::Context;
+using Finding = AdviceRule::Finding;
 
 bool is_train(const Context& c) { return c.scenario.workload_kind == "train"; }
-
-std::string pct(double fraction) { return format_value(fraction * 100, "%"); }
-
-// "straggler (node.cpu_throttle on node1)" for the fault a "fault:NAME" phase names.
-const FaultRecord* fault_of_phase(const RunResult& run, std::string_view phase) {
-  if (!phase.starts_with("fault:")) return nullptr;
-  for (const auto& f : run.faults)
-    if (f.name == phase.substr(6)) return &f;
-  return nullptr;
-}
-
-std::string describe_fault(const FaultRecord& f) {
-  std::string targets;
-  for (const auto& t : f.targets) targets += (targets.empty() ? "" : ",") + t;
-  return fmt::format("{} ({}{}{})", f.name, f.type, targets.empty() ? "" : " on ", targets);
-}
 
 // --- rules -----------------------------------------------------------------------------
 
@@ -90,8 +33,8 @@ struct CommShare {
 
 std::optional<CommShare> comm_share(const RunResult& run) {
   std::string phase = tuning_phase(run, "train/step_time");
-  const auto* step = find(run, "train/step_time", phase);
-  const auto* comm = find(run, "train/comm_time", phase);
+  const auto* step = find_record(run, "train/step_time", phase);
+  const auto* comm = find_record(run, "train/comm_time", phase);
   if (!step || !comm || !(p50(*step) > 0)) return std::nullopt;
   return CommShare{phase, p50(*comm), p50(*step), p50(*comm) / p50(*step)};
 }
@@ -102,7 +45,7 @@ std::optional<Finding> exposed_communication(const Context& c, const Rule& rule)
   Finding f;
   f.evidence = fmt::format("exposed communication is {} of step time in {} (train/comm_time p50 {} of train/step_time p50 {})",
                            pct(s->share), s->phase, format_value(s->comm_ms, "ms"), format_value(s->step_ms, "ms"));
-  if (const auto* overlap = find(c.run, "train/overlap", s->phase))
+  if (const auto* overlap = find_record(c.run, "train/overlap", s->phase))
     f.evidence += fmt::format("; train/overlap {}", format_value(overlap->value, "%"));
   if (is_train(c)) {
     auto bytes = c.scenario.bucket_bytes;
@@ -153,7 +96,7 @@ std::optional<Finding> small_message_latency(const Context& c, const Rule& rule)
     for (const auto& [bytes, m] : sizes) peak = std::max(peak, m->value);
     if (!(peak > 0) || small->value / peak >= worst_ratio) continue;
     worst_ratio = small->value / peak;
-    const auto* latency = find(c.run, "comm/latency", phase, without_phase(small->labels));
+    const auto* latency = find_record(c.run, "comm/latency", phase, without_phase(small->labels));
     std::int64_t half = sizes.rbegin()->first;
     for (const auto& [bytes, m] : sizes)
       if (m->value >= peak / 2) { half = bytes; break; }
@@ -176,7 +119,7 @@ std::optional<Finding> small_message_latency(const Context& c, const Rule& rule)
                            format_bytes(buckets->first), buckets->second, format_bytes(double(c.scenario.bucket_bytes)), pct(share->share),
                            share->phase, format_value(share->comm_ms, "ms"), format_value(share->step_ms, "ms"));
   auto nodes = c.scenario.cluster_nodes;
-  const auto* overlap = find(c.run, "train/overlap", share->phase);
+  const auto* overlap = find_record(c.run, "train/overlap", share->phase);
   if (nodes && *nodes >= 2 && overlap && overlap->value < 100) {
     // Whole allreduce time = exposed ÷ (1 − overlap); busbw = 2(n−1)/n × bytes ÷ time.
     double total_s = share->comm_ms / (1 - overlap->value / 100) / 1000;
@@ -196,13 +139,15 @@ std::optional<Finding> rank_imbalance(const Context& c, const Rule& rule) {
       worst = &m;
   if (!worst) return std::nullopt;
   std::string phase = label_value(worst->labels, "phase");
+  // Per-rank scores only: a hybrid job's stage and TP-group scores have their own rules.
   const MetricRecord* slowest = nullptr;
   for (const auto& m : c.run.metrics)
-    if (m.name == "train/straggler_score" && label_value(m.labels, "phase") == phase && (!slowest || m.value < slowest->value))
+    if (m.name == "train/straggler_score" && label_value(m.labels, "phase") == phase && m.labels.contains("rank") &&
+        (!slowest || m.value < slowest->value))
       slowest = &m;
   Finding f;
   f.evidence = fmt::format("train/rank_imbalance {} in {}", format_value(worst->value, "%"), phase);
-  if (const auto* base = find(c.run, "train/rank_imbalance", "baseline"); base && phase != "baseline")
+  if (const auto* base = find_record(c.run, "train/rank_imbalance", "baseline"); base && phase != "baseline")
     f.evidence += fmt::format(" (baseline {})", format_value(base->value, "%"));
   if (!slowest) return f;
   std::string rank = label_value(slowest->labels, "rank"), node;
@@ -221,8 +166,8 @@ std::optional<Finding> rank_imbalance(const Context& c, const Rule& rule) {
 std::optional<Finding> checkpoint_blocking(const Context& c, const Rule& rule) {
   double blocked_pct = 0;
   std::string source;
-  const auto* saves = find(c.run, "ckpt/save_time", "overall");
-  if (const auto* badput = find(c.run, "resilience/badput", "overall", {{"bucket", std::string("checkpoint_save")}})) {
+  const auto* saves = find_record(c.run, "ckpt/save_time", "overall");
+  if (const auto* badput = find_record(c.run, "resilience/badput", "overall", {{"bucket", std::string("checkpoint_save")}})) {
     blocked_pct = badput->value;
     source = "resilience/badput checkpoint_save";
   } else if (saves && saves->stats && c.run.duration_s > 0) {
@@ -252,7 +197,7 @@ std::optional<Finding> long_recovery(const Context& c, const Rule& rule) {
     if (m.name == "resilience/time_to_recover" && (!slowest || m.value > slowest->value)) slowest = &m;
   double lost_pct = 0;
   for (const char* bucket : {"recovery", "wasted_progress"})
-    if (const auto* b = find(c.run, "resilience/badput", "overall", {{"bucket", std::string(bucket)}})) lost_pct += b->value;
+    if (const auto* b = find_record(c.run, "resilience/badput", "overall", {{"bucket", std::string(bucket)}})) lost_pct += b->value;
   bool slow = slowest && slowest->value > rule.threshold;
   if (!slow && lost_pct <= rule.secondary) return std::nullopt;
   Finding f;
@@ -268,8 +213,8 @@ std::optional<Finding> long_recovery(const Context& c, const Rule& rule) {
   // failure and costs C/I more per step, so it pays off when failures come more often
   // than once every (I·T)² ÷ (4C) seconds.
   auto every = c.scenario.checkpoint_every;
-  const auto* step = find(c.run, "train/step_time", tuning_phase(c.run, "train/step_time"));
-  const auto* save = find(c.run, "ckpt/save_time", "overall");
+  const auto* step = find_record(c.run, "train/step_time", tuning_phase(c.run, "train/step_time"));
+  const auto* save = find_record(c.run, "ckpt/save_time", "overall");
   if (!every && is_train(c)) f.detail += "There are no checkpoints: add checkpoint.every_steps so a restart does not start over.";
   if (!every || !step || !(*every >= 2)) return f;
   double interval = *every, step_s = p50(*step) / 1000;
@@ -343,7 +288,7 @@ std::optional<Finding> gpu_errors(const Context& c, const Rule&) {
 }
 
 std::optional<Finding> silent_corruption(const Context& c, const Rule& rule) {
-  const auto* caught = find(c.run, "resilience/sdc_caught", "overall");
+  const auto* caught = find_record(c.run, "resilience/sdc_caught", "overall");
   if (!caught) return std::nullopt;
   double slowest = 0;
   int detected = 0;
@@ -382,6 +327,16 @@ constexpr Rule kRules[] = {
      fault_throughput, "Harden the job against the fault that hurts most."},
     {"gpu-errors", "high", "GPUs reported Xid errors", "gpu/xid_events", 0, 0, gpu_errors,
      "A GPU that reported an Xid stays suspect: run the vendor's diagnostics (dcgmi diag -r 3) before it trains again."},
+    {"pipeline-bubble", "medium", "Pipeline stages wait for each other", "train/pipeline_bubble{pp_stage}, workload.parallel.microbatches",
+     20.0, 10.0, pipeline_bubble, "Shrink the bubble: more microbatches per step, and stages that take equal time."},
+    {"slow-pipeline-stage", "high", "One pipeline stage is slower than the others", "train/straggler_score{pp_stage}, train/stage_time",
+     0.8, 0, slow_pipeline_stage, "Even out the stages: the slowest sets the pace of the whole pipeline."},
+    {"slow-tp-group", "high", "One tensor-parallel group is slower than the rest of its stage",
+     "train/straggler_score{tp_group}, train/stage_time", 0.8, 0, slow_tp_group,
+     "Find why the group is slow: one slow shard stalls every layer's allreduce of its TP group, and its replica's pipeline."},
+    {"tp-communication", "medium", "Tensor-parallel communication takes a large share of the step",
+     "comm/time{group=tp} p50, train/step_time p50, comm/bytes{group=tp}", 0.25, 0, tp_communication,
+     "Make TP allreduces fewer or faster: they sit on the critical path of every layer."},
     {"long-recovery", "high", "Recovering from failures costs too much", "resilience/time_to_recover, resilience/badput, ckpt/save_time, train/step_time",
      10.0, 10.0, long_recovery,
      "Use elastic recovery and choose the checkpoint interval by the goodput trade-off below."},

@@ -37,7 +37,8 @@ TEST_CASE("metric catalogue: key metrics and key timelines in the reports' order
   CHECK(names_ranked_by(&MetricDisplay::key_rank) ==
         std::vector<std::string>{
             "train/throughput", "train/step_time", "train/compute_time", "train/comm_time", "train/overlap",
-            "train/mfu", "train/mfu_hw", "train/rank_imbalance", "train/straggler_score", "train/loss",
+            "train/mfu", "train/mfu_hw", "train/rank_imbalance", "train/straggler_score", "train/pipeline_bubble",
+            "train/loss",
             "train/time_to_target", "resilience/goodput", "resilience/badput", "resilience/time_to_detect",
             "resilience/time_to_recover", "resilience/lost_steps", "resilience/throughput_retention",
             "resilience/restarts", "ckpt/save_time", "ckpt/restore_time", "comm/busbw", "comm/latency",

@@ -5,6 +5,8 @@
 #include <tuple>
 
 #include "harness/runner/aggregator.h"
+#include "harness/runner/parallel_derivation.h"
+#include "harness/runner/parallel_samples.h"
 #include "harness/runner/resilience_derivation.h"
 
 namespace chaosbench::harness {
@@ -51,10 +53,16 @@ std::map<int, double> rank_peaks(const std::vector<StoredSample>& samples, const
   return peaks;
 }
 
+// A data-parallel rank's steps all compare with each other: one stage.
+constexpr std::int64_t kNoStage = -1;
+std::int64_t stage_of(const StepEvent& s) { return s.parallel ? s.parallel->pp_stage : kNoStage; }
+
 class PhaseDeriver {
  public:
   PhaseDeriver(const std::string& phase, std::vector<const StepEvent*> steps, std::vector<reports::MetricRecord>& out)
       : phase_(phase), steps_(std::move(steps)), out_(out) {}
+
+  void parallel_groups() { derive_parallel_records(phase_, steps_, out_); }
 
   void throughput(double duration) {
     if (duration <= 0) return;
@@ -99,37 +107,53 @@ class PhaseDeriver {
     out_.push_back(catalogue_record(metric, phase_labels(phase_), stats.mean, stats));
   }
 
-  // Compute time, not step time: the allreduce makes every rank's step equally long.
+  // Compute time, not step time: the allreduce makes every rank's step equally long. A
+  // hybrid job's stages differ by design (their layers, the loss on the last), so ranks
+  // are compared within their pipeline stage and a step counts its worst stage.
   void rank_imbalance() {
-    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::map<int, double>> by_step;
+    using StepKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // attempt, generation, step
+    std::map<StepKey, std::map<std::int64_t, std::map<int, double>>> by_step;  // -> stage -> rank
     for (const auto* s : steps_)
-      if (s->compute_ms) by_step[{s->attempt, s->generation, s->step}][s->rank] = *s->compute_ms;
+      if (s->compute_ms) by_step[{s->attempt, s->generation, s->step}][stage_of(*s)][s->rank] = *s->compute_ms;
     std::vector<double> values;
-    for (const auto& [key, ranks] : by_step) {
-      if (ranks.size() < 2) continue;
-      auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end(),
-                                          [](const auto& a, const auto& b) { return a.second < b.second; });
-      if (lo->second > 0) values.push_back((hi->second - lo->second) / lo->second * 100.0);
+    for (const auto& [key, stages] : by_step) {
+      std::optional<double> worst;
+      for (const auto& [stage, ranks] : stages) {
+        if (ranks.size() < 2) continue;
+        auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end(),
+                                            [](const auto& a, const auto& b) { return a.second < b.second; });
+        if (lo->second > 0) worst = std::max(worst.value_or(0.0), (hi->second - lo->second) / lo->second * 100.0);
+      }
+      if (worst) values.push_back(*worst);
     }
     if (values.empty()) return;
     auto stats = compute_stats(values);
     out_.push_back(catalogue_record("train/rank_imbalance", phase_labels(phase_), stats.p50, stats));
   }
 
+  // Against the fastest rank of the same pipeline stage (all ranks of a data-parallel
+  // job), for the reason rank_imbalance gives; a hybrid rank's record also names its stage.
   void straggler_score() {
     std::map<int, std::vector<double>> per_rank;
+    std::map<int, const StepEvent*> last;  // a rank's stage is its latest step's
     for (const auto* s : steps_)
-      if (s->compute_ms) per_rank[s->rank].push_back(*s->compute_ms);
-    if (per_rank.size() < 2) return;
-    std::map<int, double> medians;
-    for (const auto& [rank, v] : per_rank) medians[rank] = compute_stats(v).p50;
-    double fastest = medians.begin()->second;
-    for (const auto& [rank, m] : medians) fastest = std::min(fastest, m);
-    for (const auto& [rank, m] : medians) {
-      if (m <= 0) continue;
-      auto labels = phase_labels(phase_);
-      labels["rank"] = static_cast<std::int64_t>(rank);
-      out_.push_back(catalogue_record("train/straggler_score", std::move(labels), fastest / m));
+      if (s->compute_ms) {
+        per_rank[s->rank].push_back(*s->compute_ms);
+        last[s->rank] = s;
+      }
+    std::map<std::int64_t, std::map<int, double>> stages;  // stage -> rank -> median
+    for (const auto& [rank, v] : per_rank) stages[stage_of(*last[rank])][rank] = compute_stats(v).p50;
+    for (const auto& [stage, medians] : stages) {
+      if (medians.size() < 2) continue;
+      double fastest = medians.begin()->second;
+      for (const auto& [rank, m] : medians) fastest = std::min(fastest, m);
+      for (const auto& [rank, m] : medians) {
+        if (m <= 0) continue;
+        auto labels = phase_labels(phase_);
+        labels["rank"] = static_cast<std::int64_t>(rank);
+        if (stage != kNoStage) labels["pp_stage"] = stage;
+        out_.push_back(catalogue_record("train/straggler_score", std::move(labels), fastest / m));
+      }
     }
   }
 
@@ -178,16 +202,19 @@ std::vector<reports::MetricRecord> derive_train_records(const TrainingInputs& in
     d.mfu(hardware_peaks, "train/mfu_hw");
     d.rank_imbalance();
     d.straggler_score();
+    d.parallel_groups();
     if (phase.overall) d.loss_metrics(in.target_loss);
   }
   return out;
 }
 
 std::vector<reports::MetricRecord> derive_training_metrics(const TrainingInputs& in) {
+  auto out = pool_parallel_samples(in.samples, in.t0_wall, in.phases);
   const auto timeline = read_train_events(in.events, in.t0_wall);
-  if (timeline.empty()) return {};
-  auto out = derive_train_records(in, timeline);
-  for (auto& r : derive_resilience_records(in, timeline, out)) out.push_back(std::move(r));
+  if (timeline.empty()) return out;
+  const auto train = derive_train_records(in, timeline);
+  out.insert(out.end(), train.begin(), train.end());
+  for (auto& r : derive_resilience_records(in, timeline, train)) out.push_back(std::move(r));
   return out;
 }
 

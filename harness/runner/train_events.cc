@@ -12,6 +12,17 @@ std::int64_t int_field(const bench::Labels& fields, const char* key) {
   return static_cast<std::int64_t>(reports::label_number(fields, key).value_or(0));
 }
 
+// The position when the event carries all six fields and they fit together; a partial
+// or inconsistent one leaves the rank a data-parallel one, whose report is unchanged.
+std::optional<ParallelPosition> parallel_position(const bench::Labels& f) {
+  for (const char* key : {"tp_rank", "pp_stage", "dp_rank", "tp", "pp", "dp"})
+    if (!reports::label_number(f, key)) return std::nullopt;
+  ParallelPosition p{int_field(f, "tp_rank"), int_field(f, "pp_stage"), int_field(f, "dp_rank"),
+                     int_field(f, "tp"),      int_field(f, "pp"),       int_field(f, "dp")};
+  if (!p.valid()) return std::nullopt;
+  return p;
+}
+
 template <typename T>
 void sort_by_time(std::vector<T>& v) {
   std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.t < b.t; });
@@ -40,6 +51,11 @@ TrainTimeline read_train_events(const std::vector<StoredEvent>& events, double t
       s.flops = reports::label_number(f, "flops");
       s.attempt = int_field(f, "attempt");
       s.generation = int_field(f, "generation");
+      s.parallel = parallel_position(f);
+      if (s.parallel) {
+        s.stage_ms = reports::label_number(f, "stage_ms");
+        s.bubble_pct = reports::label_number(f, "bubble_pct");
+      }
       tl.steps.push_back(s);
     } else if (e.name == "train_start") {
       tl.starts.push_back({e.rank, t, int_field(f, "step"), int_field(f, "world"), int_field(f, "attempt"),

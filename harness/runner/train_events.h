@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/runner/parallel_position.h"
 #include "harness/runner/sample_store.h"
 #include "reports/run_model.h"
 
@@ -23,6 +24,10 @@ struct StepEvent {
   std::int64_t step = 0;
   std::optional<double> step_ms, compute_ms, comm_ms, comm_total_ms, samples, loss, flops;
   std::int64_t attempt = 0, generation = 0;
+  // A hybrid-parallel rank's (all six coordinate fields, valid): where it sat, its stage's
+  // forward + backward compute and the share of the pipeline phase it waited.
+  std::optional<ParallelPosition> parallel;
+  std::optional<double> stage_ms, bubble_pct;
 };
 
 // `train_start`: a rank is about to compute step + 1 (fresh, restored, recovered, rejoined).
