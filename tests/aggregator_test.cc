@@ -104,3 +104,30 @@ TEST_CASE("checks: worst matching record decides, no record fails", "[aggregate]
   CHECK(none[0].status == reports::CheckStatus::kFail);
   CHECK_THAT(none[0].message, Catch::Contains("no record"));
 }
+
+TEST_CASE("aggregate: a hybrid-parallel rank's coordinates name its series, not a record", "[aggregate]") {
+  std::vector<StoredSample> samples;
+  for (int r = 0; r < 4; ++r) {
+    bench::Labels coords{{"tp_rank", std::int64_t{r % 2}}, {"pp_stage", std::int64_t{r / 2}}, {"dp_rank", std::int64_t{0}}};
+    samples.push_back(sample(1, "train/step_time", 100.0 + r, coords, r));
+    coords["group"] = std::string("tp");
+    samples.push_back(sample(1, "comm/time", 10.0, coords, r));
+  }
+  const std::vector<reports::Phase> phases = {{"baseline", 0, 5}};
+  const auto records = aggregate(samples, 1000.0, phases);
+  int steps = 0, comm = 0;
+  for (const auto& rec : records) {
+    CHECK_FALSE(rec.labels.contains("tp_rank"));
+    CHECK_FALSE(rec.labels.contains("pp_stage"));
+    if (rec.name == "train/step_time" && rec.labels.at("phase") == reports::LabelValue{std::string("overall")}) {
+      ++steps;
+      CHECK(rec.stats->n == 4);
+      CHECK(rec.value == Approx(101.5));
+    }
+    if (rec.name == "comm/time") comm += rec.labels.contains("group") ? 1 : 0;
+  }
+  CHECK(steps == 1);
+  CHECK(comm == 2);  // baseline and overall, group kept
+  const auto series = build_series(samples, 1000.0, 1000);
+  CHECK(series.size() == 8);  // per rank and metric, the coordinates kept
+}

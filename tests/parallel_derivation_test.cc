@@ -6,7 +6,6 @@
 
 #include <functional>
 
-#include "harness/runner/parallel_samples.h"
 #include "harness/runner/train_derivation.h"
 #include "reports/text_format.h"
 
@@ -187,39 +186,4 @@ TEST_CASE("parallel derivation: a data-parallel run's records are unchanged", "[
   CHECK(value(dp_only, "train/straggler_score", {{"rank", std::int64_t{3}}, {"pp_stage", std::int64_t{0}}}) ==
         Approx(60.0 / 180));
   CHECK(value(dp_only, "train/rank_imbalance") == Approx(200));
-}
-
-TEST_CASE("parallel samples: coordinate-labelled samples pooled over the ranks", "[parallel-derivation]") {
-  Layout layout;
-  std::vector<StoredSample> samples;
-  auto add = [&](int rank, double t, const char* name, double v, bench::Labels labels) {
-    samples.push_back({bench::Sample{rank, kT0 + t, name, v, "ms", std::move(labels)}, kT0 + t});
-  };
-  for (int r = 0; r < layout.world(); ++r) {
-    auto coords = layout.coords(r);
-    add(r, 1, "train/step_time", 100.0 + r, coords);
-    for (const char* g : {"tp", "pp", "dp"}) {
-      auto labels = coords;
-      labels["group"] = std::string(g);
-      add(r, 1, "comm/time", g == std::string("tp") ? 10.0 : 5.0, labels);
-    }
-    add(r, 1, "ckpt/save_time", 7, coords);
-    add(r, 2, "ckpt/save_time", 9, {});  // also sent without coordinates: not pooled
-    add(r, 1, "compute/gemm_tflops", 0.1, {});
-  }
-  const std::vector<reports::Phase> phases = {{"baseline", 0, 5}};
-  auto rs = pool_parallel_samples(samples, kT0, phases);
-
-  const auto* step = record(rs, "train/step_time");
-  REQUIRE(step);
-  CHECK(step->stats->n == 8);
-  CHECK(step->value == Approx(103.5));
-  CHECK(value(rs, "comm/time", {{"group", std::string("tp")}}) == Approx(10));
-  CHECK(record(rs, "comm/time", {{"group", std::string("dp")}})->stats->n == 8);
-  CHECK(count(rs, "ckpt/save_time") == 0);
-  CHECK(count(rs, "compute/gemm_tflops") == 0);
-  for (const auto& r : rs) CHECK_FALSE(r.labels.contains("tp_rank"));
-  // A data-parallel job's samples: nothing to pool.
-  std::erase_if(samples, [](const auto& s) { return s.sample.labels.contains("tp_rank"); });
-  CHECK(pool_parallel_samples(samples, kT0, phases).empty());
 }

@@ -99,6 +99,10 @@ std::vector<reports::MetricRecord> aggregate(const std::vector<StoredSample>& sa
     const auto& s = st.sample;
     double t = s.time - t0_wall;
     reports::Labels base = to_report_labels(s.labels);
+    // A hybrid-parallel rank's coordinates identify its series (build_series), not a
+    // record: its samples pool over the ranks as a data-parallel job's do, and the
+    // per-stage and per-group records come from the step events (parallel_derivation.h).
+    for (const char* coordinate : {"tp_rank", "pp_stage", "dp_rank"}) base.erase(coordinate);
     auto add = [&](const std::string& phase) {
       reports::Labels labels = base;
       labels["phase"] = phase;

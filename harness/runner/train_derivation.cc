@@ -6,7 +6,6 @@
 
 #include "harness/runner/aggregator.h"
 #include "harness/runner/parallel_derivation.h"
-#include "harness/runner/parallel_samples.h"
 #include "harness/runner/resilience_derivation.h"
 
 namespace chaosbench::harness {
@@ -209,7 +208,7 @@ std::vector<reports::MetricRecord> derive_train_records(const TrainingInputs& in
 }
 
 std::vector<reports::MetricRecord> derive_training_metrics(const TrainingInputs& in) {
-  auto out = pool_parallel_samples(in.samples, in.t0_wall, in.phases);
+  std::vector<reports::MetricRecord> out;
   const auto timeline = read_train_events(in.events, in.t0_wall);
   if (timeline.empty()) return out;
   const auto train = derive_train_records(in, timeline);

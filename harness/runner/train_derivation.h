@@ -1,7 +1,6 @@
 // The trainer's metrics derived from its events (train_events.h): train/* per phase, a
 // hybrid-parallel job's per-group records (parallel_derivation.h), and the entry point
-// that adds resilience/* (resilience_derivation.h) and pools a hybrid job's per-rank
-// samples (parallel_samples.h).
+// that adds resilience/* (resilience_derivation.h).
 // Definitions: the metric catalogue (`chaosbench metrics`); how each follows from the events:
 // docs/metrics-protocol.md. Pure functions over values; the result builder calls
 // derive_training_metrics once, after aggregate().
@@ -21,7 +20,7 @@ namespace chaosbench::harness {
 // records; overall only: train/time_to_target (when a target is given) and train/loss_ratio.
 std::vector<reports::MetricRecord> derive_train_records(const TrainingInputs& in, const TrainTimeline& timeline);
 
-// A hybrid job's pooled samples, then train/* and resilience/* records; no train/* or
+// train/* and resilience/* records; no train/* or
 // resilience/* when the workload sent no step or train_start event.
 std::vector<reports::MetricRecord> derive_training_metrics(const TrainingInputs& in);
 
