@@ -18,6 +18,7 @@
 #include "harness/cli/cmd_worker_load.h"
 #include "harness/cli/cmd_worker_serve.h"
 #include "harness/cli/cmd_worker_train.h"
+#include "harness/cli/cmd_worker_train_export.h"
 #include "harness/cli/exit_code.h"
 
 namespace chaosbench::harness {
@@ -88,6 +89,7 @@ int cmd_worker(const Args& args) {
     std::cout << "Usage: chaosbench worker ROLE [options]\n\nRoles:\n"
                  "  collective   one rank of the built-in collective benchmark\n"
                  "  train        one rank of the built-in data-parallel trainer\n"
+                 "  train-export the trainer's initial weights and batches as float32 files (for a reference)\n"
                  "  serve        the built-in KServe v2 inference server\n"
                  "  load         load generator for KServe v2 HTTP servers\n"
                  "  llm-serve    the built-in OpenAI-compatible LLM server (CPU transformer or synthetic)\n"
@@ -98,12 +100,13 @@ int cmd_worker(const Args& args) {
   Args rest(args.begin() + 1, args.end());
   if (args[0] == "collective") return worker_collective(rest);
   if (args[0] == "train") return worker_train(rest);
+  if (args[0] == "train-export") return worker_train_export(rest);
   if (args[0] == "serve") return worker_serve(rest);
   if (args[0] == "load") return worker_load(rest);
   if (args[0] == "llm-serve") return worker_llm_serve(rest);
   if (args[0] == "llm-load") return worker_llm_load(rest);
   if (args[0] == "blas-probe") return worker_blas_probe(rest);
-  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, serve, load, llm-serve, llm-load, blas-probe)");
+  throw UsageError("unknown worker role \"" + args[0] + "\" (known: collective, train, train-export, serve, load, llm-serve, llm-load, blas-probe)");
 }
 
 }  // namespace chaosbench::harness
