@@ -67,11 +67,12 @@ TEST_CASE("stage model: tp 2 × pp 2 shards give the unsplit MLP's output and gr
   full.backward(x.data(), dout.data(), batch, nullptr);
   const std::vector<float> full_grads(full.grads(), full.grads() + full.param_count());
 
-  std::vector<float> out(dout.size()), boundary(static_cast<std::size_t>(batch) * 10 * tp, 0.0f);
+  std::vector<float> out(dout.size());
   std::vector<std::vector<float>> shard_grads(4);
   LocalAllreduce reduce0(tp), reduce1(tp);
   std::vector<float> act(static_cast<std::size_t>(batch) * 10), grad_back(static_cast<std::size_t>(batch) * 10);
   std::barrier<> handover(2 * tp);  // stage 0 forward, stage 1 forward+backward, stage 0 backward
+  const std::size_t boundary_rows = static_cast<std::size_t>(micro) * 10;
   auto rank = [&](int stage, int t) {
     const auto device = make_cpu_device(1);
     StageModel m(*device, widths, plans[static_cast<std::size_t>(stage)], tp, t, micro, micro_batches);
@@ -86,17 +87,20 @@ TEST_CASE("stage model: tp 2 × pp 2 shards give the unsplit MLP's output and gr
       }
       handover.arrive_and_wait();
       if (stage == 1) {
-        std::copy_n(act.begin() + static_cast<std::ptrdiff_t>(row0 * 10), micro * 10, m.input(mb));
-        const float* y = m.forward(mb, m.input(mb), micro, ar);
+        std::vector<float> in(act.begin() + static_cast<std::ptrdiff_t>(row0 * 10),
+                              act.begin() + static_cast<std::ptrdiff_t>(row0 * 10 + boundary_rows));
+        const float* y = m.forward(mb, in.data(), micro, ar);
         if (t == 0) std::copy_n(y, micro * 6, out.begin() + static_cast<std::ptrdiff_t>(row0 * 6));
-        std::copy_n(dout.begin() + static_cast<std::ptrdiff_t>(row0 * 6), micro * 6, m.output_grad(mb));
-        const float* g = m.backward(mb, m.input(mb), micro, mb > 0, ar, nullptr);
+        std::vector<float> dy(dout.begin() + static_cast<std::ptrdiff_t>(row0 * 6),
+                              dout.begin() + static_cast<std::ptrdiff_t>(row0 * 6 + micro * 6));
+        const float* g = m.backward(mb, in.data(), dy.data(), micro, mb > 0, ar, nullptr);
         if (t == 0) std::copy_n(g, micro * 10, grad_back.begin() + static_cast<std::ptrdiff_t>(row0 * 10));
       }
       handover.arrive_and_wait();
       if (stage == 0) {
-        std::copy_n(grad_back.begin() + static_cast<std::ptrdiff_t>(row0 * 10), micro * 10, m.output_grad(mb));
-        CHECK(m.backward(mb, x.data() + row0 * 12, micro, mb > 0, ar, nullptr) == nullptr);
+        std::vector<float> dy(grad_back.begin() + static_cast<std::ptrdiff_t>(row0 * 10),
+                              grad_back.begin() + static_cast<std::ptrdiff_t>(row0 * 10 + boundary_rows));
+        CHECK(m.backward(mb, x.data() + row0 * 12, dy.data(), micro, mb > 0, ar, nullptr) == nullptr);
       }
     }
     shard_grads[static_cast<std::size_t>(stage * tp + t)].assign(m.grads(), m.grads() + m.param_count());

@@ -57,6 +57,12 @@ HybridRank::HybridRank(const TrainConfig& cfg, MetricsClient& metrics)
   const auto samples = static_cast<std::size_t>(micro_size_) * static_cast<std::size_t>(microbatches_);
   x_ = device_->allocate(samples * static_cast<std::size_t>(data_.input_dim()));
   y_ = device_->allocate(samples * static_cast<std::size_t>(data_.output_dim()));
+  for (int mb = 0; mb < microbatches_; ++mb) {
+    const auto rows = static_cast<std::size_t>(micro_size_);
+    inputs_.push_back(model_.first_stage() ? nullptr
+                                           : device_->allocate(rows * static_cast<std::size_t>(model_.input_width())));
+    output_grads_.push_back(device_->allocate(rows * static_cast<std::size_t>(model_.output_width())));
+  }
   hx_.resize(samples * static_cast<std::size_t>(data_.input_dim()));
   hy_.resize(samples * static_cast<std::size_t>(data_.output_dim()));
 }
@@ -64,7 +70,11 @@ HybridRank::HybridRank(const TrainConfig& cfg, MetricsClient& metrics)
 HybridRank::~HybridRank() {
   reducer_.reset();  // joins its threads before the buffers go
   writer_.reset();
+  comm_.reset();  // its posted receives write into the buffers below
   for (float* p : {x_, y_}) device_->release(p);
+  for (auto* buffers : {&inputs_, &output_grads_})
+    for (float* p : *buffers)
+      if (p != nullptr) device_->release(p);
 }
 
 void HybridRank::log(const std::string& line) const {
@@ -83,7 +93,8 @@ std::string HybridRank::shard_dir() const {
 
 void HybridRank::connect() {
   const std::string prefix = fmt::format("{}/a{}", cfg_.prefix, cfg_.attempt);
-  comm_ = std::make_unique<HybridComm>(layout_, cfg_.rank, cfg_.store, prefix, cfg_.host, cfg_.timeout, faults_);
+  comm_ = std::make_unique<HybridComm>(layout_, cfg_.rank, cfg_.store, prefix, cfg_.host, cfg_.timeout,
+                                       static_cast<std::size_t>(layout_.world()), faults_);
   const int dp = layout_.dims().dp;
   if (dp < 2) return;
   // The replicas of this rank's shard: same stage, same TP rank.
@@ -159,6 +170,9 @@ int HybridRank::run(const std::atomic<int>& stop) {
   }
   try {
     connect();
+    // Before the first exchange of the world: no peer can send the first step's messages
+    // before it (restore_checkpoint's or the first step's sum).
+    post_pipeline_receives();
     restore_checkpoint();
   } catch (const DeviceError&) {
     throw;  // run_trainer reports it

@@ -58,6 +58,7 @@ class HybridRank {
   void restore_checkpoint();
   std::vector<std::int64_t> gather_steps(std::int64_t mine);
   void step_once(bool stop);
+  void post_pipeline_receives();
   void run_pipeline(StepTimes& t);
   void reduce_and_update(StepTimes& t);
   void report(const StepTimes& t);
@@ -83,6 +84,10 @@ class HybridRank {
   std::vector<PipelineOp> ops_;
   float* x_ = nullptr;  // the replica's step batch on the device: inputs, targets
   float* y_ = nullptr;
+  // Per microbatch: the previous stage's activations (stage > 0) and dL/d(stage output)
+  // (the next stage's gradient, or the loss's): posted as receives a step ahead
+  // (hybrid_comm.h says why), so one per microbatch even where 1F1B holds fewer.
+  std::vector<float*> inputs_, output_grads_;
   std::vector<float> hx_, hy_;
 
   std::unique_ptr<HybridComm> comm_;

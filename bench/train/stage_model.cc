@@ -39,8 +39,6 @@ StageModel::StageModel(Device& device, const std::vector<int>& widths, StagePlan
     const auto batch = static_cast<std::size_t>(max_batch_);
     for (int slot = 0; slot < slots_; ++slot) {
       for (const Shape& s : shapes_) acts_.push_back(alloc(batch * static_cast<std::size_t>(s.out)));
-      inputs_.push_back(alloc(batch * static_cast<std::size_t>(input_width())));
-      output_grads_.push_back(alloc(batch * static_cast<std::size_t>(output_width())));
       input_grads_.push_back(alloc(batch * static_cast<std::size_t>(input_width())));
     }
     for (int l = 1; l < layers(); ++l) deltas_.push_back(alloc(batch * static_cast<std::size_t>(shapes_[l].in)));
@@ -103,12 +101,11 @@ const float* StageModel::forward(int slot, const float* x, int batch, const TpAl
   return act(slot, layers() - 1);
 }
 
-const float* StageModel::backward(int slot, const float* x, int batch, bool accumulate, const TpAllreduce& tp,
+const float* StageModel::backward(int slot, const float* x, float* dy, int batch, bool accumulate, const TpAllreduce& tp,
                                   const std::function<void(int layer)>& on_layer_done) {
   if (batch < 1 || batch > max_batch_ || slot < 0 || slot >= slots_)
     throw std::invalid_argument("StageModel::backward: batch " + std::to_string(batch) + " or slot out of range");
   const float beta = accumulate ? 1.0f : 0.0f;
-  float* dy = output_grad(slot);
   const Shape& top = shapes_.back();
   // The stage's output went through its last layer's ReLU: the gradient stops where it was 0.
   if (top.relu) device_.relu_backward(dy, act(slot, layers() - 1), static_cast<std::size_t>(batch) * top.out);

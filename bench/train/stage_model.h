@@ -57,21 +57,16 @@ class StageModel {
   // This rank's shard of MlpModel::init(seed)'s parameters.
   void init(std::uint64_t seed, float output_scale = 0.1f);
 
-  // Device buffers of slot `slot`: where the previous stage's activations land (stage > 0;
-  // [max_batch x input_width]) and where dL/d(stage output) goes before backward (the next
-  // stage's gradient, or the loss's; [max_batch x output_width]).
-  float* input(int slot) { return inputs_[static_cast<std::size_t>(slot)]; }
-  float* output_grad(int slot) { return output_grads_[static_cast<std::size_t>(slot)]; }
-
   // x: [batch x input_width]. Returns the stage output [batch x output_width], valid until
   // the slot's next forward.
   const float* forward(int slot, const float* x, int batch, const TpAllreduce& tp);
-  // Backward of the slot's last forward (same x), from output_grad(slot) (overwritten).
+  // Backward of the slot's last forward (same x), from dy = dL/d(stage output) [batch x
+  // output_width] (overwritten: the ReLU's mask is applied in place).
   // accumulate: add to the gradients (a later microbatch) instead of overwriting them.
   // on_layer_done(l), local layer l from layers()-1 down, once its gradients are final for
   // this call (after device.synchronize()). Returns dL/d(stage input) [batch x
   // input_width], valid until the slot's next backward; nullptr on the first stage.
-  const float* backward(int slot, const float* x, int batch, bool accumulate, const TpAllreduce& tp,
+  const float* backward(int slot, const float* x, float* dy, int batch, bool accumulate, const TpAllreduce& tp,
                         const std::function<void(int layer)>& on_layer_done);
 
   // GEMM FLOPs of this shard's forward+backward per sample (as MlpModel's).
@@ -101,7 +96,7 @@ class StageModel {
   float* ones_ = nullptr;  // [max_batch] of 1: bias gradients as a GEMM, so they can accumulate
   std::vector<float*> buffers_;  // everything allocated, for release
   std::vector<float*> acts_;     // [slot][layer] outputs, [max_batch x out]
-  std::vector<float*> inputs_, output_grads_, input_grads_;  // per slot
+  std::vector<float*> input_grads_;  // per slot
   std::vector<float*> deltas_;   // per layer but the first: dL/d(its input), [max_batch x in]
 };
 
