@@ -7,9 +7,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/device.h>
 
 #include "bench/common/device_error.h"
 #include "bench/common/device_faults.h"
+#include "bench/common/thread_priority.h"
 #include "bench/train/checkpoint_loader.h"
 #include "bench/train/device_factory.h"
 #include "bench/train/fault_injecting_device.h"
@@ -70,7 +72,6 @@ HybridRank::HybridRank(const TrainConfig& cfg, MetricsClient& metrics)
 HybridRank::~HybridRank() {
   reducer_.reset();  // joins its threads before the buffers go
   writer_.reset();
-  comm_.reset();  // its posted receives write into the buffers below
   for (float* p : {x_, y_}) device_->release(p);
   for (auto* buffers : {&inputs_, &output_grads_})
     for (float* p : *buffers)
@@ -93,8 +94,7 @@ std::string HybridRank::shard_dir() const {
 
 void HybridRank::connect() {
   const std::string prefix = fmt::format("{}/a{}", cfg_.prefix, cfg_.attempt);
-  comm_ = std::make_unique<HybridComm>(layout_, cfg_.rank, cfg_.store, prefix, cfg_.host, cfg_.timeout,
-                                       static_cast<std::size_t>(layout_.world()), faults_);
+  comm_ = std::make_unique<HybridComm>(layout_, cfg_.rank, cfg_.store, prefix, cfg_.host, cfg_.timeout, faults_);
   const int dp = layout_.dims().dp;
   if (dp < 2) return;
   // The replicas of this rank's shard: same stage, same TP rank.
@@ -106,9 +106,15 @@ void HybridRank::connect() {
                                                 kDpExtras, model_.grad_tail(), faults_);
     return;
   }
+  gloo::transport::tcp::attr attr;
+  attr.hostname = cfg_.host;
+  {
+    const ScopedThreadNice nice(kCommThreadNice);  // gloo's transport thread moves the bytes
+    dp_transport_ = gloo::transport::tcp::CreateDevice(attr);
+  }
   auto context = std::make_shared<gloo::rendezvous::Context>(me_.dp_rank, dp);
   context->setTimeout(cfg_.timeout);
-  context->connectFullMesh(dp_store_->store(), comm_->transport());
+  context->connectFullMesh(dp_store_->store(), dp_transport_);
   dp_context_ = context;
   reducer_ = std::make_unique<GradientAllreducer>(dp_context_, model_.grads(), model_.spans(), cfg_.bucket_bytes,
                                                   cfg_.timeout, kDpExtras, cfg_.algorithm, faults_,
@@ -170,9 +176,6 @@ int HybridRank::run(const std::atomic<int>& stop) {
   }
   try {
     connect();
-    // Before the first exchange of the world: no peer can send the first step's messages
-    // before it (restore_checkpoint's or the first step's sum).
-    post_pipeline_receives();
     restore_checkpoint();
   } catch (const DeviceError&) {
     throw;  // run_trainer reports it
@@ -208,7 +211,8 @@ int HybridRank::run(const std::atomic<int>& stop) {
   if (writer_) writer_->wait();
   report_saves();
   try {
-    comm_->barrier();  // nobody leaves while a peer still waits for its last message
+    std::vector<double> none;
+    comm_->world_sum(none);  // a barrier: nobody leaves while a peer still waits for its last message
   } catch (const std::exception& e) {
     log(fmt::format("final barrier: {}", e.what()));
   }

@@ -19,6 +19,9 @@
 #include <string>
 #include <vector>
 
+#include <gloo/context.h>
+#include <gloo/transport/device.h>
+
 #include "bench/common/device_faults.h"
 #include "bench/protocol/metrics_client.h"
 #include "bench/train/checkpoint_writer.h"
@@ -58,7 +61,6 @@ class HybridRank {
   void restore_checkpoint();
   std::vector<std::int64_t> gather_steps(std::int64_t mine);
   void step_once(bool stop);
-  void post_pipeline_receives();
   void run_pipeline(StepTimes& t);
   void reduce_and_update(StepTimes& t);
   void report(const StepTimes& t);
@@ -85,13 +87,13 @@ class HybridRank {
   float* x_ = nullptr;  // the replica's step batch on the device: inputs, targets
   float* y_ = nullptr;
   // Per microbatch: the previous stage's activations (stage > 0) and dL/d(stage output)
-  // (the next stage's gradient, or the loss's): posted as receives a step ahead
-  // (hybrid_comm.h says why), so one per microbatch even where 1F1B holds fewer.
+  // (the next stage's gradient, or the loss's).
   std::vector<float*> inputs_, output_grads_;
   std::vector<float> hx_, hy_;
 
   std::unique_ptr<HybridComm> comm_;
   std::unique_ptr<RendezvousStore> dp_store_;
+  std::shared_ptr<gloo::transport::Device> dp_transport_;  // gloo's ring or bcube only
   std::shared_ptr<gloo::Context> dp_context_;
   std::unique_ptr<GradientReducer> reducer_;
   std::unique_ptr<CheckpointWriter> writer_;

@@ -52,21 +52,6 @@ void HybridRank::step_once(bool stop) {
   report(t);
 }
 
-// Receive ids: the microbatch's activations, then (+ microbatches) its gradient.
-void HybridRank::post_pipeline_receives() {
-  const auto rows = static_cast<std::size_t>(micro_size_);
-  for (int mb = 0; mb < microbatches_; ++mb) {
-    if (!model_.first_stage())
-      comm_->post_recv(inputs_[static_cast<std::size_t>(mb)], rows * static_cast<std::size_t>(model_.input_width()),
-                       layout_.rank({me_.tp_rank, me_.pp_stage - 1, me_.dp_rank}), pipeline_slot(mb, true), mb);
-    if (!model_.last_stage())
-      comm_->post_recv(output_grads_[static_cast<std::size_t>(mb)],
-                       rows * static_cast<std::size_t>(model_.output_width()),
-                       layout_.rank({me_.tp_rank, me_.pp_stage + 1, me_.dp_rank}), pipeline_slot(mb, false),
-                       microbatches_ + mb);
-  }
-}
-
 void HybridRank::run_pipeline(StepTimes& t) {
   const auto in_w = static_cast<std::size_t>(model_.input_width());
   const auto out_w = static_cast<std::size_t>(model_.output_width());
@@ -84,28 +69,23 @@ void HybridRank::run_pipeline(StepTimes& t) {
                                           : inputs_[static_cast<std::size_t>(mb)];
     float* dy = output_grads_[static_cast<std::size_t>(mb)];
     if (op.forward) {
-      if (prev >= 0) comm_->wait_recv(mb);
-      comm_->release(2 * slot);  // the slot's output is sent from its activations
+      if (prev >= 0) comm_->recv(inputs_[static_cast<std::size_t>(mb)], rows * in_w, prev, pipeline_tag(mb, true));
       const auto start = Clock::now();
       const float* out = model_.forward(slot, x, micro_size_, tp);
       if (next < 0)
         t.loss += device_->squared_error(out, y_ + static_cast<std::size_t>(mb) * rows * out_w, rows * out_w, scale, dy);
       t.busy_ms += ms_between(start, Clock::now());
-      if (next >= 0) comm_->send(out, rows * out_w, next, pipeline_slot(mb, true), 2 * slot);
+      if (next >= 0) comm_->send(out, rows * out_w, next, pipeline_tag(mb, true));
       continue;
     }
-    if (next >= 0) comm_->wait_recv(microbatches_ + mb);
-    comm_->release(2 * slot + 1);
+    if (next >= 0) comm_->recv(dy, rows * out_w, next, pipeline_tag(mb, false));
     const bool last_pass = ++backwards == microbatches_;  // the gradients are final: DP reduces them
     const auto start = Clock::now();
     const float* grad_in = model_.backward(slot, x, dy, micro_size_, backwards > 1, tp,
                                            last_pass && reducer_ ? to_reducer : std::function<void(int)>());
     t.busy_ms += ms_between(start, Clock::now());
-    if (prev >= 0) comm_->send(grad_in, rows * in_w, prev, pipeline_slot(mb, false), 2 * slot + 1);
+    if (prev >= 0) comm_->send(grad_in, rows * in_w, prev, pipeline_tag(mb, false));
   }
-  comm_->wait_sends();
-  // The next step's receives, before this step's sum lets any peer start it.
-  if (step_ + 1 < cfg_.steps) post_pipeline_receives();
 }
 
 void HybridRank::reduce_and_update(StepTimes& t) {
