@@ -34,6 +34,6 @@ def latency(path, want_group):
         sys.exit(f"{path}: no comm/latency of 64 KiB ({r.get('verdict')}: {r.get('reason', '')})")
     return statistics.median(vals)
 tp, coll = latency(sys.argv[1], True), latency(sys.argv[2], False)
-print(f"64 KiB allreduce, 2 ranks, gloo ring: trainer TP p50 {tp:.1f} us, collective benchmark p50 {coll:.1f} us, "
+print(f"64 KiB allreduce, 2 ranks: trainer TP (direct exchange) p50 {tp:.1f} us, collective benchmark (gloo ring) p50 {coll:.1f} us, "
       f"ratio {tp / coll:.2f}")
 PY
