@@ -42,6 +42,10 @@ Placement placement_of(const RunResult& run) {
     auto tp = label_number(s.labels, "tp_rank"), pp = label_number(s.labels, "pp_stage");
     auto dp = label_number(s.labels, "dp_rank");
     if (!rank || !tp || !pp || !dp) continue;
+    // Coordinates as a hybrid rank sends them: whole numbers well inside an int.
+    constexpr double kMax = 1 << 20;
+    const auto sane = [&](double v) { return std::isfinite(v) && v >= 0 && v < kMax; };
+    if (!sane(*rank) || !sane(*tp) || !sane(*pp) || !sane(*dp)) continue;
     Coords c{std::llround(*tp), std::llround(*pp), std::llround(*dp)};
     p.ranks[static_cast<int>(*rank)] = c;
     p.tp = std::max(p.tp, c.tp_rank + 1);

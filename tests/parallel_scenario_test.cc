@@ -156,7 +156,7 @@ TEST_CASE("parallel scenario: a hybrid layout refuses elastic recovery, the CUDA
 
   auto cuda = only_error(train_scenario(4, 2, std::string(kHybrid) + R"(, "device": "cuda", "backend": "nccl")"));
   CHECK(cuda.path == "workload.device");
-  CHECK_THAT(cuda.message, Catch::Contains("data-parallel only") && Catch::Contains("gloo host buffers"));
+  CHECK_THAT(cuda.message, Catch::Contains("data-parallel only") && Catch::Contains("host buffers over TCP"));
 
   auto sdc = only_error(train_scenario(4, 2, std::string(kHybrid) + R"(, "sdc_check_every": 1)"));
   CHECK(sdc.path == "workload.sdc_check_every");

@@ -1,6 +1,7 @@
 #include "bench/train/hybrid_comm.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 namespace chaosbench::bench::train {
@@ -8,6 +9,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::uint32_t kPipelineTags = 1u << 30, kTpTag = 1u << 29, kWorldTag = 1u << 28;
+constexpr std::uint32_t kPipelineIndexMask = (1u << 24) - 1;  // 2 × microbatch + direction
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
@@ -19,11 +21,20 @@ std::uint32_t pipeline_tag(int microbatch, bool forward) {
 
 HybridComm::HybridComm(const ParallelLayout& layout, int rank, const std::string& store_spec,
                        const std::string& prefix, const std::string& host, std::chrono::milliseconds timeout,
-                       std::shared_ptr<DeviceFaults> faults)
+                       std::size_t max_floats, std::shared_ptr<DeviceFaults> faults)
     : rank_(rank), world_size_(layout.world()), tp_group_(layout.tp_group(rank)),
       tp_index_(layout.coords(rank).tp_rank), faults_(std::move(faults)),
-      store_(make_store(store_spec, prefix + "/links")),
-      links_(std::make_unique<PeerLinks>(store_->store(), "peer", rank, layout.world(), host, timeout)) {}
+      store_(make_store(store_spec, prefix + "/links")) {
+  const std::uint64_t max_floats_bytes = max_floats * sizeof(float);
+  const std::uint64_t max_sum_bytes = static_cast<std::uint64_t>(world_size_) * sizeof(double);
+  links_ = std::make_unique<PeerLinks>(
+      store_->store(), "peer", rank, world_size_, host, timeout,
+      [=](std::uint32_t tag, std::uint64_t bytes) {
+        if (tag == kWorldTag) return bytes <= max_sum_bytes;
+        const bool pipeline = (tag & ~kPipelineIndexMask) == kPipelineTags;
+        return (tag == kTpTag || pipeline) && bytes <= max_floats_bytes;
+      });
+}
 
 void HybridComm::tp_allreduce(float* data, std::size_t n) {
   const auto tp = tp_group_.size();
@@ -65,16 +76,21 @@ void HybridComm::recv(float* data, std::size_t n, int from_rank, std::uint32_t t
 }
 
 void HybridComm::world_sum(std::vector<double>& values) {
-  const std::size_t n = values.size();
-  for (int peer = 0; peer < world_size_; ++peer)
-    if (peer != rank_) links_->send(peer, kWorldTag, values.data(), n * sizeof(double));
+  const std::size_t n = values.size(), bytes = n * sizeof(double);
+  if (n > static_cast<std::size_t>(world_size_)) throw std::invalid_argument("HybridComm::world_sum: too many values");
+  if (rank_ != 0) {
+    links_->send(0, kWorldTag, values.data(), bytes);
+    links_->recv(0, kWorldTag, values.data(), bytes);
+    return;
+  }
   sums_.assign(static_cast<std::size_t>(world_size_) * n, 0.0);
-  std::copy(values.begin(), values.end(), sums_.begin() + static_cast<std::ptrdiff_t>(rank_) * static_cast<std::ptrdiff_t>(n));
-  for (int peer = 0; peer < world_size_; ++peer)
-    if (peer != rank_) links_->recv(peer, kWorldTag, sums_.data() + static_cast<std::size_t>(peer) * n, n * sizeof(double));
+  std::copy(values.begin(), values.end(), sums_.begin());
+  for (int peer = 1; peer < world_size_; ++peer)
+    links_->recv(peer, kWorldTag, sums_.data() + static_cast<std::size_t>(peer) * n, bytes);
   std::fill(values.begin(), values.end(), 0.0);
   for (int r = 0; r < world_size_; ++r)
     for (std::size_t i = 0; i < n; ++i) values[i] += sums_[static_cast<std::size_t>(r) * n + i];
+  for (int peer = 1; peer < world_size_; ++peer) links_->send(peer, kWorldTag, values.data(), bytes);
 }
 
 GroupTraffic HybridComm::take_traffic() {

@@ -41,9 +41,10 @@ struct GroupTraffic {
 class HybridComm {
  public:
   // Links the world through `store_spec` under `prefix` (unique per run attempt). Blocks
-  // until every rank has connected or `timeout`.
+  // until every rank has connected or `timeout`. `max_floats`: the largest pipeline or TP
+  // message (a peer's longer message breaks its link).
   HybridComm(const ParallelLayout& layout, int rank, const std::string& store_spec, const std::string& prefix,
-             const std::string& host, std::chrono::milliseconds timeout,
+             const std::string& host, std::chrono::milliseconds timeout, std::size_t max_floats,
              std::shared_ptr<DeviceFaults> faults = nullptr);
 
   // Sum of `n` floats over the TP group, in place: a direct exchange (every rank sends its
@@ -53,9 +54,10 @@ class HybridComm {
   void tp_allreduce(float* data, std::size_t n);
   void send(const float* data, std::size_t n, int to_rank, std::uint32_t tag);
   void recv(float* data, std::size_t n, int from_rank, std::uint32_t tag);
-  // Sums `values` over the world, in place, in rank order on every rank (the same bits
-  // everywhere): the step's loss and stop flag, or the ranks' checkpoint steps. Every rank
-  // makes the same calls in the same order; one with no values is a barrier.
+  // Sums `values` (at most the world's size) over the world, in place: rank 0 gathers
+  // them, sums in rank order and sends the sum back, so every rank gets the same bits in
+  // 2 (world − 1) messages. The step's loss and stop flag, or the ranks' checkpoint steps.
+  // Every rank makes the same calls in the same order; one with no values is a barrier.
   void world_sum(std::vector<double>& values);
 
   // What the calls above took since the last take.

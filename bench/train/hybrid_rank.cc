@@ -46,7 +46,7 @@ HybridRank::HybridRank(const TrainConfig& cfg, MetricsClient& metrics)
       schedule_(parse_pipeline_schedule(cfg.parallel.schedule).value_or(PipelineSchedule::kOneFOneB)),
       faults_(device_faults(cfg.rank)), microbatches_(cfg.parallel.microbatches),
       micro_size_(cfg.batch_size / layout_.dims().dp / cfg.parallel.microbatches),
-      device_(with_faults(make_device(cfg.device, cfg.threads), faults_)),
+      device_(with_faults(make_device(cfg.device, cfg.threads), faults_)), watchdog_(cfg.watchdog, cfg.rank),
       model_(*device_, cfg.layers, plan_stages(cfg.layers, layout_.dims().pp, layout_.dims().tp)[me_.pp_stage],
              layout_.dims().tp, me_.tp_rank, micro_size_,
              slots_for(schedule_, me_.pp_stage, layout_.dims().pp, microbatches_), kDpExtras),
@@ -57,25 +57,38 @@ HybridRank::HybridRank(const TrainConfig& cfg, MetricsClient& metrics)
       ops_(stage_ops(schedule_, me_.pp_stage, layout_.dims().pp, microbatches_)) {
   model_.init(cfg.seed);
   const auto samples = static_cast<std::size_t>(micro_size_) * static_cast<std::size_t>(microbatches_);
-  x_ = device_->allocate(samples * static_cast<std::size_t>(data_.input_dim()));
-  y_ = device_->allocate(samples * static_cast<std::size_t>(data_.output_dim()));
-  for (int mb = 0; mb < microbatches_; ++mb) {
+  try {  // a throwing constructor runs no destructor: what was allocated goes back here
+    x_ = device_->allocate(samples * static_cast<std::size_t>(data_.input_dim()));
+    y_ = device_->allocate(samples * static_cast<std::size_t>(data_.output_dim()));
     const auto rows = static_cast<std::size_t>(micro_size_);
-    inputs_.push_back(model_.first_stage() ? nullptr
-                                           : device_->allocate(rows * static_cast<std::size_t>(model_.input_width())));
-    output_grads_.push_back(device_->allocate(rows * static_cast<std::size_t>(model_.output_width())));
+    for (int mb = 0; mb < microbatches_; ++mb) {
+      inputs_.push_back(model_.first_stage() ? nullptr
+                                             : device_->allocate(rows * static_cast<std::size_t>(model_.input_width())));
+      output_grads_.push_back(device_->allocate(rows * static_cast<std::size_t>(model_.output_width())));
+    }
+  } catch (...) {
+    release_buffers();
+    throw;
   }
   hx_.resize(samples * static_cast<std::size_t>(data_.input_dim()));
   hy_.resize(samples * static_cast<std::size_t>(data_.output_dim()));
 }
 
-HybridRank::~HybridRank() {
-  reducer_.reset();  // joins its threads before the buffers go
-  writer_.reset();
-  for (float* p : {x_, y_}) device_->release(p);
+void HybridRank::release_buffers() {
+  for (float* p : {x_, y_})
+    if (p != nullptr) device_->release(p);
   for (auto* buffers : {&inputs_, &output_grads_})
     for (float* p : *buffers)
       if (p != nullptr) device_->release(p);
+  x_ = y_ = nullptr;
+  inputs_.clear();
+  output_grads_.clear();
+}
+
+HybridRank::~HybridRank() {
+  reducer_.reset();  // joins its threads before the buffers go
+  writer_.reset();
+  release_buffers();
 }
 
 void HybridRank::log(const std::string& line) const {
@@ -94,7 +107,10 @@ std::string HybridRank::shard_dir() const {
 
 void HybridRank::connect() {
   const std::string prefix = fmt::format("{}/a{}", cfg_.prefix, cfg_.attempt);
-  comm_ = std::make_unique<HybridComm>(layout_, cfg_.rank, cfg_.store, prefix, cfg_.host, cfg_.timeout, faults_);
+  // The largest message: a microbatch's activations (or a TP part) at the widest layer.
+  const std::size_t widest = static_cast<std::size_t>(*std::max_element(cfg_.layers.begin(), cfg_.layers.end()));
+  comm_ = std::make_unique<HybridComm>(layout_, cfg_.rank, cfg_.store, prefix, cfg_.host, cfg_.timeout,
+                                       widest * static_cast<std::size_t>(micro_size_), faults_);
   const int dp = layout_.dims().dp;
   if (dp < 2) return;
   // The replicas of this rank's shard: same stage, same TP rank.
@@ -130,30 +146,41 @@ std::vector<std::int64_t> HybridRank::gather_steps(std::int64_t mine) {
   return {steps.begin(), steps.end()};
 }
 
+// This shard's newest good checkpoint (at most `at_most`), its rejections reported;
+// returns its step, 0 for none.
+std::int64_t HybridRank::load_newest(std::optional<std::int64_t> at_most, std::optional<LoadResult>& loaded) {
+  std::vector<RejectedCheckpoint> rejected;
+  loaded = load_latest_checkpoint(shard_dir(), state_.model_key(), &rejected, model_.param_count(), at_most);
+  for (const auto& r : rejected) {
+    metrics_.event("checkpoint_rejected", {{"step", r.step}, {"file", r.file}, {"reason", r.reason}});
+    log(fmt::format("checkpoint {} rejected: {}", r.file, r.reason));
+  }
+  return loaded ? loaded->state.step : 0;
+}
+
 // Each shard has its own directory; shards' writers run apart, so one may hold a newer
-// step than another when the job died. Everyone resumes from the newest step all hold;
-// a rank that cannot load that one says -1, and then all start afresh.
+// step than another when the job died, and a damaged file may leave one shard older
+// still. In rounds, until all agree: every rank says its step, and those ahead of the
+// oldest load their newest at most that one. Every rank sees the same steps, so all take
+// the same number of rounds; the steps only go down, so the rounds end (at 0: afresh).
 void HybridRank::restore_checkpoint() {
   if (cfg_.checkpoint_dir.empty()) return;
-  std::vector<RejectedCheckpoint> rejected;
-  auto loaded = load_latest_checkpoint(shard_dir(), state_.model_key(), &rejected, model_.param_count());
-  for (const auto& r : rejected)
-    metrics_.event("checkpoint_rejected", {{"step", r.step}, {"file", r.file}, {"reason", r.reason}});
-  auto steps = gather_steps(loaded ? loaded->state.step : 0);
-  std::int64_t agreed = *std::min_element(steps.begin(), steps.end());
-  if (agreed > 0 && agreed != *std::max_element(steps.begin(), steps.end())) {
-    log(fmt::format("shards hold steps {}: resuming from {}", fmt::join(steps, ","), agreed));
-    if (loaded->state.step != agreed)
-      loaded = load_latest_checkpoint(shard_dir(), state_.model_key(), nullptr, model_.param_count(), agreed);
-    steps = gather_steps(loaded && loaded->state.step == agreed ? agreed : -1);
-    agreed = *std::min_element(steps.begin(), steps.end());
+  std::optional<LoadResult> loaded;
+  std::int64_t mine = load_newest(std::nullopt, loaded);
+  const std::int64_t first = mine;
+  for (;;) {
+    const auto steps = gather_steps(mine);
+    const std::int64_t oldest = *std::min_element(steps.begin(), steps.end());
+    if (oldest == *std::max_element(steps.begin(), steps.end())) break;
+    log(fmt::format("shards hold steps {}: going back to {}", fmt::join(steps, ","), oldest));
+    if (mine > oldest) mine = load_newest(oldest, loaded);
   }
-  if (agreed <= 0 || !loaded) return;  // the state init() made
+  if (mine <= 0 || !loaded) return;  // the state init() made
   state_.restore(loaded->state);
-  step_ = loaded->state.step;
+  step_ = mine;
   metrics_.sample("ckpt/restore_time", loaded->ms, "ms", coords_labels());
   metrics_.event("checkpoint_restored", {{"step", step_}, {"ms", loaded->ms}, {"file", loaded->file},
-                                         {"fallback", static_cast<std::int64_t>(rejected.empty() ? 0 : 1)}});
+                                         {"fallback", static_cast<std::int64_t>(mine == first ? 0 : 1)}});
   log(fmt::format("restored step {} from {}/{} in {:.1f} ms", step_, shard_dir(), loaded->file, loaded->ms));
 }
 
@@ -199,12 +226,17 @@ int HybridRank::run(const std::atomic<int>& stop) {
       return kTrainStopped;
     }
     try {
+      // The watchdog covers the step and the checkpoint snapshot after it.
+      watchdog_.begin_step(step_ + 1);
       step_once(stop.load() != 0);
       maybe_checkpoint();
+      watchdog_.end_step();
     } catch (const DeviceError& e) {
+      watchdog_.end_step();
       if (e.source() == DeviceError::Source::kDevice) throw;
       return fail(e.what());
     } catch (const std::exception& e) {
+      watchdog_.end_step();
       return fail(e.what());
     }
   }
@@ -223,14 +255,7 @@ int HybridRank::run(const std::atomic<int>& stop) {
 void HybridRank::maybe_checkpoint() {
   report_saves();
   if (cfg_.checkpoint_every <= 0 || step_ % cfg_.checkpoint_every != 0 || me_.dp_rank != 0) return;
-  if (!writer_) {
-    CheckpointConfig c;
-    c.dir = shard_dir();
-    c.incremental = cfg_.checkpoint_incremental;
-    c.full_every = cfg_.checkpoint_full_every;
-    c.async = cfg_.checkpoint_async;
-    writer_ = std::make_unique<CheckpointWriter>(c);
-  }
+  if (!writer_) writer_ = std::make_unique<CheckpointWriter>(checkpoint_config(cfg_, shard_dir()));
   const auto t0 = Clock::now();
   state_.snapshot(step_, snapshot_);
   writer_->save(snapshot_);

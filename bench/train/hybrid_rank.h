@@ -7,8 +7,9 @@
 // run_trainer (trainer.h) runs it when tp or pp is above 1.
 //
 // Recovery: a failed collective or peer ends the rank with kTrainFailed after a
-// failure_detected event; the harness's restart recovery starts every rank again, and
-// they resume from the newest step every shard has a checkpoint of. Elastic recovery is
+// failure_detected event, a step that hangs past the watchdog's limit with kTrainHung
+// (step_watchdog.h); the harness's restart recovery starts every rank again, and they
+// resume from the newest step every shard has a good checkpoint of. Elastic recovery is
 // refused (train_config_error): a lost rank leaves its replica without a stage or shard.
 // Threads: the rank's own; the checkpoint writer and the DP reducer have theirs.
 #pragma once
@@ -16,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@
 
 #include "bench/common/device_faults.h"
 #include "bench/protocol/metrics_client.h"
+#include "bench/train/checkpoint_loader.h"
 #include "bench/train/checkpoint_writer.h"
 #include "bench/train/device.h"
 #include "bench/train/gradient_reducer.h"
@@ -32,6 +35,7 @@
 #include "bench/train/parallel_layout.h"
 #include "bench/train/pipeline_schedule.h"
 #include "bench/train/stage_model.h"
+#include "bench/train/step_watchdog.h"
 #include "bench/train/synthetic_data.h"
 #include "bench/train/train_config.h"
 #include "bench/train/train_state.h"
@@ -57,9 +61,11 @@ class HybridRank {
     double loss = 0;
   };
 
+  void release_buffers();
   void connect();
   void restore_checkpoint();
   std::vector<std::int64_t> gather_steps(std::int64_t mine);
+  std::int64_t load_newest(std::optional<std::int64_t> at_most, std::optional<LoadResult>& loaded);
   void step_once(bool stop);
   void run_pipeline(StepTimes& t);
   void reduce_and_update(StepTimes& t);
@@ -79,6 +85,7 @@ class HybridRank {
   std::shared_ptr<DeviceFaults> faults_;  // GPU and collective faults the harness arms
   int microbatches_, micro_size_;  // per replica and step; samples in each
   std::unique_ptr<Device> device_;
+  StepWatchdog watchdog_;
   StageModel model_;
   Optimizer optimizer_;
   SyntheticDataset data_;

@@ -32,7 +32,8 @@ void HybridRank::step_once(bool stop) {
   const int count = micro_size_ * microbatches_;
   const std::uint64_t first = static_cast<std::uint64_t>(step_) * static_cast<std::uint64_t>(cfg_.batch_size) +
                               static_cast<std::uint64_t>(me_.dp_rank) * static_cast<std::uint64_t>(count);
-  data_.batch(first, count, hx_.data(), hy_.data());
+  // Only the first stage reads the inputs and only the last the targets.
+  if (model_.first_stage() || model_.last_stage()) data_.batch(first, count, hx_.data(), hy_.data());
   if (model_.first_stage()) device_->from_host(x_, hx_.data(), hx_.size());
   if (model_.last_stage()) device_->from_host(y_, hy_.data(), hy_.size());
   t.data_ms = ms_between(t0, Clock::now());
@@ -130,7 +131,7 @@ void HybridRank::report(const StepTimes& t) {
   // for the same size), the mean over the step's calls.
   for (const auto& [bytes, calls] : t.traffic.tp_calls) {
     Labels labels = at;
-    labels.insert({{"collective", std::string("allreduce")}, {"algorithm", std::string("ring")},
+    labels.insert({{"collective", std::string("allreduce")}, {"algorithm", std::string("direct")},
                    {"group", std::string("tp")}, {"bytes", static_cast<std::int64_t>(bytes)},
                    {"ranks", static_cast<std::int64_t>(d.tp)}});
     metrics_.sample("comm/latency", 1e3 * calls.ms / calls.count, "us", labels);

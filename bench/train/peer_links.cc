@@ -19,7 +19,6 @@ namespace chaosbench::bench::train {
 namespace {
 
 constexpr const char* kWhat = "pipeline links";
-constexpr std::uint64_t kMaxMessage = std::uint64_t{1} << 32;  // 4 GiB: more is no message of ours
 
 struct Header {
   std::uint32_t tag;
@@ -47,9 +46,10 @@ bool read_all(int fd, void* data, std::size_t n) {
 }  // namespace
 
 PeerLinks::PeerLinks(gloo::rendezvous::Store& store, const std::string& key, int rank, int world,
-                     const std::string& host, std::chrono::milliseconds timeout)
-    : rank_(rank), world_(world), timeout_(timeout), fds_(static_cast<std::size_t>(world), -1),
-      broken_(static_cast<std::size_t>(world)) {
+                     const std::string& host, std::chrono::milliseconds timeout,
+                     std::function<bool(std::uint32_t tag, std::uint64_t bytes)> accept)
+    : rank_(rank), world_(world), timeout_(timeout), accept_(std::move(accept)),
+      fds_(static_cast<std::size_t>(world), -1), broken_(static_cast<std::size_t>(world)) {
   const auto deadline = TcpClock::now() + timeout;
   const int listener = listen_and_publish(store, fmt::format("{}/{}", key, rank), host, kWhat);
   try {
@@ -66,6 +66,8 @@ PeerLinks::PeerLinks(gloo::rendezvous::Store& store, const std::string& key, int
       fds_[static_cast<std::size_t>(who)] = fd;
     }
     if (::pipe2(wake_, O_CLOEXEC) != 0) throw CollectiveError(fmt::format("{}: pipe: {}", kWhat, std::strerror(errno)));
+    const ScopedThreadNice nice(kCommThreadNice);  // the receiver moves the bytes the step waits for
+    receiver_ = std::thread([this] { receive_loop(); });
   } catch (...) {
     ::close(listener);
     for (int fd : fds_)
@@ -75,8 +77,6 @@ PeerLinks::PeerLinks(gloo::rendezvous::Store& store, const std::string& key, int
     throw;
   }
   ::close(listener);
-  const ScopedThreadNice nice(kCommThreadNice);  // the receiver moves the bytes the step waits for
-  receiver_ = std::thread([this] { receive_loop(); });
 }
 
 PeerLinks::~PeerLinks() {
@@ -93,7 +93,21 @@ PeerLinks::~PeerLinks() {
     if (fd >= 0) ::close(fd);
 }
 
+// Whatever ends the loop (out of memory included) ends every link, never the process.
 void PeerLinks::receive_loop() {
+  std::string why = "the links were shut down";
+  try {
+    receive_until_closed();
+  } catch (const std::exception& e) {
+    why = fmt::format("the receiver failed: {}", e.what());
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& broken : broken_)
+    if (broken.empty()) broken = why;
+  arrived_.notify_all();
+}
+
+void PeerLinks::receive_until_closed() {
   std::vector<pollfd> polled;
   std::vector<int> peers;
   for (int peer = 0; peer < world_; ++peer) {
@@ -117,10 +131,6 @@ void PeerLinks::receive_loop() {
       }
     }
   }
-  const std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& why : broken_)
-    if (why.empty()) why = "the links were shut down";
-  arrived_.notify_all();
 }
 
 // One whole message from `peer` into its queue; false (and the peer marked broken) when
@@ -132,8 +142,8 @@ bool PeerLinks::read_message(int peer) {
   std::vector<char> payload;
   if (!read_all(fd, &h, sizeof h)) {
     why = "closed the connection";
-  } else if (h.bytes > kMaxMessage) {
-    why = fmt::format("sent a header of {} bytes", h.bytes);
+  } else if (h.reserved != 0 || !accept_(h.tag, h.bytes)) {
+    why = fmt::format("sent a message nobody expects (tag {:#x}, {} bytes)", h.tag, h.bytes);
   } else {
     payload.resize(static_cast<std::size_t>(h.bytes));
     if (!read_all(fd, payload.data(), payload.size())) why = "closed the connection in a message";

@@ -13,10 +13,12 @@
 //
 // Messages on one (peer, tag) arrive in the order they were sent. A message is a header
 // (tag, byte count) and its payload; recv() must ask for exactly the size that was sent.
-// Failures: a peer that closes its connection (or sends what no header describes) fails
-// every later recv from it; a recv that waits longer than the timeout, a send that makes
-// no progress for that long: CollectiveError naming the peer. The object is then
-// unusable: destroy it.
+// The receiver reads one whole message at a time, so a peer stopped in the middle of one
+// holds the others' back until it goes on (or the timeout ends its link).
+// Failures: a peer that closes its connection, or sends a header the caller's `accept`
+// refuses or longer than `max_message`, fails every later recv from it; a recv that waits
+// longer than the timeout, a send that makes no progress for that long: CollectiveError
+// naming the peer. The object is then unusable: destroy it.
 // Threads: send and recv from one thread (the rank's compute thread); the receiver thread
 // is the object's own. The destructor shuts the sockets down and joins it.
 #pragma once
@@ -26,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -42,8 +45,9 @@ class PeerLinks {
   // Connects rank `rank` of `world` to every other through `store` (keys "<key>/<rank>"):
   // the lower rank of each pair connects, the higher accepts. Throws CollectiveError when
   // the mesh is not formed within `timeout`.
+  // `accept(tag, bytes)` says whether a message may arrive (called on the receiver thread).
   PeerLinks(gloo::rendezvous::Store& store, const std::string& key, int rank, int world, const std::string& host,
-            std::chrono::milliseconds timeout);
+            std::chrono::milliseconds timeout, std::function<bool(std::uint32_t tag, std::uint64_t bytes)> accept);
   ~PeerLinks();
   PeerLinks(const PeerLinks&) = delete;
   PeerLinks& operator=(const PeerLinks&) = delete;
@@ -55,10 +59,12 @@ class PeerLinks {
 
  private:
   void receive_loop();
+  void receive_until_closed();
   bool read_message(int peer);
 
   int rank_, world_;
   std::chrono::milliseconds timeout_;
+  std::function<bool(std::uint32_t, std::uint64_t)> accept_;
   std::vector<int> fds_;  // per rank; -1 for this one
   int wake_[2] = {-1, -1};  // a pipe that ends the receiver's poll at shutdown
 

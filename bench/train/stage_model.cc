@@ -19,6 +19,14 @@ StageModel::StageModel(Device& device, const std::vector<int>& widths, StagePlan
     throw std::invalid_argument("StageModel: the stage plan does not fit the model");
   if (tp_ < 1 || tp_rank_ < 0 || tp_rank_ >= tp_ || max_batch_ < 1 || slots_ < 1)
     throw std::invalid_argument("StageModel: tp, tp_rank, max_batch or slots out of range");
+  // Every row layer right after a column layer, and every column layer before a row one:
+  // the stage's input and output are then whole on every TP rank.
+  for (std::size_t i = 0; i < plan_.splits.size(); ++i) {
+    const bool column = plan_.splits[i] == LayerSplit::kColumn, row = plan_.splits[i] == LayerSplit::kRow;
+    if ((column && (i + 1 == plan_.splits.size() || plan_.splits[i + 1] != LayerSplit::kRow)) ||
+        (row && (i == 0 || plan_.splits[i - 1] != LayerSplit::kColumn)))
+      throw std::invalid_argument("StageModel: the plan splits a layer without its column/row partner");
+  }
   for (int l = plan_.first; l < plan_.last; ++l) {
     Shape s{widths_[static_cast<std::size_t>(l)], widths_[static_cast<std::size_t>(l) + 1],
             plan_.splits[static_cast<std::size_t>(l - plan_.first)], l + 1 < model_layers};

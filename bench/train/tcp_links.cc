@@ -51,12 +51,13 @@ void configure_tcp_socket(int fd, std::chrono::milliseconds timeout) {
 
 bool wait_fd(int fd, short events, TcpClock::time_point deadline) {
   while (true) {
+    // Past the deadline it still looks once: what is ready already counts.
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - TcpClock::now()).count();
-    if (left <= 0) return false;
     pollfd p{fd, events, 0};
-    const int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    const int rc = ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left, 0, 1000)));
     if (rc > 0) return true;
     if (rc < 0 && errno != EINTR) return false;
+    if (left <= 0) return false;
   }
 }
 
@@ -73,7 +74,12 @@ int listen_and_publish(gloo::rendezvous::Store& store, const std::string& key, c
     throw CollectiveError(fmt::format("{}: listening on {}: {}", what, host, errno_text(err)));
   }
   const std::string mine = fmt::format("{}:{}", host, ntohs(me.sin_port));
-  store.set(key, std::vector<char>(mine.begin(), mine.end()));
+  try {
+    store.set(key, std::vector<char>(mine.begin(), mine.end()));
+  } catch (...) {
+    ::close(listener);
+    throw;
+  }
   return listener;
 }
 
@@ -81,7 +87,9 @@ int connect_published(gloo::rendezvous::Store& store, const std::string& key, in
                       std::chrono::milliseconds timeout, TcpClock::time_point deadline, const char* what) {
   std::string peer;
   try {
-    store.wait({key}, timeout);
+    // The time left of the whole set-up, not a fresh timeout per peer.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - TcpClock::now());
+    store.wait({key}, std::max(left, std::chrono::milliseconds(1)));
     const auto bytes = store.get(key);
     peer.assign(bytes.begin(), bytes.end());
   } catch (const std::exception& e) {
@@ -98,12 +106,16 @@ int connect_published(gloo::rendezvous::Store& store, const std::string& key, in
   if (fd < 0) throw CollectiveError(fmt::format("{}: socket: {}", what, errno_text(errno)));
   int err = 0;
   socklen_t err_len = sizeof err;
-  if ((::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS) ||
-      !wait_fd(fd, POLLOUT, deadline) || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0 || err != 0) {
-    const int saved = err ? err : errno;
+  std::string why;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS)
+    why = errno_text(errno);
+  else if (!wait_fd(fd, POLLOUT, deadline))
+    why = "timed out";
+  else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0 || err != 0)
+    why = errno_text(err ? err : errno);
+  if (!why.empty()) {
     ::close(fd);
-    throw CollectiveError(fmt::format("{}: connecting to rank {} at {}: {}", what, peer_rank, peer,
-                                      saved ? errno_text(saved) : std::string("timed out")));
+    throw CollectiveError(fmt::format("{}: connecting to rank {} at {}: {}", what, peer_rank, peer, why));
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   configure_tcp_socket(fd, timeout);

@@ -45,6 +45,15 @@ std::optional<std::string> train_config_error(const TrainConfig& cfg) {
   return std::nullopt;
 }
 
+CheckpointConfig checkpoint_config(const TrainConfig& cfg, const std::string& dir) {
+  CheckpointConfig c;
+  c.dir = dir;
+  c.incremental = cfg.checkpoint_incremental;
+  c.full_every = cfg.checkpoint_full_every;
+  c.async = cfg.checkpoint_async;
+  return c;
+}
+
 ParallelDims parallel_dims(const TrainConfig& cfg) {
   const auto& p = cfg.parallel;
   const int per_replica = std::max(1, p.tp) * std::max(1, p.pp);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/train/checkpoint_writer.h"
 #include "bench/train/grad_allreducer.h"
 #include "bench/train/optimizer.h"
 #include "bench/train/parallel_layout.h"
@@ -58,6 +59,10 @@ struct TrainConfig {
   // data-parallel trainer; anything else runs hybrid_rank.h.
   TrainSettings::Parallel parallel;
 };
+
+// The checkpoint writer's settings of `cfg`, writing into `dir` (the job's directory, or
+// a hybrid shard's below it).
+CheckpointConfig checkpoint_config(const TrainConfig& cfg, const std::string& dir);
 
 // The parallel sizes of `cfg` with dp resolved (world / (tp × pp) when 0).
 ParallelDims parallel_dims(const TrainConfig& cfg);

@@ -32,14 +32,7 @@ void TrainRank::restore_checkpoint() {
 void TrainRank::maybe_checkpoint() {
   report_saves();
   if (cfg_.checkpoint_every <= 0 || step_ % cfg_.checkpoint_every != 0 || !leader()) return;
-  if (!writer_) {
-    CheckpointConfig c;
-    c.dir = cfg_.checkpoint_dir;
-    c.incremental = cfg_.checkpoint_incremental;
-    c.full_every = cfg_.checkpoint_full_every;
-    c.async = cfg_.checkpoint_async;
-    writer_ = std::make_unique<CheckpointWriter>(c);
-  }
+  if (!writer_) writer_ = std::make_unique<CheckpointWriter>(checkpoint_config(cfg_, cfg_.checkpoint_dir));
   const auto t0 = Clock::now();
   state_.snapshot(step_, snapshot_);
   writer_->save(snapshot_);

@@ -119,8 +119,12 @@ TrainSettings read_train_settings(const po::variables_map& vm) {
   s.parallel.dp = vm["dp"].as<int>();
   s.parallel.microbatches = vm["microbatches"].as<int>();
   s.parallel.schedule = vm["schedule"].as<std::string>();
-  if (s.parallel.tp < 1 || s.parallel.pp < 1 || s.parallel.dp < 0 || s.parallel.microbatches < 1)
-    throw std::invalid_argument("--tp, --pp and --microbatches must be at least 1, --dp at least 0");
+  constexpr int kMaxParallel = 1 << 12;  // more than any world this trainer runs; keeps tp × pp × dp in an int
+  const auto in_range = [](int v, int lo) { return v >= lo && v <= kMaxParallel; };
+  if (!in_range(s.parallel.tp, 1) || !in_range(s.parallel.pp, 1) || !in_range(s.parallel.dp, 0) ||
+      !in_range(s.parallel.microbatches, 1))
+    throw std::invalid_argument(fmt::format("--tp, --pp and --microbatches must be in 1..{}, --dp in 0..{}",
+                                            kMaxParallel, kMaxParallel));
   if (s.parallel.schedule != "gpipe" && s.parallel.schedule != "1f1b")
     throw std::invalid_argument("--schedule: expected gpipe or 1f1b, got \"" + s.parallel.schedule + "\"");
   // Left unset when not given, so that the worker's default stays its own (see the field).

@@ -75,7 +75,8 @@ int cmd_faults(const Args& args) {
                                p.description);
   }
   std::cout << "\nEvery fault also takes: name, target, at | at_step, duration, repeat {every, count}\n"
-               "(docs/scenario-format.md).\n";
+               "(docs/scenario-format.md). With a train workload, a type that takes nodes or ranks also\n"
+               "takes the parallel groups pp_stage, tp_group and dp_replica (docs/hybrid-parallel.md).\n";
   return kExitPass;
 }
 

@@ -18,9 +18,12 @@ struct ParallelPosition {
   std::int64_t tp_group() const { return dp_rank + dp * pp_stage; }
   // Sizes of at least 1 and each coordinate inside its size: anything else is not a
   // position the report can place (the event is then read as a data-parallel rank's).
+  // Sizes above 2^20 (more ranks than any job has) are refused too, so tp_group() cannot
+  // overflow whatever a workload sends.
   bool valid() const {
-    return tp >= 1 && pp >= 1 && dp >= 1 && tp_rank >= 0 && tp_rank < tp && pp_stage >= 0 && pp_stage < pp &&
-           dp_rank >= 0 && dp_rank < dp;
+    constexpr std::int64_t kMaxSize = std::int64_t{1} << 20;
+    return tp >= 1 && pp >= 1 && dp >= 1 && tp <= kMaxSize && pp <= kMaxSize && dp <= kMaxSize && tp_rank >= 0 &&
+           tp_rank < tp && pp_stage >= 0 && pp_stage < pp && dp_rank >= 0 && dp_rank < dp;
   }
 };
 

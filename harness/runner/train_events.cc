@@ -1,6 +1,7 @@
 #include "harness/runner/train_events.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/metric_catalogue.h"
 #include "reports/text_format.h"
@@ -8,8 +9,12 @@
 namespace chaosbench::harness {
 namespace {
 
+// A whole number in ±2^53 (a double holds those exactly), else 0: what a workload sends
+// is never cast out of range.
 std::int64_t int_field(const bench::Labels& fields, const char* key) {
-  return static_cast<std::int64_t>(reports::label_number(fields, key).value_or(0));
+  const double v = reports::label_number(fields, key).value_or(0);
+  constexpr double kLimit = 9007199254740992.0;  // 2^53
+  return std::isfinite(v) && std::abs(v) <= kLimit ? static_cast<std::int64_t>(v) : 0;
 }
 
 // The position when the event carries all six fields and they fit together; a partial

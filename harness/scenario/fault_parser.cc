@@ -24,6 +24,60 @@ std::vector<std::string_view> type_names() {
   return out;
 }
 
+// {"percent": "50%"}: a percentage above 0 of the nodes.
+bool read_percent(ParseContext& ctx, const json& val, const std::string& kp, TargetSpec& t) {
+  if (!val.is_string()) {
+    ctx.error(kp, fmt::format("expected a percentage such as \"50%\", got {}", describe(val)));
+    return false;
+  }
+  auto p = common::parse_percent(val.get_ref<const std::string&>());
+  if (!p || p->value <= 0) {
+    ctx.error(kp, p ? std::string("expected a percentage above 0%") : p.error);
+    return false;
+  }
+  t.percent = *p;
+  return true;
+}
+
+// {"links": [[a, b], ...]}: pairs of two different nodes.
+bool read_links(ParseContext& ctx, const json& val, const std::string& kp, const ClusterSpec& cluster, TargetSpec& t) {
+  if (!val.is_array() || val.empty()) {
+    ctx.error(kp, fmt::format("expected a non-empty array of node pairs such as [[0,1]], got {}", describe(val)));
+    return false;
+  }
+  for (std::size_t i = 0; i < val.size(); ++i) {
+    auto pair = read_index_list(ctx, val[i], join_path(kp, i), cluster.nodes, "node");
+    if (!pair) return false;
+    if (pair->size() != 2) {
+      ctx.error(join_path(kp, i), "expected a pair of two different nodes");
+      return false;
+    }
+    t.links.emplace_back((*pair)[0], (*pair)[1]);
+  }
+  return true;
+}
+
+// {"groups": [[...], [...]]}: at least two groups, no node in two.
+bool read_groups(ParseContext& ctx, const json& val, const std::string& kp, const ClusterSpec& cluster, TargetSpec& t) {
+  if (!val.is_array() || val.size() < 2) {
+    ctx.error(kp, fmt::format("expected at least two groups of nodes such as [[0,1],[2,3]], got {}", describe(val)));
+    return false;
+  }
+  std::set<int> seen;
+  for (std::size_t i = 0; i < val.size(); ++i) {
+    auto g = read_index_list(ctx, val[i], join_path(kp, i), cluster.nodes, "node");
+    if (!g) return false;
+    for (int n : *g) {
+      if (!seen.insert(n).second) {
+        ctx.error(join_path(kp, i), fmt::format("node {} is in two groups", n));
+        return false;
+      }
+    }
+    t.groups.push_back(*g);
+  }
+  return true;
+}
+
 std::optional<TargetSpec> parse_target(ParseContext& ctx, const json& v, const std::string& path,
                                        const ClusterSpec& cluster, const WorkloadSpec* workload,
                                        const faults::FaultTypeInfo& info) {
@@ -85,54 +139,15 @@ std::optional<TargetSpec> parse_target(ParseContext& ctx, const json& v, const s
       t.count = static_cast<int>(*n);
       break;
     }
-    case TargetForm::kPercent: {
-      if (!val.is_string()) {
-        ctx.error(kp, fmt::format("expected a percentage such as \"50%\", got {}", describe(val)));
-        return std::nullopt;
-      }
-      auto p = common::parse_percent(val.get_ref<const std::string&>());
-      if (!p || p->value <= 0) {
-        ctx.error(kp, p ? std::string("expected a percentage above 0%") : p.error);
-        return std::nullopt;
-      }
-      t.percent = *p;
+    case TargetForm::kPercent:
+      if (!read_percent(ctx, val, kp, t)) return std::nullopt;
       break;
-    }
-    case TargetForm::kLinks: {
-      if (!val.is_array() || val.empty()) {
-        ctx.error(kp, fmt::format("expected a non-empty array of node pairs such as [[0,1]], got {}", describe(val)));
-        return std::nullopt;
-      }
-      for (std::size_t i = 0; i < val.size(); ++i) {
-        auto pair = read_index_list(ctx, val[i], join_path(kp, i), cluster.nodes, "node");
-        if (!pair) return std::nullopt;
-        if (pair->size() != 2) {
-          ctx.error(join_path(kp, i), "expected a pair of two different nodes");
-          return std::nullopt;
-        }
-        t.links.emplace_back((*pair)[0], (*pair)[1]);
-      }
+    case TargetForm::kLinks:
+      if (!read_links(ctx, val, kp, cluster, t)) return std::nullopt;
       break;
-    }
-    case TargetForm::kGroups: {
-      if (!val.is_array() || val.size() < 2) {
-        ctx.error(kp, fmt::format("expected at least two groups of nodes such as [[0,1],[2,3]], got {}", describe(val)));
-        return std::nullopt;
-      }
-      std::set<int> seen;
-      for (std::size_t i = 0; i < val.size(); ++i) {
-        auto g = read_index_list(ctx, val[i], join_path(kp, i), cluster.nodes, "node");
-        if (!g) return std::nullopt;
-        for (int n : *g) {
-          if (!seen.insert(n).second) {
-            ctx.error(join_path(kp, i), fmt::format("node {} is in two groups", n));
-            return std::nullopt;
-          }
-        }
-        t.groups.push_back(*g);
-      }
+    case TargetForm::kGroups:
+      if (!read_groups(ctx, val, kp, cluster, t)) return std::nullopt;
       break;
-    }
   }
   return t;
 }

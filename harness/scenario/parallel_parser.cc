@@ -120,8 +120,8 @@ void parse_parallel(ParseContext& ctx, const json& value, TrainWorkload& w) {
 
 std::string hybrid_device_refusal(const TrainWorkload& w) {
   if (!w.parallel.hybrid() || w.device != "cuda") return "";
-  return fmt::format("device \"cuda\" is data-parallel only for now: with {} the pipeline's sends and the TP "
-                     "allreduces run on gloo host buffers; use device \"cpu\"", layout_name(w.parallel));
+  return fmt::format("device \"cuda\" is data-parallel only for now: with {} the pipeline's messages and the TP "
+                     "allreduces run on host buffers over TCP; use device \"cpu\"", layout_name(w.parallel));
 }
 
 void check_parallel(ParseContext& ctx, const TrainWorkload& w, const ClusterSpec& cluster) {
