@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The trainer's tensor-parallel allreduce against the collective benchmark's, same size,
 # same cluster, through `chaosbench run` (root): scenarios/hybrid-pipeline.json set to
-# tp 2 × pp 1 on 2 nodes (every TP message is microbatch × 512 floats: 64 KiB with 8
-# microbatches of 32), then the collective workload's gloo ring allreduce of that size on
-# 2 nodes. Prints comm/latency p50 of both (the trainer's: per step, the mean of its TP
+# tp 2 × pp 1 on 2 nodes and a global batch of 128 (every TP message is a microbatch ×
+# 1024 floats: 64 KiB with 8 microbatches of 16), then the collective workload's gloo
+# ring allreduce of that size on 2 nodes. Prints comm/latency p50 of both (the trainer's: per step, the mean of its TP
 # allreduces; p50 over steps and ranks) and their ratio.
 #   bench/hybrid_tp_allreduce.sh
 set -euo pipefail
@@ -12,7 +12,8 @@ bin=build/bin/chaosbench
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$bin" run scenarios/hybrid-pipeline.json --out "$out/train" --quiet --set cluster.nodes=2 \
-  --set workload.parallel.tp=2 --set workload.parallel.pp=1 --set workload.steps=100 >/dev/null 2>&1 || true
+  --set workload.parallel.tp=2 --set workload.parallel.pp=1 --set workload.batch_size=128 --set workload.steps=200 \
+  >/dev/null 2>&1 || true
 cat >"$out/collective.json" <<'JSON'
 {
   "schema_version": 1,

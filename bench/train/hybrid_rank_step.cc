@@ -102,6 +102,9 @@ void HybridRank::reduce_and_update(StepTimes& t) {
   t.optimizer_ms = ms_between(start, Clock::now());
 }
 
+// train/comm_time and the step's comm_ms / comm_total_ms are the DP gradient allreduce's
+// exposed and whole time, as for the data-parallel trainer (train/overlap keeps its
+// meaning); the pipeline's waits are the bubble, the TP allreduces part of stage_time.
 void HybridRank::report(const StepTimes& t) {
   const Labels at = coords_labels();
   const auto& d = layout_.dims();
@@ -114,7 +117,7 @@ void HybridRank::report(const StepTimes& t) {
   const double flops = model_.flops_per_sample() * micro_size_ * microbatches_;
   for (const auto& [name, value, unit] : std::initializer_list<std::tuple<const char*, double, const char*>>{
            {"train/loss", t.loss, ""}, {"train/step_time", t.step_ms, "ms"}, {"train/compute_time", compute_ms, "ms"},
-           {"train/comm_time", t.step_ms - compute_ms - t.data_ms, "ms"}, {"train/data_time", t.data_ms, "ms"},
+           {"train/comm_time", t.dp_ms, "ms"}, {"train/data_time", t.data_ms, "ms"},
            {"train/optimizer_time", t.optimizer_ms, "ms"}, {"train/cpu_time", t.cpu_ms, "ms"},
            {"train/pipeline_bubble", bubble, "%"}, {"train/stage_time", t.busy_ms, "ms"}})
     metrics_.sample(name, value, unit, at);
@@ -137,7 +140,7 @@ void HybridRank::report(const StepTimes& t) {
     metrics_.sample("comm/latency", 1e3 * calls.ms / calls.count, "us", labels);
   }
   Labels fields{{"step", step_}, {"step_ms", t.step_ms}, {"compute_ms", compute_ms},
-                {"comm_ms", t.step_ms - compute_ms - t.data_ms}, {"comm_total_ms", t.traffic.tp_ms + t.traffic.pp_ms + t.dp_total_ms},
+                {"comm_ms", t.dp_ms}, {"comm_total_ms", t.dp_total_ms},
                 {"samples", static_cast<std::int64_t>(samples)}, {"loss", t.loss}, {"flops", flops},
                 {"world", static_cast<std::int64_t>(d.world())}, {"generation", std::int64_t{0}},
                 {"attempt", static_cast<std::int64_t>(cfg_.attempt)}, {"tp", static_cast<std::int64_t>(d.tp)},
