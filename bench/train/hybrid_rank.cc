@@ -72,6 +72,8 @@ HybridRank::HybridRank(const TrainConfig& cfg, MetricsClient& metrics)
   }
   hx_.resize(samples * static_cast<std::size_t>(data_.input_dim()));
   hy_.resize(samples * static_cast<std::size_t>(data_.output_dim()));
+  next_hx_.resize(hx_.size());
+  next_hy_.resize(hy_.size());
 }
 
 void HybridRank::release_buffers() {

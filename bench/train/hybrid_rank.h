@@ -26,6 +26,7 @@
 
 #include "bench/common/device_faults.h"
 #include "bench/protocol/metrics_client.h"
+#include "bench/train/batch_prefetcher.h"
 #include "bench/train/checkpoint_loader.h"
 #include "bench/train/checkpoint_writer.h"
 #include "bench/train/device.h"
@@ -66,6 +67,8 @@ class HybridRank {
   void restore_checkpoint();
   std::vector<std::int64_t> gather_steps(std::int64_t mine);
   std::int64_t load_newest(std::optional<std::int64_t> at_most, std::optional<LoadResult>& loaded);
+  void load_batch();
+  void make_batch(std::uint64_t first, int count, std::vector<float>& x, std::vector<float>& y) const;
   void step_once(bool stop);
   void run_pipeline(StepTimes& t);
   void reduce_and_update(StepTimes& t);
@@ -97,6 +100,12 @@ class HybridRank {
   // (the next stage's gradient, or the loss's).
   std::vector<float*> inputs_, output_grads_;
   std::vector<float> hx_, hy_;
+  // The next step's batch, made by the prefetcher while this step runs; `prefetched_` is
+  // the step it is for, -1 when none. Declared after what it writes, so the destructor
+  // joins it first.
+  std::vector<float> next_hx_, next_hy_;
+  std::int64_t prefetched_ = -1;
+  BatchPrefetcher prefetcher_;
 
   std::unique_ptr<HybridComm> comm_;
   std::unique_ptr<RendezvousStore> dp_store_;

@@ -8,6 +8,7 @@
 // the step's end. With equal stages and nothing else in the way that is
 // (p − 1)/(m + p − 1) (pipeline_schedule.h).
 #include <ctime>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -25,17 +26,44 @@ double process_cpu_ms() {
 
 }  // namespace
 
+// The first stage needs only the inputs; the last the targets (and with them the inputs
+// the teacher labels).
+void HybridRank::make_batch(std::uint64_t first, int count, std::vector<float>& x, std::vector<float>& y) const {
+  if (model_.last_stage()) data_.batch(first, count, x.data(), y.data());
+  else data_.inputs(first, count, x.data());
+}
+
+// This step's replica batch onto the device (only the first stage reads the inputs and
+// only the last the targets), and the next step's started on the prefetch thread.
+void HybridRank::load_batch() {
+  if (!model_.first_stage() && !model_.last_stage()) return;
+  const int count = micro_size_ * microbatches_;
+  const auto first_of = [&](std::int64_t step) {
+    return static_cast<std::uint64_t>(step) * static_cast<std::uint64_t>(cfg_.batch_size) +
+           static_cast<std::uint64_t>(me_.dp_rank) * static_cast<std::uint64_t>(count);
+  };
+  prefetcher_.wait();  // rethrows what the prefetch threw
+  if (prefetched_ == step_) {
+    std::swap(hx_, next_hx_);
+    std::swap(hy_, next_hy_);
+  } else {
+    make_batch(first_of(step_), count, hx_, hy_);
+  }
+  prefetched_ = -1;
+  if (step_ + 1 < cfg_.steps) {
+    const std::uint64_t next = first_of(step_ + 1);
+    prefetcher_.start([this, next, count] { make_batch(next, count, next_hx_, next_hy_); });
+    prefetched_ = step_ + 1;
+  }
+  if (model_.first_stage()) device_->from_host(x_, hx_.data(), hx_.size());
+  if (model_.last_stage()) device_->from_host(y_, hy_.data(), hy_.size());
+}
+
 void HybridRank::step_once(bool stop) {
   const auto t0 = Clock::now();
   const double cpu0 = process_cpu_ms();
   StepTimes t;
-  const int count = micro_size_ * microbatches_;
-  const std::uint64_t first = static_cast<std::uint64_t>(step_) * static_cast<std::uint64_t>(cfg_.batch_size) +
-                              static_cast<std::uint64_t>(me_.dp_rank) * static_cast<std::uint64_t>(count);
-  // Only the first stage reads the inputs and only the last the targets.
-  if (model_.first_stage() || model_.last_stage()) data_.batch(first, count, hx_.data(), hy_.data());
-  if (model_.first_stage()) device_->from_host(x_, hx_.data(), hx_.size());
-  if (model_.last_stage()) device_->from_host(y_, hy_.data(), hy_.size());
+  load_batch();
   t.data_ms = ms_between(t0, Clock::now());
   if (reducer_) reducer_->begin_step(std::vector<float>(1, 0.0f));
   run_pipeline(t);

@@ -150,14 +150,17 @@ void SyntheticDataset::teacher(const float* x, int count, float* y) const {
   }
 }
 
+void SyntheticDataset::inputs(std::uint64_t first, int count, float* x) const {
+  if (count < 0) throw std::invalid_argument("SyntheticDataset::inputs: negative count");
+  const auto in = static_cast<std::size_t>(input_dim_);
+  const std::uint64_t stream = stream_key(seed_, kInputs);
+  for (int s = 0; s < count; ++s) fill_normal(stream, (first + s) * row_stride(input_dim_), x + s * in, in, 1.0f);
+}
+
 void SyntheticDataset::batch(std::uint64_t first, int count, float* x, float* y) const {
   if (count < 0) throw std::invalid_argument("SyntheticDataset::batch: negative count");
-  const auto in = static_cast<std::size_t>(input_dim_);
   const auto out = static_cast<std::size_t>(output_dim_);
-  const std::uint64_t inputs = stream_key(seed_, kInputs);
-  for (int s = 0; s < count; ++s) {
-    fill_normal(inputs, (first + s) * row_stride(input_dim_), x + s * in, in, 1.0f);
-  }
+  inputs(first, count, x);
   teacher(x, count, y);
   if (noise_std_ == 0.0f) return;
   const std::uint64_t noise = stream_key(seed_, kNoise);

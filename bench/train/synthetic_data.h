@@ -20,6 +20,9 @@ class SyntheticDataset {
   // Host buffers: x [count x input_dim], y [count x output_dim], for samples
   // first .. first+count-1.
   void batch(std::uint64_t first, int count, float* x, float* y) const;
+  // The inputs alone (the same x as batch()), without the teacher's work: what a
+  // pipeline's first stage reads.
+  void inputs(std::uint64_t first, int count, float* x) const;
   double loss_floor() const { return static_cast<double>(noise_std_) * noise_std_; }
 
  private:
