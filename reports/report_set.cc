@@ -15,6 +15,7 @@
 #include "reports/console_summary.h"
 #include "reports/html_report.h"
 #include "reports/json_io.h"
+#include "reports/bmf_report.h"
 #include "reports/junit_report.h"
 #include "reports/markdown_report.h"
 #include "reports/trace_report.h"
@@ -32,6 +33,7 @@ constexpr FormatInfo kFormats[] = {
     {ReportFormat::kJson, "json", "results.json"},   {ReportFormat::kHtml, "html", "report.html"},
     {ReportFormat::kMarkdown, "md", "summary.md"},   {ReportFormat::kJunit, "junit", "junit.xml"},
     {ReportFormat::kTrace, "trace", "trace.json"},   {ReportFormat::kConsole, "console", "-"},
+    {ReportFormat::kBmf, "bmf", "bmf.json"},
 };
 
 const FormatInfo& info(ReportFormat f) {
@@ -62,7 +64,8 @@ ReportRequest parse_report_request(std::string_view spec) {
     return r;
   }
   throw std::invalid_argument(fmt::format(
-      "--report {}: unknown format \"{}\" (known: console, json, html, md, junit, trace; FORMAT=FILE names the file)",
+      "--report {}: unknown format \"{}\" (known: console, json, html, md, junit, trace, bmf; FORMAT=FILE names the "
+      "file)",
       spec, name));
 }
 
@@ -82,6 +85,7 @@ std::string render_report(ReportFormat f, const RunResult& run, const std::strin
     case ReportFormat::kMarkdown: return render_markdown(run);
     case ReportFormat::kJunit: return render_junit(run);
     case ReportFormat::kTrace: return render_trace(run);
+    case ReportFormat::kBmf: return render_bmf(run);
   }
   return {};
 }

@@ -12,19 +12,21 @@
 
 namespace chaosbench::reports {
 
-enum class ReportFormat { kConsole, kJson, kHtml, kMarkdown, kJunit, kTrace };
+enum class ReportFormat { kConsole, kJson, kHtml, kMarkdown, kJunit, kTrace, kBmf };
 
 struct ReportRequest {
   ReportFormat format = ReportFormat::kJson;
   std::string path;  // empty: the default name in the output directory; "-": standard output
 };
 
-// "html" or "html=FILE". Formats: console, json, html, md (or markdown), junit, trace.
+// "html" or "html=FILE". Formats: console, json, html, md (or markdown), junit, trace,
+// bmf (Bencher Metric Format, bmf_report.h; written only when asked for).
 // Throws std::invalid_argument naming the known formats.
 ReportRequest parse_report_request(std::string_view spec);
-// results.json, report.html, summary.md, junit.xml, trace.json; "-" for console.
+// results.json, report.html, summary.md, junit.xml, trace.json, bmf.json; "-" for console.
 std::string default_file_name(ReportFormat f);
-// Every file format (not the console), in the order they are written.
+// The file formats written when none is asked for (all but the console and bmf), in the
+// order they are written.
 std::vector<ReportRequest> default_reports();
 
 std::string render_report(ReportFormat f, const RunResult& run, const std::string& run_dir);
