@@ -96,7 +96,19 @@ std::string series_text(const std::vector<Series>& series, int indent) {
 json environment_json(const Environment& env) {
   json backends = json::object();
   for (const auto& [k, v] : env.backends) backends[k] = v;
-  json e = {{"host", env.host}, {"kernel", env.kernel}, {"cpus", env.cpus}, {"cluster", env.cluster}, {"backends", backends}};
+  json e = {{"host", env.host},
+            {"kernel", env.kernel},
+            {"cpus", env.cpus},
+            {"testbed", env.testbed},
+            {"cpu_model", env.cpu_model},
+            {"cpu_flags", env.cpu_flags},
+            {"memory_bytes", env.memory_bytes},
+            {"gpus", env.gpus},
+            {"compiler", env.compiler},
+            {"git_commit", env.git_commit},
+            {"scenario_hash", env.scenario_hash},
+            {"cluster", env.cluster},
+            {"backends", backends}};
   if (env.blas) e["blas"] = blas_json(*env.blas);
   if (!env.hosts.empty()) {
     json hosts = json::array();

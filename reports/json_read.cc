@@ -83,6 +83,14 @@ Environment read_environment(const json& e) {
   env.host = str(e, "host");
   env.kernel = str(e, "kernel");
   env.cpus = integer<int>(e, "cpus");
+  env.testbed = str(e, "testbed");
+  env.cpu_model = str(e, "cpu_model");
+  env.cpu_flags = strings(e, "cpu_flags");
+  env.memory_bytes = integer<std::uint64_t>(e, "memory_bytes");
+  env.gpus = strings(e, "gpus");
+  env.compiler = str(e, "compiler");
+  env.git_commit = str(e, "git_commit");
+  env.scenario_hash = str(e, "scenario_hash");
   env.cluster = str(e, "cluster");
   if (auto it = e.find("backends"); it != e.end() && it->is_object())
     for (const auto& [k, v] : it->items())

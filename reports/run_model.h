@@ -160,6 +160,15 @@ struct Environment {
   std::map<std::string, std::string> backends;
   std::optional<BlasRecord> blas;  // workloads that use BLAS (train, serve, command)
   std::vector<HostRecord> hosts;   // multi-host runs: one per node
+  // The fingerprint that says whether two runs may be compared (environment_diff.h).
+  std::string testbed;                 // the user's label (CHAOSBENCH_TESTBED); "" for none
+  std::string cpu_model;               // /proc/cpuinfo "model name"
+  std::vector<std::string> cpu_flags;  // the ISA extensions that change kernels: avx2, avx512f, ...
+  std::uint64_t memory_bytes = 0;      // MemTotal
+  std::vector<std::string> gpus;       // "NVIDIA H200 (driver 570.86)", one per GPU; empty without
+  std::string compiler;                // the one chaosbench was built with
+  std::string git_commit;              // the commit the build was configured at; "" outside a checkout
+  std::string scenario_hash;           // SHA-256 of the resolved scenario (overrides applied)
 };
 
 struct ProtocolStats {

@@ -44,7 +44,11 @@ RunResult synthetic_run(std::size_t points) {
   run.duration_s = 30;
   run.verdict = Verdict::kFail;
   run.reason = "1 of 2 checks failed";
-  run.environment = {"host", "Linux 6", 2, "network namespaces", {{"network.delay", "nfqueue"}}, std::nullopt, {}};
+  run.environment.host = "host";
+  run.environment.kernel = "Linux 6";
+  run.environment.cpus = 2;
+  run.environment.cluster = "network namespaces";
+  run.environment.backends = {{"network.delay", "nfqueue"}};
   run.phases = {{"baseline", 0, 10}, {"fault:slow-link", 10, 20}, {"recovery:slow-link", 20, 30}};
   run.faults = {FaultRecord{.name = "slow-link", .type = "network.delay", .targets = {"node1"}, .applied_at_s = 10,
                              .reverted_at_s = 20, .backend = "nfqueue", .apply_latency_us = 180, .effect = {},

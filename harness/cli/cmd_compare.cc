@@ -14,6 +14,7 @@
 
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
+#include "harness/cli/report_output.h"
 #include "reports/gate.h"
 #include "reports/judgement.h"
 #include "reports/json_io.h"
@@ -128,18 +129,22 @@ int cmd_compare(const Args& args) {
       ("gate", "exit 1 when a metric regressed significantly beyond its tolerance")
       ("alpha", po::value<double>()->default_value(0.01), "significance level of the tests; the CI is 1 - alpha")
       ("tolerance", po::value<std::string>(), "default tolerance in percent (5 or 5%); the scenario's checks may set one per metric")
+      ("allow-env-diff", "compare runs from different testbeds or hardware (else exit 2)")
       ("json", "print the comparison as JSON instead of a table");
   po::positional_options_description positional;
   positional.add("files", -1);
   auto cl = parse_command_line(args, options, positional);
   if (cl.help) {
-    print_help("chaosbench compare BASELINE.json CURRENT.json [--gate] [--alpha A] [--tolerance PCT] [--json]",
+    print_help("chaosbench compare BASELINE.json CURRENT.json [--gate] [--alpha A] [--tolerance PCT] [--json]\n"
+               "                          [--allow-env-diff]",
                "Compares every metric of CURRENT with the same metric (name, labels, phase) of BASELINE:\n"
                "the relative change of the median (and of the p99 for latencies) with a bootstrap\n"
                "confidence interval and a two-sided Mann-Whitney U test on the samples behind it.\n"
                "A metric FAILs only when the change is significant (p < alpha) and the whole interval\n"
                "lies beyond the tolerance in the worse direction; too few samples give WARN.\n"
                "docs/gate.md explains the method.\n"
+               "Runs from different testbeds (CHAOSBENCH_TESTBED) or hardware are refused (exit 2, naming\n"
+               "what differs) unless --allow-env-diff.\n"
                "Exit 1 with --gate when a metric failed, 2 on a usage error or an unreadable file, else 0.",
                options);
     return kExitPass;
@@ -157,6 +162,10 @@ int cmd_compare(const Args& args) {
   if (!baseline || !current) return kExitUsage;
   note_abort(files[0], *baseline);
   note_abort(files[1], *current);
+  ReportOptions env_check;
+  env_check.baseline = *baseline;
+  env_check.allow_env_diff = cl.vm.count("allow-env-diff") > 0;
+  check_baseline_environment(env_check, current->environment);
   reports::RunResult holder;
   holder.comparison = reports::compare_runs(*baseline, *current, gate);
   if (holder.comparison->baseline_run.empty()) holder.comparison->baseline_run = files[0];

@@ -40,6 +40,7 @@ int cmd_report(const Args& args) {
     throw UsageError(fmt::format("{}: not a chaosbench results file: {}", path, e.what()));
   }
   auto options_read = read_report_options(cl.vm);
+  check_baseline_environment(options_read, result.environment);
   namespace fs = std::filesystem;
   const fs::path source_dir = fs::absolute(path).parent_path();
   const std::string dir = cl.vm.count("out") ? cl.vm["out"].as<std::string>() : source_dir.string();

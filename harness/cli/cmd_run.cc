@@ -14,6 +14,7 @@
 #include "harness/runner/workload_launcher.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/cli/report_output.h"
+#include "harness/runner/result_builder.h"
 #include "harness/cli/sweep_run.h"
 
 namespace chaosbench::harness {
@@ -115,6 +116,7 @@ int cmd_run(const Args& args) {
     load.seed = static_cast<std::uint64_t>(seed);
   }
   auto report_options = read_report_options(cl.vm);  // a bad baseline fails before anything runs
+  check_baseline_environment(report_options, describe_environment());
   // A run always leaves results.json, whatever else --report picks.
   const bool json_asked = std::any_of(report_options.requests.begin(), report_options.requests.end(),
                                       [](const auto& r) { return r.format == reports::ReportFormat::kJson; });

@@ -1,5 +1,7 @@
 #include "harness/cli/report_output.h"
 
+#include "reports/environment_diff.h"
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -18,8 +20,9 @@ namespace chaosbench::harness {
 void add_report_options(po::options_description& options) {
   options.add_options()
       ("report", po::value<std::vector<std::string>>()->composing(),
-       "FORMAT[=FILE]: console, json, html, md, junit or trace (repeatable; default: every file format)")
+       "FORMAT[=FILE]: console, json, html, md, junit, trace or bmf (repeatable; default: every file format but bmf)")
       ("baseline", po::value<std::string>(), "results.json of a baseline run: compare and gate (exit 1 on a regression)")
+      ("allow-env-diff", "compare with a baseline from another testbed or hardware (else exit 2)")
       ("annotations", "print GitHub ::error:: lines for failed checks");
 }
 
@@ -43,8 +46,22 @@ ReportOptions read_report_options(const po::variables_map& vm) {
     }
   }
   out.annotations = vm.count("annotations") > 0;
+  out.allow_env_diff = vm.count("allow-env-diff") > 0;
   out.quiet = vm.count("quiet") > 0;
   return out;
+}
+
+void check_baseline_environment(const ReportOptions& options, const reports::Environment& current) {
+  if (!options.baseline) return;
+  const auto diffs = reports::environment_differences(options.baseline->environment, current);
+  if (diffs.empty()) return;
+  std::string list;
+  for (const auto& d : diffs) list += "\n  " + d;
+  if (!options.allow_env_diff)
+    throw UsageError(fmt::format("--baseline: measured on another testbed or hardware, so its numbers are no "
+                                 "baseline for these:{}\n(--allow-env-diff compares them anyway)",
+                                 list));
+  std::cerr << "chaosbench: warning: the baseline was measured on another testbed or hardware:" << list << "\n";
 }
 
 int finish_reports(reports::RunResult& result, const std::string& dir, const ReportOptions& options, int exit_code) {

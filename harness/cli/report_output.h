@@ -19,6 +19,7 @@ struct ReportOptions {
   std::string scenario_file;  // for annotations
   bool annotations = false;
   bool quiet = false;
+  bool allow_env_diff = false;  // compare with a baseline from another testbed or hardware
 };
 
 // Adds --report, --baseline and --annotations to `options`.
@@ -26,6 +27,10 @@ void add_report_options(po::options_description& options);
 // Reads them (the baseline file is loaded now, so a bad one fails before any work: a
 // UsageError naming the file).
 ReportOptions read_report_options(const po::variables_map& vm);
+// With a baseline: a UsageError (exit 2) listing what differs when it was measured on
+// another testbed or hardware than `current` (reports/environment_diff.h), unless
+// --allow-env-diff, which prints the differences as a warning instead.
+void check_baseline_environment(const ReportOptions& options, const reports::Environment& current);
 
 // Compares with the baseline (when given): a failed gate turns a passing verdict into
 // "fail" with the regressions as the reason. Then writes the reports into `dir` and

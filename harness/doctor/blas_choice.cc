@@ -1,4 +1,5 @@
 #include "harness/doctor/blas_choice.h"
+#include "harness/doctor/cpu_identity.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,35 +36,6 @@ constexpr auto kProbeLimit = std::chrono::seconds(30);
 // is the noise between two probes, and the kernel the library picked itself is the one
 // its authors tested on the CPU it recognised.
 constexpr double kKeepDetected = 0.97;
-
-struct CpuIdentity {
-  std::string vendor, family, model, stepping, name, flags_line;
-  std::set<std::string> flags;
-};
-
-// The first processor block of /proc/cpuinfo (every core of a host is the same model).
-CpuIdentity read_cpuinfo() {
-  CpuIdentity c;
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) break;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    key.erase(key.find_last_not_of(" \t") + 1);
-    std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (key == "vendor_id") c.vendor = value;
-    else if (key == "cpu family") c.family = value;
-    else if (key == "model") c.model = value;
-    else if (key == "stepping") c.stepping = value;
-    else if (key == "model name") c.name = value;
-    else if (key == "flags") c.flags_line = value;
-  }
-  std::istringstream words(c.flags_line);
-  for (std::string f; words >> f;) c.flags.insert(f);
-  return c;
-}
 
 std::string fingerprint(const CpuIdentity& c) {
   return fmt::format("chaosbench {}|{}|{}|{}|{}|{}|{}|{}", CHAOSBENCH_VERSION, c.vendor, c.family, c.model, c.stepping,

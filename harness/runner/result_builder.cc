@@ -9,6 +9,7 @@
 
 #include "harness/runner/aggregator.h"
 #include "harness/runner/check_evaluator.h"
+#include "harness/runner/host_fingerprint.h"
 #include "harness/runner/probe_derivation.h"
 #include "harness/runner/train_derivation.h"
 
@@ -22,6 +23,7 @@ reports::Environment describe_environment() {
   if (::uname(&u) == 0) env.kernel = fmt::format("{} {}", u.sysname, u.release);
   env.cpus = static_cast<int>(std::thread::hardware_concurrency());
   env.cluster = "local processes";
+  add_host_fingerprint(env);
   return env;
 }
 
@@ -31,6 +33,7 @@ reports::RunResult build_result(const ResultInputs& in, const reports::Judgement
   reports::set_scenario(r, in.scenario.resolved_json);
   r.scenario_name = in.scenario.name;
   r.environment = describe_environment();
+  r.environment.scenario_hash = sha256_hex(in.scenario.resolved_json);
   for (const auto& f : in.faults)
     if (!f.backend.empty()) r.environment.backends[f.type] = f.backend;
   if (std::holds_alternative<CollectiveWorkload>(in.scenario.workload)) r.environment.backends["collective"] = "gloo/tcp";
