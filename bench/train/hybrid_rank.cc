@@ -32,19 +32,12 @@ int slots_for(PipelineSchedule schedule, int stage, int stages, int microbatches
   return schedule == PipelineSchedule::kGpipe ? microbatches : std::min(microbatches, stages - stage);
 }
 
-std::shared_ptr<DeviceFaults> device_faults(int rank) {
-  std::string why;
-  auto faults = DeviceFaults::from_env(&why);
-  if (!why.empty()) fmt::print(stderr, "rank {}: GPU faults disabled: {}\n", rank, why);
-  return faults;
-}
-
 }  // namespace
 
 HybridRank::HybridRank(const TrainConfig& cfg, MetricsClient& metrics)
     : cfg_(cfg), metrics_(metrics), layout_(parallel_dims(cfg)), me_(layout_.coords(cfg.rank)),
       schedule_(parse_pipeline_schedule(cfg.parallel.schedule).value_or(PipelineSchedule::kOneFOneB)),
-      faults_(device_faults(cfg.rank)), microbatches_(cfg.parallel.microbatches),
+      faults_(open_device_faults(cfg.rank)), microbatches_(cfg.parallel.microbatches),
       micro_size_(cfg.batch_size / layout_.dims().dp / cfg.parallel.microbatches),
       device_(with_faults(make_device(cfg.device, cfg.threads), faults_)), watchdog_(cfg.watchdog, cfg.rank),
       model_(*device_, cfg.layers, plan_stages(cfg.layers, layout_.dims().pp, layout_.dims().tp)[me_.pp_stage],

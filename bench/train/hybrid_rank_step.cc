@@ -7,7 +7,6 @@
 // activations or gradients, for its own sends to be taken, or for the slowest stage at
 // the step's end. With equal stages and nothing else in the way that is
 // (p − 1)/(m + p − 1) (pipeline_schedule.h).
-#include <ctime>
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,15 +15,6 @@
 #include "bench/train/train_rank.h"
 
 namespace chaosbench::bench::train {
-namespace {
-
-double process_cpu_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
-}
-
-}  // namespace
 
 // The first stage needs only the inputs; the last the targets (and with them the inputs
 // the teacher labels).

@@ -62,10 +62,18 @@ inline std::string model_key(const TrainConfig& cfg) {
 // and gpu/xid_events counts.
 void report_device_error(MetricsClient& metrics, const DeviceError& e, std::optional<std::int64_t> step);
 
+// The GPU and collective faults the harness arms for `rank` (null when none); why they
+// are off, when they are, goes to stderr.
+std::shared_ptr<DeviceFaults> open_device_faults(int rank);
+
+// CPU time of the whole process, every thread (compute, communication, gloo's own), in ms:
+// train/cpu_time.
+double process_cpu_ms();
+
 class TrainRank {
  public:
   TrainRank(const TrainConfig& cfg, MetricsClient& metrics)
-      : cfg_(cfg), metrics_(metrics), faults_(open_faults(cfg.rank)),
+      : cfg_(cfg), metrics_(metrics), faults_(open_device_faults(cfg.rank)),
         device_(with_faults(make_device(cfg.device, cfg.threads), faults_)), watchdog_(cfg.watchdog, cfg.rank),
         model_(*device_, cfg.layers, cfg.batch_size, extras_count(cfg)), optimizer_(*device_, cfg.optimizer, model_.param_count()),
         data_(cfg.layers.front(), cfg.layers.back(), cfg.seed),
@@ -122,7 +130,6 @@ class TrainRank {
   Reduced reduce_and_update(bool overlap);
   int device_failed(const DeviceError& e);
   bool collective_failed(const std::string& error, const char* reason, int code);
-  static std::shared_ptr<DeviceFaults> open_faults(int rank);
   void log(const std::string& line) const { fmt::print(stderr, "rank {}: {}\n", cfg_.rank, line); }
   bool leader() const { return membership_.leader() == cfg_.rank; }
 

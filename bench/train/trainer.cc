@@ -50,14 +50,13 @@ static_assert(std::atomic<int>::is_always_lock_free, "the SIGTERM handler stores
 
 extern "C" void on_sigterm(int) { g_stop_requested = 1; }
 
-// CPU time of the whole process, every thread (compute, communication, gloo's own), in ms.
+}  // namespace
+
 double process_cpu_ms() {
   timespec ts{};
   ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
-
-}  // namespace
 
 void report_device_error(MetricsClient& metrics, const DeviceError& e, std::optional<std::int64_t> step) {
   Labels fields{{"error", std::string(e.what())}, {"reason", std::string("device")},
@@ -272,7 +271,7 @@ void TrainRank::apply_bitflip(const std::optional<BitflipShot>& shot, cb_bitflip
 
 
 
-std::shared_ptr<DeviceFaults> TrainRank::open_faults(int rank) {
+std::shared_ptr<DeviceFaults> open_device_faults(int rank) {
   std::string why;
   auto faults = DeviceFaults::from_env(&why);
   if (!why.empty()) fmt::print(stderr, "rank {}: GPU faults disabled: {}\n", rank, why);
@@ -340,9 +339,6 @@ void TrainRank::finish() {
 }
 
 int TrainRank::run() {
-  const ScopedSignal ignore_sigpipe(SIGPIPE, SIG_IGN);  // a dead peer is an error, not a killed rank
-  g_stop_requested = 0;
-  const ScopedSignal stop_on_sigterm(SIGTERM, on_sigterm);
   try {
     if (cfg_.attempt == 0 && !cfg_.rejoin) {
       const double tflops = measure_gemm_tflops(*device_);
@@ -424,11 +420,11 @@ int run_trainer(const TrainConfig& cfg, MetricsClient& metrics) {
     fmt::print(stderr, "rank {}: {}\n", cfg.rank, *why);
     return kTrainBadConfig;
   }
+  const ScopedSignal ignore_sigpipe(SIGPIPE, SIG_IGN);  // a dead peer is an error, not a killed rank
+  g_stop_requested = 0;
+  const ScopedSignal stop_on_sigterm(SIGTERM, on_sigterm);
   try {
     if (cfg.parallel.hybrid()) {
-      const ScopedSignal ignore_sigpipe(SIGPIPE, SIG_IGN);  // a dead peer is an error, not a killed rank
-      g_stop_requested = 0;
-      const ScopedSignal stop_on_sigterm(SIGTERM, on_sigterm);
       HybridRank rank(cfg, metrics);
       return rank.run(g_stop_requested);
     }
