@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev libzstd-dev libxxhash-dev
   libjs-chart.js chromium
   python3-torch
+  python3-scipy  # the gate's statistics cross-checked against SciPy (tests/history)
   openssh-server openssh-client libssl-dev
   slurmctld slurmd slurm-client munge
   dpkg-dev file  # the Debian package (cmake/packaging.cmake): dpkg-shlibdeps, and file for CPack
