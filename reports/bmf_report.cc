@@ -1,6 +1,10 @@
 #include "reports/bmf_report.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,6 +27,19 @@ std::string benchmark_name(const RunResult& run, const MetricRecord& r) {
   return name;
 }
 
+// The smallest and largest of the runs' values of a combined result's record (at least
+// two), when the median lies between them.
+std::optional<std::pair<double, double>> run_spread(const MetricRecord& r) {
+  if (!r.runs) return std::nullopt;
+  std::vector<double> v;
+  for (double x : r.runs->value)
+    if (std::isfinite(x)) v.push_back(x);
+  if (v.size() < 2) return std::nullopt;
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  if (!(*lo <= r.value && r.value <= *hi)) return std::nullopt;
+  return std::pair{*lo, *hi};
+}
+
 }  // namespace
 
 std::string render_bmf(const RunResult& run) {
@@ -32,7 +49,10 @@ std::string render_bmf(const RunResult& run) {
     const std::string benchmark = benchmark_name(run, r);
     if (benchmark.size() > kMaxBenchmark) continue;
     nlohmann::json metric{{"value", r.value}};
-    if (r.stats && r.stats->n >= 2 && std::isfinite(r.stats->min) && std::isfinite(r.stats->max) &&
+    if (auto spread = run_spread(r)) {  // a combined result: the runs' own spread
+      metric["lower_value"] = spread->first;
+      metric["upper_value"] = spread->second;
+    } else if (r.stats && r.stats->n >= 2 && std::isfinite(r.stats->min) && std::isfinite(r.stats->max) &&
         r.stats->min <= r.value && r.value <= r.stats->max) {
       metric["lower_value"] = r.stats->min;
       metric["upper_value"] = r.stats->max;

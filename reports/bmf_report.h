@@ -6,7 +6,9 @@
 //   measure    the metric's name, as `chaosbench metrics` lists it (up to 64 characters)
 //   value      the record's value (its aggregation: mean, sum, last or max)
 //   lower_value, upper_value  the smallest and largest sample in the phase, when the
-//              record has two or more and the value lies between them
+//              record has two or more and the value lies between them; in a combined
+//              result of repeated runs (value: the median over runs) the smallest and
+//              largest of the runs' values instead
 // A record whose value is not finite, or whose names exceed Bencher's limits, is left out
 // rather than cut (a cut name could merge two series). Pure.
 #pragma once

@@ -121,6 +121,7 @@ std::string console_summary(const RunResult& run, const std::string& run_dir) {
   out += fmt::format("\n{} — {} in {:.1f}s\n", run.scenario_name, verdict_text(run.verdict), run.duration_s);
   if (!run.reason.empty()) out += fmt::format("  {}\n", run.reason);
   if (run.abort) out += fmt::format("  aborted: {}\n", abort_text(*run.abort));
+  if (run.repeat) out += fmt::format("  {}\n", repeat_text(*run.repeat));
 
   // Collectives: busbw per collective/algorithm at each size, overall phase.
   std::map<std::pair<std::string, std::string>, std::vector<const MetricRecord*>> comm;

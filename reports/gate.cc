@@ -11,20 +11,20 @@
 #include <vector>
 
 #include "common/units.h"
+#include "reports/gate_rows.h"
+#include "reports/gate_runs.h"
 #include "reports/statistics.h"
 
 namespace chaosbench::reports {
 namespace {
+
+using namespace gate_detail;
 
 // A high percentile is tested on each side's values at or above this percentile (the
 // upper decile): a slower tail barely moves the ranks of the whole sample.
 constexpr double kTailFrom = 90.0;
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-bool latency_like(const MetricRecord& r) {
-  return r.better == "lower" && (r.unit == "s" || r.unit == "ms" || r.unit == "us" || r.unit == "ns");
-}
 
 std::string phase_of(const Labels& labels) {
   auto it = labels.find("phase");
@@ -102,32 +102,13 @@ std::uint64_t row_seed(std::uint64_t seed, const MetricRecord& r, const std::str
   return h;
 }
 
-std::string pct(double x) {
-  if (std::isinf(x)) return x > 0 ? "+inf%" : "-inf%";
-  return fmt::format("{:+.1f}%", x * 100.0);
-}
-
-std::string p_text(double p) { return p >= 0.001 ? fmt::format("{:.3g}", p) : fmt::format("{:.1e}", p); }
-
-MetricComparison row_for(const MetricRecord& r, const std::string& stat, double tolerance) {
-  MetricComparison m;
-  m.name = r.name;
-  m.unit = r.unit;
-  m.better = r.better;
-  m.labels = r.labels;
-  m.stat = stat;
-  m.tolerance = tolerance;
-  return m;
-}
-
-// A regression is a change in the worse direction: up for lower-is-better.
-double worse_sign(const std::string& better) { return better == "lower" ? 1.0 : -1.0; }
-
 MetricComparison compare_single(const MetricRecord& base, const MetricRecord& cur, double tolerance) {
   auto m = row_for(cur, "value", tolerance);
   m.n_baseline = m.n_current = 1;
   m.baseline = base.value;
   m.current = cur.value;
+  m.baseline_points = {base.value};
+  m.current_points = {cur.value};
   m.change = relative_change(base.value, cur.value);
   const bool regressed = worse_sign(cur.better) * m.change > tolerance;
   m.status = regressed ? GateStatus::kWarn : GateStatus::kPass;
@@ -150,6 +131,8 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
   std::vector<double> test_base = tail ? upper_tail(base_values, kTailFrom) : base_values;
   std::vector<double> test_cur = tail ? upper_tail(cur_values, kTailFrom) : cur_values;
   const std::string tested = tail ? fmt::format(", upper decile {} vs {}", test_base.size(), test_cur.size()) : "";
+  m.baseline_points = plot_quantiles(test_base);
+  m.current_points = plot_quantiles(test_cur);
 
   if (!base_values.empty() && !cur_values.empty()) {
     m.p_value = mann_whitney_u(test_base, test_cur).p_value;
@@ -217,6 +200,10 @@ Comparison compare_runs(const RunResult& baseline, const RunResult& current, con
     }
     if (!base) continue;
     const double tol = tolerance_for(cur, rules, options.default_tolerance);
+    if (base->runs || cur.runs) {  // repeated runs on either side: one figure per run
+      compare_run_level(*base, cur, tol, options, out.metrics);
+      continue;
+    }
     auto base_values = samples_of(baseline, *base);
     auto cur_values = samples_of(current, cur);
     if (!base_values && !cur_values) {
@@ -230,6 +217,7 @@ Comparison compare_runs(const RunResult& baseline, const RunResult& current, con
       out.metrics.push_back(compare_sampled(cur, *base_values, *cur_values, 99, "p99", tol, options));
   }
 
+  judge_run_level_rows(out.metrics, options);
   out.verdict = GateStatus::kPass;
   for (const auto& m : out.metrics) out.verdict = std::max(out.verdict, m.status);
   return out;

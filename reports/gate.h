@@ -8,6 +8,8 @@
 // worse direction; fewer than min_samples on a side gives WARN (never a silent pass);
 // improvements never fail. Tolerance: default_tolerance, or the scenario's per-metric
 // "tolerance" in its checks (the current run's resolved scenario).
+// Repeated runs (`run --repeat N`: records with per-run values) are compared run by run
+// instead: one figure per run and side, Welch's t test (gate_runs.h).
 // Pure and deterministic (the bootstrap uses `seed`).
 #pragma once
 
@@ -23,6 +25,7 @@ struct GateOptions {
   double alpha = 0.01;
   double default_tolerance = 0.05;  // 5%
   std::size_t min_samples = 8;
+  std::size_t min_runs = 3;  // repeated runs: fewer on a side gives WARN
   int bootstrap_resamples = 2000;
   std::uint64_t seed = 1;
 };

@@ -138,12 +138,35 @@ json faults_json(const std::vector<FaultRecord>& faults) {
   return out;
 }
 
+json numbers_json(const std::vector<double>& values) {
+  json out = json::array();
+  for (double v : values) out.push_back(number(v));
+  return out;
+}
+
+// Absent p50/p99 arrays: a derived single number has only values.
+json run_values_json(const RunValues& r) {
+  json out = {{"value", numbers_json(r.value)}};
+  if (!r.p50.empty()) out["p50"] = numbers_json(r.p50);
+  if (!r.p99.empty()) out["p99"] = numbers_json(r.p99);
+  return out;
+}
+
+json repeat_json(const RepeatRecord& r) {
+  json runs = json::array();
+  for (const auto& x : r.runs)
+    runs.push_back({{"run_id", x.run_id}, {"dir", x.dir}, {"verdict", to_string(x.verdict)}, {"reason", x.reason},
+                    {"started_at", x.started_at}, {"duration_s", number(x.duration_s)}});
+  return {{"count", r.count}, {"interleaved", r.interleaved}, {"runs", std::move(runs)}};
+}
+
 json metrics_json(const std::vector<MetricRecord>& metrics) {
   json out = json::array();
   for (const auto& m : metrics) {
     json rec = {{"name", m.name}, {"unit", m.unit}, {"better", m.better},
                 {"labels", labels_json(m.labels)}, {"value", number(m.value)}};
     if (m.stats) rec["stats"] = stats_json(*m.stats);
+    if (m.runs) rec["runs"] = run_values_json(*m.runs);
     out.push_back(std::move(rec));
   }
   return out;
@@ -200,11 +223,13 @@ json comparison_json(const Comparison& c) {
   json rows = json::array();
   for (const auto& m : c.metrics)
     rows.push_back({{"name", m.name}, {"unit", m.unit}, {"better", m.better}, {"labels", labels_json(m.labels)},
-                    {"stat", m.stat}, {"n_baseline", m.n_baseline}, {"n_current", m.n_current},
+                    {"stat", m.stat}, {"basis", m.basis}, {"n_baseline", m.n_baseline}, {"n_current", m.n_current},
                     {"baseline", number(m.baseline)}, {"current", number(m.current)}, {"change", number(m.change)},
                     {"ci_low", optional_number(m.ci_low)}, {"ci_high", optional_number(m.ci_high)},
                     {"p_value", optional_number(m.p_value)}, {"tolerance", number(m.tolerance)},
-                    {"status", to_string(m.status)}, {"reason", m.reason}});
+                    {"status", to_string(m.status)}, {"reason", m.reason},
+                    {"baseline_points", numbers_json(m.baseline_points)},
+                    {"current_points", numbers_json(m.current_points)}});
   return {{"baseline_run", c.baseline_run}, {"baseline_started_at", c.baseline_started_at},
           {"alpha", number(c.alpha)}, {"verdict", to_string(c.verdict)}, {"metrics", rows}};
 }
@@ -242,6 +267,7 @@ std::string to_json(const RunResult& run, int indent) {
   j["probes"] = probes_json(run.probes);
   if (run.abort) j["abort"] = abort_json(*run.abort);  // absent: the run did not stop itself
   if (run.comparison) j["comparison"] = comparison_json(*run.comparison);
+  if (run.repeat) j["repeat"] = repeat_json(*run.repeat);  // absent: a single run
   j["protocol"] = {{"samples", run.protocol.samples},
                    {"events", run.protocol.events},
                    {"malformed", run.protocol.malformed},

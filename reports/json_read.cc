@@ -124,6 +124,13 @@ FaultRecord read_fault(const json& f) {
   return fr;
 }
 
+// Null (a NaN written) and non-numbers read as NaN, keeping each run's position.
+std::vector<double> numbers_at(const json& j, const char* key) {
+  std::vector<double> out;
+  for (const auto& x : array_at(j, key)) out.push_back(x.is_number() ? x.get<double>() : std::nan(""));
+  return out;
+}
+
 MetricRecord read_metric(const json& m) {
   MetricRecord mr;
   mr.name = str(m, "name");
@@ -136,6 +143,8 @@ MetricRecord read_metric(const json& m) {
     mr.stats = Stats{integer<std::uint64_t>(s, "n"), num(s, "mean"), num(s, "stddev"), num(s, "min"), num(s, "p50"),
                      num(s, "p90"), num(s, "p99"), num(s, "max"), num(s, "sum")};
   }
+  if (auto it = m.find("runs"); it != m.end() && it->is_object())
+    mr.runs = RunValues{numbers_at(*it, "value"), numbers_at(*it, "p50"), numbers_at(*it, "p99")};
   return mr;
 }
 
@@ -144,8 +153,8 @@ Series read_series(const json& s) {
   se.name = str(s, "name");
   se.unit = str(s, "unit");
   se.labels = labels_from(s.value("labels", json::object()));
-  for (const auto& x : array_at(s, "t")) se.t.push_back(x.is_number() ? x.get<double>() : std::nan(""));
-  for (const auto& x : array_at(s, "v")) se.v.push_back(x.is_number() ? x.get<double>() : std::nan(""));
+  se.t = numbers_at(s, "t");
+  se.v = numbers_at(s, "v");
   return se;
 }
 
@@ -187,6 +196,7 @@ MetricComparison read_metric_comparison(const json& m) {
   mc.better = str(m, "better");
   mc.labels = labels_from(m.value("labels", json::object()));
   mc.stat = str(m, "stat");
+  mc.basis = m.contains("basis") ? str(m, "basis") : "samples";  // files from before repeated runs
   mc.n_baseline = integer<std::uint64_t>(m, "n_baseline");
   mc.n_current = integer<std::uint64_t>(m, "n_current");
   mc.baseline = num(m, "baseline");
@@ -198,6 +208,8 @@ MetricComparison read_metric_comparison(const json& m) {
   mc.tolerance = num(m, "tolerance");
   mc.status = parse_gate_status(str(m, "status"));
   mc.reason = str(m, "reason");
+  mc.baseline_points = numbers_at(m, "baseline_points");
+  mc.current_points = numbers_at(m, "current_points");
   return mc;
 }
 
@@ -234,6 +246,17 @@ ProbeRecord read_probe(const json& p) {
 
 AbortRecord read_abort(const json& a) {
   return {str(a, "cause"), str(a, "evidence"), num(a, "decided_s"), opt_num(a, "reverted_s")};
+}
+
+RepeatRecord read_repeat(const json& j) {
+  RepeatRecord r;
+  r.count = integer<int>(j, "count");
+  auto il = j.find("interleaved");
+  r.interleaved = il != j.end() && il->is_boolean() && il->get<bool>();
+  for (const auto& x : array_at(j, "runs"))
+    r.runs.push_back({str(x, "run_id"), str(x, "dir"), parse_verdict(str(x, "verdict")), str(x, "reason"),
+                      str(x, "started_at"), num(x, "duration_s")});
+  return r;
 }
 
 // The sections that are lists of records.
@@ -289,6 +312,7 @@ RunResult from_json(const std::string& text) {
   r.reason = str(j, "reason");
   read_lists(j, r);
   if (auto it = j.find("comparison"); it != j.end() && it->is_object()) r.comparison = read_comparison(*it);
+  if (auto it = j.find("repeat"); it != j.end() && it->is_object()) r.repeat = read_repeat(*it);
   if (auto it = j.find("protocol"); it != j.end() && it->is_object()) {
     r.protocol.samples = integer<std::uint64_t>(*it, "samples");
     r.protocol.events = integer<std::uint64_t>(*it, "events");

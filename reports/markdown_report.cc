@@ -187,6 +187,7 @@ std::string render_markdown(const RunResult& run) {
   std::string out = fmt::format("# chaosbench: {} — {}\n\n**{}**", markdown_cell(name), verdict_text(run.verdict), verdict_text(run.verdict));
   if (!run.reason.empty()) out += fmt::format(": {}", markdown_cell(run.reason));
   if (run.abort) out += fmt::format("\n\nAborted: {}", markdown_cell(abort_text(*run.abort)));
+  if (run.repeat) out += fmt::format("\n\nCombined: {}.", markdown_cell(repeat_text(*run.repeat)));
   out += fmt::format("\n\nRun `{}`{}, {:.1f} s, seed {}{}.\n", markdown_cell(run.run_id.empty() ? "-" : run.run_id),
                      run.started_at.empty() ? "" : fmt::format(" started {}", markdown_cell(run.started_at)), run.duration_s, run.seed,
                      run.environment.host.empty() ? "" : fmt::format(" on {}", markdown_cell(run.environment.host)));

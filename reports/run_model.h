@@ -12,6 +12,8 @@
 #include "common/labels.h"
 #include "reports/check_status.h"
 #include "reports/gate_status.h"
+#include "reports/repeat_record.h"
+#include "reports/run_values.h"
 #include "reports/scenario_facts.h"
 #include "reports/verdict.h"
 
@@ -35,6 +37,9 @@ struct MetricRecord {
   Labels labels;       // always holds "phase"
   double value = 0;
   std::optional<Stats> stats;
+  // A combined result of repeated runs: the record's figures in each run (value and stats
+  // above are then medians over the runs).
+  std::optional<RunValues> runs = std::nullopt;
 };
 
 struct Series {
@@ -187,7 +192,8 @@ struct MetricComparison {
   std::string better;  // "higher", "lower", "none"
   Labels labels;       // always holds "phase"
   std::string stat;    // the statistic compared: "p50", "p99", or "value" for a single number
-  std::uint64_t n_baseline = 0, n_current = 0;  // samples on each side
+  std::string basis = "samples";  // "samples": one run per side; "runs": one figure per run (--repeat)
+  std::uint64_t n_baseline = 0, n_current = 0;  // samples (or runs) on each side
   double baseline = 0, current = 0;             // the statistic on each side
   double change = 0;                            // (current - baseline) / baseline
   std::optional<double> ci_low, ci_high;        // confidence interval of change (1 - alpha)
@@ -195,6 +201,10 @@ struct MetricComparison {
   double tolerance = 0.05;                      // a regression within it passes
   GateStatus status = GateStatus::kFail;
   std::string reason;                           // why, with the numbers
+  // What the report plots for each side: the runs' figures (basis "runs"), or 21 evenly
+  // spaced quantiles (0, 5, ..., 100 %) of the values tested (basis "samples": the whole
+  // sample for a p50 row, its upper decile for a p99 row); one value for a single number.
+  std::vector<double> baseline_points, current_points;
 };
 
 struct Comparison {
@@ -260,6 +270,7 @@ struct RunResult {
   std::vector<ProbeRecord> probes;
   std::optional<AbortRecord> abort;
   std::optional<Comparison> comparison;  // against --baseline, when given
+  std::optional<RepeatRecord> repeat;    // a combined result of `run --repeat N`
   ProtocolStats protocol;
 };
 

@@ -66,6 +66,19 @@ std::string abort_text(const AbortRecord& abort) {
   return out;
 }
 
+std::string repeat_text(const RepeatRecord& repeat) {
+  std::size_t passed = 0;
+  for (const auto& r : repeat.runs) passed += r.verdict == Verdict::kPass;
+  std::string out = fmt::format("medians of {} run{} ({} passed on {} own", repeat.runs.size(),
+                                repeat.runs.size() == 1 ? "" : "s", passed, repeat.runs.size() == 1 ? "its" : "their");
+  if (!repeat.runs.empty())
+    out += repeat.runs.size() == 1 ? fmt::format("; in {}", repeat.runs.front().dir)
+                                   : fmt::format("; each in {} … {}", repeat.runs.front().dir, repeat.runs.back().dir);
+  out += ")";
+  if (repeat.interleaved) out += ", alternated with the baseline's";
+  return out;
+}
+
 std::string xml_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -43,6 +43,11 @@ std::string verdict_text(GateStatus status);
 // "; no fault was reverted after it". Not escaped.
 std::string abort_text(const AbortRecord& abort);
 
+// What a combined result of repeated runs is, in one line every reporter shows the same
+// way: "medians of 5 runs (4 passed on their own; each in run-01 … run-05), alternated
+// with the baseline's". Not escaped.
+std::string repeat_text(const RepeatRecord& repeat);
+
 // XML 1.0 text or attribute value: & < > " ' as entities, \n \r \t as character
 // references (attribute values would otherwise be normalised to spaces), other control
 // characters (not allowed in XML 1.0) as U+FFFD.

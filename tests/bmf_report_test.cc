@@ -62,3 +62,20 @@ TEST_CASE("bmf: values that are not finite and names past Bencher's limits are l
   CHECK(bmf.at("demo/overall").size() == 1);
   CHECK(bmf.at("demo/overall").at("a/ok").at("value") == 2);
 }
+
+TEST_CASE("bmf: a combined result's bounds are the runs' smallest and largest value", "[bmf]") {
+  RunResult run;
+  run.scenario_name = "demo";
+  auto r = record("train/throughput", {{"phase", std::string("overall")}}, 31000, spread(1200, 100, 90000));
+  r.runs = RunValues{{30500, 31000, 31800}, {}, {}};
+  run.metrics.push_back(r);
+  auto one = record("train/loss", {{"phase", std::string("overall")}}, 0.2);
+  one.runs = RunValues{{0.2}, {}, {}};  // one run: no spread, no stats: no bounds
+  run.metrics.push_back(one);
+  const auto j = nlohmann::json::parse(render_bmf(run));
+  const auto& m = j["demo/overall"]["train/throughput"];
+  CHECK(m["value"] == 31000);
+  CHECK(m["lower_value"] == 30500);
+  CHECK(m["upper_value"] == 31800);
+  CHECK_FALSE(j["demo/overall"]["train/loss"].contains("lower_value"));
+}

@@ -15,6 +15,7 @@
 #include "harness/scenario/scenario_loader.h"
 #include "harness/cli/report_output.h"
 #include "harness/runner/result_builder.h"
+#include "harness/cli/repeat_run.h"
 #include "harness/cli/sweep_run.h"
 
 namespace chaosbench::harness {
@@ -71,6 +72,29 @@ void read_live_options(const po::variables_map& vm, RunOptions& run) {
   }
 }
 
+// --repeat and --interleave (the baseline scenario read and checked now, with the same
+// --set and --seed); nullopt without --repeat.
+std::optional<RepeatPlan> read_repeat_plan(const po::variables_map& vm, const LoadOptions& load) {
+  if (!vm.count("repeat")) {
+    if (vm.count("interleave")) throw UsageError("--interleave needs --repeat N");
+    return std::nullopt;
+  }
+  RepeatPlan plan;
+  plan.count = vm["repeat"].as<int>();
+  if (plan.count < 1 || plan.count > 1000) throw UsageError("--repeat must be between 1 and 1000");
+  if (vm.count("interleave")) {
+    ScenarioSource base;
+    base.file = vm["interleave"].as<std::string>();
+    base.text = read_scenario_file(base.file);
+    auto loaded = parse_scenario(base.text, base.file, load);
+    for (const auto& w : loaded.warnings) std::cerr << format_diagnostic(w) << "\n";
+    if (!loaded.scenario.sweep.empty()) throw UsageError("--interleave: the baseline scenario has a sweep");
+    base.scenario = std::move(loaded.scenario);
+    plan.interleave = std::move(base);
+  }
+  return plan;
+}
+
 }  // namespace
 
 int cmd_run(const Args& args) {
@@ -81,6 +105,10 @@ int cmd_run(const Args& args) {
       ("set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override, e.g. workload.iters=50 (repeatable)")
       ("seed", po::value<std::int64_t>(), "seed for random choices, >= 0 (overrides the scenario's)")
       ("dry-run", "validate and print the plan; start nothing")
+      ("repeat", po::value<int>(), "N: run the scenario N times (OUT/run-NN/) and combine them into OUT/results.json; "
+                                   "--baseline then compares run by run")
+      ("interleave", po::value<std::string>(), "BASELINE.json: with --repeat, run this baseline scenario alternately "
+                                               "(ABBA) into OUT/baseline/ and gate against it")
       ("metrics-listen", po::value<std::string>(), "ADDR:PORT: serve the run's live state (phase, faults, probes, each "
                                                   "metric's newest value) as Prometheus text at /metrics")
       ("grafana", po::value<std::string>(), "URL of a Grafana: one region annotation per fault occurrence (token from "
@@ -94,6 +122,7 @@ int cmd_run(const Args& args) {
   if (cl.help) {
     print_help("chaosbench run SCENARIO.json [--out DIR] [--set KEY=VALUE]... [--seed N] [--baseline RESULTS.json]\n"
                "                      [--report FORMAT[=FILE]]... [--annotations] [--dry-run] [--quiet]\n"
+               "                      [--repeat N [--interleave BASELINE_SCENARIO.json]]\n"
                "                      [--metrics-listen ADDR:PORT] [--grafana URL [--grafana-dashboard UID]]",
                "Brings up the cluster, starts the workload, injects the scenario's faults on their timeline,\n"
                "collects metrics, evaluates the checks (and the baseline gate) and writes DIR/results.json,\n"
@@ -101,7 +130,9 @@ int cmd_run(const Args& args) {
                "check or the gate failed or the workload failed, 2 scenario error, 3 host cannot do it,\n"
                "130 interrupted (everything stopped and reverted first).\n"
                "--metrics-listen serves the run's live state to Prometheus while it runs; --grafana marks each\n"
-               "fault window on a Grafana (docs/prometheus.md).",
+               "fault window on a Grafana (docs/prometheus.md).\n"
+               "--repeat N runs it N times and gates run-level figures; --interleave alternates them with a\n"
+               "baseline scenario's runs (docs/gate.md).",
                options);
     return kExitPass;
   }
@@ -132,8 +163,17 @@ int cmd_run(const Args& args) {
   }
   if (cl.vm.count("out")) run.out_dir = cl.vm["out"].as<std::string>();
   run.quiet = cl.vm.count("quiet") > 0;
-  if (!loaded.scenario.sweep.empty())
+  auto plan = read_repeat_plan(cl.vm, load);
+  if (!loaded.scenario.sweep.empty()) {
+    if (plan) throw UsageError("--repeat: a scenario with a sweep runs each point once; repeat a point instead");
     return run_sweep(text, report_options.scenario_file, load, loaded.scenario, run, report_options);
+  }
+  if (plan) {
+    if (plan->interleave && report_options.baseline)
+      throw UsageError("--interleave and --baseline: the interleaved runs are the baseline; give one of them");
+    ScenarioSource current{report_options.scenario_file, text, loaded.scenario};
+    return run_repeat(current, *plan, run, report_options);
+  }
   auto outcome = run_scenario(loaded.scenario, run);
   return finish_reports(outcome.result, outcome.run_dir, report_options, outcome.exit_code);
 }

@@ -1,0 +1,82 @@
+#include "harness/cli/repeat_run.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "common/trusted_directory.h"
+#include "harness/cli/exit_code.h"
+#include "harness/host_error.h"
+#include "harness/runner/run_directory.h"
+#include "reports/repeat_combine.h"
+
+namespace chaosbench::harness {
+namespace {
+
+// A series of runs of one scenario, into `dir`/run-NN/.
+struct Side {
+  const ScenarioSource* source = nullptr;
+  std::string dir;
+  std::vector<reports::RunToCombine> runs;
+};
+
+// One run of `side` (its number `i`, 1-based), reported into its own directory. Returns
+// its exit code.
+int run_one(Side& side, int i, int count, const RunOptions& run, const ReportOptions& reports) {
+  RunOptions one = run;
+  const std::string name = fmt::format("run-{:02d}", i);
+  one.out_dir = side.dir + "/" + name;
+  spdlog::info("{} run {}/{}: {}", side.source->scenario.name, i, count, one.out_dir);
+  auto outcome = run_scenario(side.source->scenario, one);
+  ReportOptions own = reports;
+  own.baseline.reset();  // the gate judges the combined result, not each run
+  own.annotations = false;
+  own.quiet = true;      // one line per run; the combined summary follows
+  int code = finish_reports(outcome.result, outcome.run_dir, own, outcome.exit_code);
+  side.runs.push_back({std::move(outcome.result), name});
+  return code;
+}
+
+bool stops_series(int code) { return code == kExitInterrupted || code == kExitHost || code == kExitUsage; }
+
+void make_directory(const std::string& dir) {
+  if (std::string why = common::make_trusted_directory(dir, 0750); !why.empty())
+    throw HostError(fmt::format("output directory: {}", why));
+}
+
+std::string base_name(const std::string& dir) { return std::filesystem::path(dir).filename().string(); }
+
+}  // namespace
+
+int run_repeat(const ScenarioSource& current, const RepeatPlan& plan, const RunOptions& run,
+               ReportOptions reports) {
+  Side cur{&current, RunDirectory::resolve_out(run.out_dir, current.scenario.name), {}};
+  make_directory(cur.dir);
+  std::optional<Side> base;
+  if (plan.interleave) {
+    base = Side{&*plan.interleave, cur.dir + "/baseline", {}};
+    make_directory(base->dir);
+  }
+  for (int i = 1; i <= plan.count; ++i) {
+    // ABBA: the baseline first in odd rounds, second in even ones.
+    std::vector<Side*> order{&cur};
+    if (base) order.insert(i % 2 == 1 ? order.begin() : order.end(), &*base);
+    for (Side* side : order)
+      if (int code = run_one(*side, i, plan.count, run, reports); stops_series(code)) return code;
+  }
+  if (base) {
+    auto combined = reports::combine_runs(base->runs, base_name(cur.dir) + "-baseline", true);
+    ReportOptions own = reports;
+    own.baseline.reset();
+    own.annotations = false;
+    own.quiet = true;
+    finish_reports(combined, base->dir, own, exit_code_for(combined.verdict));
+    reports.baseline = std::move(combined);
+  }
+  auto combined = reports::combine_runs(cur.runs, base_name(cur.dir), base.has_value());
+  return finish_reports(combined, cur.dir, reports, exit_code_for(combined.verdict));
+}
+
+}  // namespace chaosbench::harness
