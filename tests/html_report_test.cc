@@ -108,7 +108,7 @@ TEST_CASE("html: the document has the policy, the sections in order, the verdict
   for (const char* remote : {"src=\"http", "href=\"http", "src='http", "href='http", "url(http", "@import"})
     CHECK(doc.find(remote) == std::string::npos);
   std::size_t last = 0;
-  for (const char* heading : {"Verdict", "Timelines", "Metrics by phase", "Latency percentiles", "Per-rank step time",
+  for (const char* heading : {"Verdict", "Timelines", "Metrics by phase", "Per-fault impact", "Latency percentiles", "Per-rank step time",
                               "Checkpoints and recovery", "Tuning advice", "Environment", "Scenario"}) {
     auto at = doc.find(std::string("<h2>") + heading + "</h2>");
     INFO(heading);
@@ -158,6 +158,65 @@ TEST_CASE("html: a run of 10^6 samples renders under 5 MB", "[html]") {
   WARN("report.html for 10^6 samples: " << doc.size() / 1e6 << " MB in " << seconds << " s");
   CHECK(doc.size() < 5'000'000);
   CHECK_THAT(doc, Catch::Contains("987.5"));  // the spike is still drawn
+}
+
+namespace {
+
+// A 10-fault run compared with a baseline run as the gate compares it: every record but
+// fault/* (the per-fault figures among them), in every phase; step times regressed, and a
+// single-valued figure only WARNs.
+RunResult ten_fault_run() {
+  auto run = chaosbench::test::many_faults_run(10);
+  Comparison cmp;
+  cmp.baseline_run = "base-run";
+  cmp.verdict = GateStatus::kFail;
+  for (const auto& m : run.metrics) {
+    if (m.name.starts_with("fault/")) continue;
+    MetricComparison c{.name = m.name, .unit = m.unit, .better = m.better, .labels = m.labels, .stat = "p50"};
+    c.change = m.name == "train/step_time" ? 0.2 : 0.01;
+    c.ci_low = c.change - 0.05;
+    c.ci_high = c.change + 0.05;
+    c.status = m.name == "train/step_time" ? GateStatus::kFail : GateStatus::kPass;
+    c.reason = "p50 within tolerance";
+    if (!m.stats) {
+      c.stat = "value";
+      c.ci_low.reset();
+      c.ci_high.reset();
+      c.status = GateStatus::kWarn;
+      c.reason = "a single value on each side";
+    }
+    cmp.metrics.push_back(c);
+  }
+  run.comparison = cmp;
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("html: per-fault figures have a table of their own, not rows of the phase table", "[html]") {
+  const auto doc = render_html(ten_fault_run());
+  const auto phases_at = doc.find("<section id=\"phases\">"), faults_at = doc.find("<section id=\"fault-impact\">");
+  REQUIRE(phases_at != std::string::npos);
+  REQUIRE(faults_at > phases_at);
+  const std::string phase_table = doc.substr(phases_at, faults_at - phases_at);
+  const std::string fault_table = doc.substr(faults_at, doc.find("</section>", faults_at) - faults_at);
+  // The phase table has no row of a per-fault figure, nor of its comparison.
+  for (const char* per_fault :
+       {"time_to_detect", "time_to_recover", "lost_steps", "throughput_retention", "apply_latency", "effect_error"})
+    CHECK(phase_table.find(per_fault) == std::string::npos);
+  // The per-fault table: a row per fault, the four resilience figures first, then the others.
+  CHECK(occurrences(fault_table, "<tr><td class=\"first\">") == 10);
+  for (const char* column : {"time to detect", "time to recover", "lost steps", "throughput retention", "apply latency",
+                             "effect error"})
+    CHECK_THAT(fault_table, Catch::Contains(std::string(">") + column));
+  CHECK_THAT(fault_table, Catch::Contains("node-kill-3</td><td><code>node.kill</code></td><td>node2</td>"
+                                          "<td class=\"num\">0.031 s<div class=\"cmp-one\" title=\"vs baseline run: value +1.0% "
+                                          "warn; a single value on each side\">+1% <span class=\"badge warn\">WARN</span>"));
+  CHECK_THAT(fault_table, Catch::Contains("<td class=\"num\">56 %<div class=\"cmp-one"));   // retention of slow-link-1: 1 / 1.8
+  CHECK(occurrences(fault_table, "<td class=\"num none\">&ndash;</td>") == 7 * 3 + 6);  // no detect/recover/lost, no effect
+  // The recovery section keeps the run-wide figures only.
+  CHECK(doc.find("<div class=\"k\">time_to_recover</div>") == std::string::npos);
+  CHECK_THAT(doc, Catch::Contains("<div class=\"k\">goodput</div>"));
 }
 
 TEST_CASE("html: report.html renders in headless Chromium without errors or requests", "[html]") {

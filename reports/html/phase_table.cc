@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "reports/html/fault_table.h"
 #include "reports/html/html_text.h"
 
 namespace chaosbench::reports::html {
@@ -88,9 +89,11 @@ Table collect_rows(const RunResult& run, std::string_view prefix, bool compared)
     return row;
   };
   for (const auto& m : run.metrics)
-    if (m.name.starts_with(prefix)) row_for(m.name, m.labels, m.unit, m.better).by_phase[label(m.labels, "phase")] = &m;
+    if (m.name.starts_with(prefix) && !per_fault_record(m.name, m.labels))
+      row_for(m.name, m.labels, m.unit, m.better).by_phase[label(m.labels, "phase")] = &m;
   if (compared)
-    for (const auto& c : run.comparison->metrics) row_for(c.name, c.labels, c.unit, c.better).comparisons.push_back(&c);
+    for (const auto& c : run.comparison->metrics)
+      if (!per_fault_record(c.name, c.labels)) row_for(c.name, c.labels, c.unit, c.better).comparisons.push_back(&c);
   std::stable_sort(t.names.begin(), t.names.end(),
                    [](const std::string& a, const std::string& b) { return family_rank(a) < family_rank(b); });
   return t;
