@@ -1,6 +1,8 @@
-// report.html: structure, escaping, size for 10^6 samples, downsampling, and a real render
-// in headless Chromium (no console error, no blocked request; the screenshot is kept as
-// <build>/report-screenshot.png).
+// report.html: structure, escaping, size for 10^6 samples, downsampling, the per-fault
+// table, and real renders in headless Chromium (no console error, no blocked request, no
+// part wider than a 1280 px window; the pages and their screenshots are kept in the build
+// directory: report-sample.html and report-screenshot.png, and report-10-faults.html and
+// report-10-faults.png for a run of 10 faults).
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -119,8 +121,9 @@ TEST_CASE("html: the document has the policy, the sections in order, the verdict
   CHECK_THAT(doc, Catch::Contains("<div class=\"verdict fail\"><span class=\"big\">FAIL</span>"));
   CHECK_THAT(doc, Catch::Contains("<h3>Failed checks</h3>"));
   CHECK_THAT(doc, Catch::Contains("train/step_time p50 = 36 ms &gt; 20 ms in fault:slow-link"));
-  // The baseline-run column: change, interval and badge.
-  CHECK_THAT(doc, Catch::Contains("+20.0% [+15.0%, +25.0%] <span class=\"badge fail\">FAIL</span>"));
+  // The baseline-run comparison under the value it compares: change and badge, the interval in its tooltip.
+  CHECK_THAT(doc, Catch::Contains("<div class=\"cmp-one\" title=\"vs baseline run: p50 +20.0% [+15.0%, +25.0%] fail; "
+                                  "p50 +20% [+15%, +25%], p = 0.001\">+20% <span class=\"badge fail\">FAIL</span>"));
   CHECK_THAT(doc, Catch::Contains("&quot;name&quot;: &quot;html-test&quot;"));  // the scenario, pretty-printed
   CHECK_THAT(doc, Catch::Contains("rank 1"));                                    // the heatmap
 }
@@ -162,6 +165,56 @@ TEST_CASE("html: a run of 10^6 samples renders under 5 MB", "[html]") {
 
 namespace {
 
+const std::string kChromium = "/usr/bin/chromium";
+
+// `action` (--screenshot=FILE or --dump-dom) on `page` in headless Chromium, 1280 px wide.
+chaosbench::test::CommandResult browse(const chaosbench::test::TempDir& dir, const std::string& page,
+                                       const std::string& action, int height) {
+  return chaosbench::test::run_command(
+      {kChromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+       "--user-data-dir=" + dir.file("profile"), "--enable-logging=stderr", "--v=0",
+       "--window-size=1280," + std::to_string(height), "--virtual-time-budget=5000", action, "file://" + page},
+      std::chrono::seconds(60));
+}
+
+// Renders `run` into the build directory as `page` and in Chromium, a window `height` px
+// tall: its screenshot as `screenshot` next to it (for a person to look at), and the DOM
+// after the page's script ran. Every check of a quiet page: it drew, logged nothing and
+// asked for nothing.
+std::string render_in_chromium(const RunResult& run, const std::string& page_name, const std::string& screenshot_name,
+                               int height) {
+  chaosbench::test::TempDir dir;
+  const std::string build = CHAOSBENCH_BUILD_DIR;
+  const std::string page = build + "/" + page_name, screenshot = build + "/" + screenshot_name;
+  std::ofstream(page, std::ios::binary) << render_html(run);
+  fs::remove(screenshot);
+  auto shot = browse(dir, page, "--screenshot=" + screenshot, height);
+  INFO(shot.err);
+  REQUIRE_FALSE(shot.timed_out);
+  CHECK(shot.exit_code == 0);
+  CHECK(fs::exists(screenshot));
+  auto dom = browse(dir, page, "--dump-dom", height);
+  INFO(dom.err);
+  REQUIRE_FALSE(dom.timed_out);
+  CHECK_THAT(dom.out, Catch::Contains("data-rendered=\"ok\""));
+  for (const auto* r : {&shot, &dom}) {
+    CHECK(r->err.find("CONSOLE") == std::string::npos);  // the page logs nothing unless it fails
+    CHECK(r->err.find("Uncaught") == std::string::npos);
+    CHECK(r->err.find("Refused to") == std::string::npos);  // a blocked load: a network request was attempted
+    CHECK(r->err.find("Content Security Policy") == std::string::npos);
+  }
+  return dom.out;
+}
+
+// The value of <body data-NAME="...">, or "(absent)".
+std::string body_data(const std::string& dom, const std::string& name) {
+  const std::string key = "data-" + name + "=\"";
+  auto at = dom.find(key);
+  if (at == std::string::npos) return "(absent)";
+  at += key.size();
+  return dom.substr(at, dom.find('"', at) - at);
+}
+
 // A 10-fault run compared with a baseline run as the gate compares it: every record but
 // fault/* (the per-fault figures among them), in every phase; step times regressed, and a
 // single-valued figure only WARNs.
@@ -200,10 +253,14 @@ TEST_CASE("html: per-fault figures have a table of their own, not rows of the ph
   REQUIRE(faults_at > phases_at);
   const std::string phase_table = doc.substr(phases_at, faults_at - phases_at);
   const std::string fault_table = doc.substr(faults_at, doc.find("</section>", faults_at) - faults_at);
-  // The phase table has no row of a per-fault figure, nor of its comparison.
+  // The phase table: baseline, a column per fault (its window over its recovery), overall.
+  CHECK(occurrences(phase_table, "<th class=\"num phase\">") == 2);
+  CHECK(occurrences(phase_table, "<th class=\"num phase fault\">") == 10);
+  CHECK(occurrences(phase_table, "<td class=\"num pair\">") == 10 * 13);  // 13 rows have fault and recovery values
   for (const char* per_fault :
        {"time_to_detect", "time_to_recover", "lost_steps", "throughput_retention", "apply_latency", "effect_error"})
     CHECK(phase_table.find(per_fault) == std::string::npos);
+  CHECK(occurrences(phase_table, "<div class=\"cmp-one") == 13 * 22 + 2);  // every phase of every row, goodput, restarts
   // The per-fault table: a row per fault, the four resilience figures first, then the others.
   CHECK(occurrences(fault_table, "<tr><td class=\"first\">") == 10);
   for (const char* column : {"time to detect", "time to recover", "lost steps", "throughput retention", "apply latency",
@@ -220,8 +277,7 @@ TEST_CASE("html: per-fault figures have a table of their own, not rows of the ph
 }
 
 TEST_CASE("html: report.html renders in headless Chromium without errors or requests", "[html]") {
-  const std::string chromium = "/usr/bin/chromium";
-  if (!fs::exists(chromium)) {
+  if (!fs::exists(kChromium)) {
     WARN("skipped: chromium is not installed (scripts/bootstrap.sh installs it)");
     return;
   }
@@ -234,33 +290,21 @@ TEST_CASE("html: report.html renders in headless Chromium without errors or requ
   run.probes = aborted.probes;
   run.abort = aborted.abort;
   run.verdict = Verdict::kAborted;
-  chaosbench::test::TempDir dir;
-  const std::string page = dir.file("report.html");
-  dir.write("report.html", render_html(run));
-  const std::string build = CHAOSBENCH_BUILD_DIR;
-  fs::copy_file(page, build + "/report-sample.html", fs::copy_options::overwrite_existing);
-  const std::string screenshot = build + "/report-screenshot.png";
-  fs::remove(screenshot);
-  auto browse = [&](const std::string& action) {
-    return chaosbench::test::run_command(
-        {chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--user-data-dir=" + dir.file("profile"), "--enable-logging=stderr", "--v=0", "--window-size=1280,2400",
-         "--virtual-time-budget=5000", action, "file://" + page},
-        std::chrono::seconds(60));
-  };
-  auto shot = browse("--screenshot=" + screenshot);
-  INFO(shot.err);
-  REQUIRE_FALSE(shot.timed_out);
-  CHECK(shot.exit_code == 0);
-  CHECK(fs::exists(screenshot));
-  auto dom = browse("--dump-dom");
-  INFO(dom.err);
-  REQUIRE_FALSE(dom.timed_out);
-  CHECK_THAT(dom.out, Catch::Contains("data-rendered=\"ok\""));
-  for (const auto* r : {&shot, &dom}) {
-    CHECK(r->err.find("CONSOLE") == std::string::npos);  // the page logs nothing unless it fails
-    CHECK(r->err.find("Uncaught") == std::string::npos);
-    CHECK(r->err.find("Refused to") == std::string::npos);  // a blocked load: a network request was attempted
-    CHECK(r->err.find("Content Security Policy") == std::string::npos);
+  const auto dom = render_in_chromium(run, "report-sample.html", "report-screenshot.png", 2400);
+  CHECK(body_data(dom, "page-fits") == "true");
+}
+
+TEST_CASE("html: with 10 faults the phase and per-fault tables fit a 1280 px page", "[html]") {
+  if (!fs::exists(kChromium)) {
+    WARN("skipped: chromium is not installed (scripts/bootstrap.sh installs it)");
+    return;
   }
+  // <build>/report-10-faults.png shows the page down to the per-fault table.
+  const auto dom = render_in_chromium(ten_fault_run(), "report-10-faults.html", "report-10-faults.png", 4200);
+  CHECK(body_data(dom, "page-fits") == "true");  // the page is no wider than the window
+  const std::string scrolled = body_data(dom, "scrolled");
+  INFO("sections whose tables scroll sideways: " << scrolled);
+  CHECK(scrolled != "(absent)");
+  CHECK(scrolled.find("phases") == std::string::npos);  // every column in view, no sideways scrolling
+  CHECK(scrolled.find("fault-impact") == std::string::npos);
 }
