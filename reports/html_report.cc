@@ -6,6 +6,7 @@
 
 #include "reports/html/chart_data.h"
 #include "reports/html/embedded_assets.h"
+#include "reports/html/fault_table.h"
 #include "reports/html/html_text.h"
 #include "reports/html/phase_table.h"
 #include "reports/html/probe_track.h"
@@ -56,6 +57,7 @@ std::string render_html(const RunResult& run) {
                                             ? "<p class=\"empty\">This run recorded no time series.</p>\n"
                                             : "")},
       {"PHASE_TABLE", phase_table_html(run)},
+      {"FAULT_TABLE", fault_table_html(run)},
       {"HEATMAP", rank_heatmap_html(run)},
       {"RECOVERY", recovery_html(run)},
       {"ADVICE", advice_html(run)},

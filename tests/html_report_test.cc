@@ -1,6 +1,8 @@
-// report.html: structure, escaping, size for 10^6 samples, downsampling, and a real render
-// in headless Chromium (no console error, no blocked request; the screenshot is kept as
-// <build>/report-screenshot.png).
+// report.html: structure, escaping, size for 10^6 samples, downsampling, the per-fault
+// table, and real renders in headless Chromium (no console error, no blocked request, no
+// part wider than a 1280 px window; the pages and their screenshots are kept in the build
+// directory: report-sample.html and report-screenshot.png, and report-10-faults.html and
+// report-10-faults.png for a run of 10 faults).
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -108,7 +110,7 @@ TEST_CASE("html: the document has the policy, the sections in order, the verdict
   for (const char* remote : {"src=\"http", "href=\"http", "src='http", "href='http", "url(http", "@import"})
     CHECK(doc.find(remote) == std::string::npos);
   std::size_t last = 0;
-  for (const char* heading : {"Verdict", "Timelines", "Metrics by phase", "Latency percentiles", "Per-rank step time",
+  for (const char* heading : {"Verdict", "Timelines", "Metrics by phase", "Per-fault impact", "Latency percentiles", "Per-rank step time",
                               "Checkpoints and recovery", "Tuning advice", "Environment", "Scenario"}) {
     auto at = doc.find(std::string("<h2>") + heading + "</h2>");
     INFO(heading);
@@ -119,8 +121,9 @@ TEST_CASE("html: the document has the policy, the sections in order, the verdict
   CHECK_THAT(doc, Catch::Contains("<div class=\"verdict fail\"><span class=\"big\">FAIL</span>"));
   CHECK_THAT(doc, Catch::Contains("<h3>Failed checks</h3>"));
   CHECK_THAT(doc, Catch::Contains("train/step_time p50 = 36 ms &gt; 20 ms in fault:slow-link"));
-  // The baseline-run column: change, interval and badge.
-  CHECK_THAT(doc, Catch::Contains("+20.0% [+15.0%, +25.0%] <span class=\"badge fail\">FAIL</span>"));
+  // The baseline-run comparison under the value it compares: change and badge, the interval in its tooltip.
+  CHECK_THAT(doc, Catch::Contains("<div class=\"cmp-one\" title=\"vs baseline run: p50 +20.0% [+15.0%, +25.0%] fail; "
+                                  "p50 +20% [+15%, +25%], p = 0.001\">+20% <span class=\"badge fail\">FAIL</span>"));
   CHECK_THAT(doc, Catch::Contains("&quot;name&quot;: &quot;html-test&quot;"));  // the scenario, pretty-printed
   CHECK_THAT(doc, Catch::Contains("rank 1"));                                    // the heatmap
 }
@@ -160,9 +163,121 @@ TEST_CASE("html: a run of 10^6 samples renders under 5 MB", "[html]") {
   CHECK_THAT(doc, Catch::Contains("987.5"));  // the spike is still drawn
 }
 
+namespace {
+
+const std::string kChromium = "/usr/bin/chromium";
+
+// `action` (--screenshot=FILE or --dump-dom) on `page` in headless Chromium, 1280 px wide.
+chaosbench::test::CommandResult browse(const chaosbench::test::TempDir& dir, const std::string& page,
+                                       const std::string& action, int height) {
+  return chaosbench::test::run_command(
+      {kChromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+       "--user-data-dir=" + dir.file("profile"), "--enable-logging=stderr", "--v=0",
+       "--window-size=1280," + std::to_string(height), "--virtual-time-budget=5000", action, "file://" + page},
+      std::chrono::seconds(60));
+}
+
+// Renders `run` into the build directory as `page` and in Chromium, a window `height` px
+// tall: its screenshot as `screenshot` next to it (for a person to look at), and the DOM
+// after the page's script ran. Every check of a quiet page: it drew, logged nothing and
+// asked for nothing.
+std::string render_in_chromium(const RunResult& run, const std::string& page_name, const std::string& screenshot_name,
+                               int height) {
+  chaosbench::test::TempDir dir;
+  const std::string build = CHAOSBENCH_BUILD_DIR;
+  const std::string page = build + "/" + page_name, screenshot = build + "/" + screenshot_name;
+  std::ofstream(page, std::ios::binary) << render_html(run);
+  fs::remove(screenshot);
+  auto shot = browse(dir, page, "--screenshot=" + screenshot, height);
+  INFO(shot.err);
+  REQUIRE_FALSE(shot.timed_out);
+  CHECK(shot.exit_code == 0);
+  CHECK(fs::exists(screenshot));
+  auto dom = browse(dir, page, "--dump-dom", height);
+  INFO(dom.err);
+  REQUIRE_FALSE(dom.timed_out);
+  CHECK_THAT(dom.out, Catch::Contains("data-rendered=\"ok\""));
+  for (const auto* r : {&shot, &dom}) {
+    CHECK(r->err.find("CONSOLE") == std::string::npos);  // the page logs nothing unless it fails
+    CHECK(r->err.find("Uncaught") == std::string::npos);
+    CHECK(r->err.find("Refused to") == std::string::npos);  // a blocked load: a network request was attempted
+    CHECK(r->err.find("Content Security Policy") == std::string::npos);
+  }
+  return dom.out;
+}
+
+// The value of <body data-NAME="...">, or "(absent)".
+std::string body_data(const std::string& dom, const std::string& name) {
+  const std::string key = "data-" + name + "=\"";
+  auto at = dom.find(key);
+  if (at == std::string::npos) return "(absent)";
+  at += key.size();
+  return dom.substr(at, dom.find('"', at) - at);
+}
+
+// A 10-fault run compared with a baseline run as the gate compares it: every record but
+// fault/* (the per-fault figures among them), in every phase; step times regressed, and a
+// single-valued figure only WARNs.
+RunResult ten_fault_run() {
+  auto run = chaosbench::test::many_faults_run(10);
+  Comparison cmp;
+  cmp.baseline_run = "base-run";
+  cmp.verdict = GateStatus::kFail;
+  for (const auto& m : run.metrics) {
+    if (m.name.starts_with("fault/")) continue;
+    MetricComparison c{.name = m.name, .unit = m.unit, .better = m.better, .labels = m.labels, .stat = "p50"};
+    c.change = m.name == "train/step_time" ? 0.2 : 0.01;
+    c.ci_low = c.change - 0.05;
+    c.ci_high = c.change + 0.05;
+    c.status = m.name == "train/step_time" ? GateStatus::kFail : GateStatus::kPass;
+    c.reason = "p50 within tolerance";
+    if (!m.stats) {
+      c.stat = "value";
+      c.ci_low.reset();
+      c.ci_high.reset();
+      c.status = GateStatus::kWarn;
+      c.reason = "a single value on each side";
+    }
+    cmp.metrics.push_back(c);
+  }
+  run.comparison = cmp;
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("html: per-fault figures have a table of their own, not rows of the phase table", "[html]") {
+  const auto doc = render_html(ten_fault_run());
+  const auto phases_at = doc.find("<section id=\"phases\">"), faults_at = doc.find("<section id=\"fault-impact\">");
+  REQUIRE(phases_at != std::string::npos);
+  REQUIRE(faults_at > phases_at);
+  const std::string phase_table = doc.substr(phases_at, faults_at - phases_at);
+  const std::string fault_table = doc.substr(faults_at, doc.find("</section>", faults_at) - faults_at);
+  // The phase table: baseline, a column per fault (its window over its recovery), overall.
+  CHECK(occurrences(phase_table, "<th class=\"num phase\">") == 2);
+  CHECK(occurrences(phase_table, "<th class=\"num phase fault\">") == 10);
+  CHECK(occurrences(phase_table, "<td class=\"num pair\">") == 10 * 13);  // 13 rows have fault and recovery values
+  for (const char* per_fault :
+       {"time_to_detect", "time_to_recover", "lost_steps", "throughput_retention", "apply_latency", "effect_error"})
+    CHECK(phase_table.find(per_fault) == std::string::npos);
+  CHECK(occurrences(phase_table, "<div class=\"cmp-one") == 13 * 22 + 2);  // every phase of every row, goodput, restarts
+  // The per-fault table: a row per fault, the four resilience figures first, then the others.
+  CHECK(occurrences(fault_table, "<tr><td class=\"first\">") == 10);
+  for (const char* column : {"time to detect", "time to recover", "lost steps", "throughput retention", "apply latency",
+                             "effect error"})
+    CHECK_THAT(fault_table, Catch::Contains(std::string(">") + column));
+  CHECK_THAT(fault_table, Catch::Contains("node-kill-3</td><td><code>node.kill</code></td><td>node2</td>"
+                                          "<td class=\"num\">0.031 s<div class=\"cmp-one\" title=\"vs baseline run: value +1.0% "
+                                          "warn; a single value on each side\">+1% <span class=\"badge warn\">WARN</span>"));
+  CHECK_THAT(fault_table, Catch::Contains("<td class=\"num\">56 %<div class=\"cmp-one"));   // retention of slow-link-1: 1 / 1.8
+  CHECK(occurrences(fault_table, "<td class=\"num none\">&ndash;</td>") == 7 * 3 + 6);  // no detect/recover/lost, no effect
+  // The recovery section keeps the run-wide figures only.
+  CHECK(doc.find("<div class=\"k\">time_to_recover</div>") == std::string::npos);
+  CHECK_THAT(doc, Catch::Contains("<div class=\"k\">goodput</div>"));
+}
+
 TEST_CASE("html: report.html renders in headless Chromium without errors or requests", "[html]") {
-  const std::string chromium = "/usr/bin/chromium";
-  if (!fs::exists(chromium)) {
+  if (!fs::exists(kChromium)) {
     WARN("skipped: chromium is not installed (scripts/bootstrap.sh installs it)");
     return;
   }
@@ -175,33 +290,21 @@ TEST_CASE("html: report.html renders in headless Chromium without errors or requ
   run.probes = aborted.probes;
   run.abort = aborted.abort;
   run.verdict = Verdict::kAborted;
-  chaosbench::test::TempDir dir;
-  const std::string page = dir.file("report.html");
-  dir.write("report.html", render_html(run));
-  const std::string build = CHAOSBENCH_BUILD_DIR;
-  fs::copy_file(page, build + "/report-sample.html", fs::copy_options::overwrite_existing);
-  const std::string screenshot = build + "/report-screenshot.png";
-  fs::remove(screenshot);
-  auto browse = [&](const std::string& action) {
-    return chaosbench::test::run_command(
-        {chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--user-data-dir=" + dir.file("profile"), "--enable-logging=stderr", "--v=0", "--window-size=1280,2400",
-         "--virtual-time-budget=5000", action, "file://" + page},
-        std::chrono::seconds(60));
-  };
-  auto shot = browse("--screenshot=" + screenshot);
-  INFO(shot.err);
-  REQUIRE_FALSE(shot.timed_out);
-  CHECK(shot.exit_code == 0);
-  CHECK(fs::exists(screenshot));
-  auto dom = browse("--dump-dom");
-  INFO(dom.err);
-  REQUIRE_FALSE(dom.timed_out);
-  CHECK_THAT(dom.out, Catch::Contains("data-rendered=\"ok\""));
-  for (const auto* r : {&shot, &dom}) {
-    CHECK(r->err.find("CONSOLE") == std::string::npos);  // the page logs nothing unless it fails
-    CHECK(r->err.find("Uncaught") == std::string::npos);
-    CHECK(r->err.find("Refused to") == std::string::npos);  // a blocked load: a network request was attempted
-    CHECK(r->err.find("Content Security Policy") == std::string::npos);
+  const auto dom = render_in_chromium(run, "report-sample.html", "report-screenshot.png", 2400);
+  CHECK(body_data(dom, "page-fits") == "true");
+}
+
+TEST_CASE("html: with 10 faults the phase and per-fault tables fit a 1280 px page", "[html]") {
+  if (!fs::exists(kChromium)) {
+    WARN("skipped: chromium is not installed (scripts/bootstrap.sh installs it)");
+    return;
   }
+  // <build>/report-10-faults.png shows the page down to the per-fault table.
+  const auto dom = render_in_chromium(ten_fault_run(), "report-10-faults.html", "report-10-faults.png", 4200);
+  CHECK(body_data(dom, "page-fits") == "true");  // the page is no wider than the window
+  const std::string scrolled = body_data(dom, "scrolled");
+  INFO("sections whose tables scroll sideways: " << scrolled);
+  CHECK(scrolled != "(absent)");
+  CHECK(scrolled.find("phases") == std::string::npos);  // every column in view, no sideways scrolling
+  CHECK(scrolled.find("fault-impact") == std::string::npos);
 }

@@ -1,7 +1,9 @@
 #include "report_fixtures.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdlib>
+#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 
@@ -190,6 +192,88 @@ RunResult clean_train_run() {
       metric("resilience/badput", "%", "overall", 0.5, {{"bucket", std::string("wasted_progress")}}),
       metric("ckpt/save_time", "ms", "overall", 12, {}, true),
   };
+  return run;
+}
+
+namespace {
+
+// Fault i of many_faults_run: its name, type and how much it slows a step down.
+struct FaultKind {
+  const char* name;
+  const char* type;
+  double slow;
+};
+constexpr FaultKind kFaultKinds[] = {
+    {"slow-link", "network.delay", 1.8}, {"cpu-throttle", "node.cpu_throttle", 1.4}, {"node-kill", "node.kill", 1.15}};
+
+// Every phase's training records, the step time `slow` times the baseline's.
+void phase_records(RunResult& run, const std::string& phase, double slow) {
+  run.metrics.push_back(metric("train/throughput", "samples/s", phase, 5120 / slow, {}, true));
+  run.metrics.push_back(metric("train/step_time", "ms", phase, 50 * slow, {}, true));
+  run.metrics.push_back(metric("train/compute_time", "ms", phase, 38 * std::min(slow, 1.4), {}, true));
+  run.metrics.push_back(metric("train/comm_time", "ms", phase, 12 * slow, {}, true));
+  run.metrics.push_back(metric("train/overlap", "%", phase, 62 / slow));
+  run.metrics.push_back(metric("train/mfu", "%", phase, 31.5 / slow));
+  run.metrics.push_back(metric("train/rank_imbalance", "%", phase, 3 * slow * slow));
+  for (std::int64_t rank = 0; rank < 4; ++rank)
+    run.metrics.push_back(metric("train/straggler_score", "ratio", phase, rank == 2 ? 0.97 / slow : 1.0, {{"rank", rank}}));
+  run.metrics.push_back(metric("train/loss", "", phase, 0.8 / slow));
+  run.metrics.push_back(metric("ckpt/save_time", "ms", phase, 21 * slow, {}, true));
+}
+
+// The per-fault records of occurrence `f` (1-based) of kind `kind`.
+void fault_records(RunResult& run, const FaultRecord& f, const FaultKind& kind) {
+  const Labels own{{"fault", f.name}, {"occurrence", std::int64_t{1}}};
+  run.metrics.push_back(metric("resilience/throughput_retention", "ratio", "fault:" + f.name, 1 / kind.slow));
+  run.metrics.push_back(metric("fault/apply_latency", "us", "overall", f.apply_latency_us.value_or(0), own));
+  if (kind.type == std::string("network.delay")) run.metrics.push_back(metric("fault/effect_error", "%", "overall", 2.4, own));
+  if (kind.type != std::string("node.kill")) return;
+  run.metrics.push_back(metric("resilience/time_to_detect", "s", "overall", 0.031, own));
+  run.metrics.push_back(metric("resilience/time_to_recover", "s", "overall", 1.62, own));
+  run.metrics.push_back(metric("resilience/lost_steps", "steps", "overall", 7, own));
+}
+
+}  // namespace
+
+RunResult many_faults_run(int faults) {
+  RunResult run = stamped_run("many-faults", R"({"name":"many-faults","cluster":{"nodes":4},"workload":{"kind":"train"}})");
+  run.duration_s = 10.0 + 10.0 * faults;
+  run.verdict = Verdict::kPass;
+  run.phases = {{"baseline", 0, 10}};
+  phase_records(run, "baseline", 1.0);
+  for (int i = 0; i < faults; ++i) {
+    const FaultKind& kind = kFaultKinds[i % std::size(kFaultKinds)];
+    const double at = 10.0 + 10.0 * i;
+    FaultRecord f;
+    f.name = fmt::format("{}-{}", kind.name, i + 1);
+    f.type = kind.type;
+    f.targets = {fmt::format("node{}", i % 4)};
+    f.applied_at_s = at;
+    f.reverted_at_s = at + 5;
+    f.backend = kind.type == std::string("network.delay") ? "nfqueue" : "cgroup";
+    f.apply_latency_us = 900 + 37.0 * i;
+    run.faults.push_back(f);
+    run.phases.push_back({"fault:" + f.name, at, at + 5});
+    run.phases.push_back({"recovery:" + f.name, at + 5, at + 10});
+    phase_records(run, "fault:" + f.name, kind.slow);
+    phase_records(run, "recovery:" + f.name, 1.02);
+    fault_records(run, f, kind);
+  }
+  phase_records(run, "overall", 1.2);
+  run.metrics.push_back(metric("resilience/goodput", "%", "overall", 88));
+  run.metrics.push_back(metric("resilience/restarts", "count", "overall", faults / 3));
+  for (int rank = 0; rank < 4; ++rank) {
+    std::vector<double> t, v;
+    for (int k = 0; k <= 20 * (faults + 1); ++k) {
+      t.push_back(k * 0.5);
+      const auto window = static_cast<std::size_t>(k / 20);
+      const bool in_fault = k >= 20 && k % 20 < 10;
+      v.push_back(50 * (in_fault ? kFaultKinds[(window - 1) % std::size(kFaultKinds)].slow : 1.0) + rank);
+    }
+    run.series.push_back(series("train/step_time", "ms", rank, t, v));
+  }
+  run.checks = {{"train/throughput", {{"phase", std::string("baseline")}}, ">=", 4000, 5120.0, CheckStatus::kPass,
+                 "train/throughput value = 5120 samples/s"}};
   return run;
 }
 

@@ -22,6 +22,12 @@ reports::RunResult aborted_run();
 // thing at a time.
 reports::RunResult clean_train_run();
 
+// A four-rank training run through `faults` faults one after another (network.delay,
+// node.cpu_throttle and node.kill in turn, every name different), each window followed by
+// its recovery, with the records a real run has in every phase, the per-fault figures,
+// series, events, checks and a baseline comparison: report.html at its widest.
+reports::RunResult many_faults_run(int faults);
+
 // A record with phase = `phase` plus `labels`; stats with p50 = value when `with_stats`.
 reports::MetricRecord metric(const std::string& name, const std::string& unit, const std::string& phase, double value,
                              reports::Labels labels = {}, bool with_stats = false);

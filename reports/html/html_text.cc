@@ -65,6 +65,38 @@ std::string_view fault_swatch(std::size_t i) {
   return kSwatches[i % std::size(kSwatches)];
 }
 
+std::vector<std::string> fault_swatches(const RunResult& run) {
+  std::vector<std::string> out;
+  std::size_t applied = 0;
+  for (const auto& f : run.faults)
+    out.push_back(f.applied_at_s ? fmt::format("<span class=\"swatch\" style=\"background:{}\"></span>",
+                                               fault_swatch(applied++))
+                                 : "");
+  return out;
+}
+
+std::string fault_name_html(const FaultRecord& f, std::string_view swatch) {
+  return fmt::format("{}{}{}", swatch, escape(f.name), f.occurrence > 1 ? fmt::format(" #{}", f.occurrence) : "");
+}
+
+std::string targets_text(const FaultRecord& f) {
+  std::string out;
+  for (const auto& t : f.targets) out += (out.empty() ? "" : ", ") + t;
+  return out;
+}
+
+std::string comparison_html(const MetricComparison& c) {
+  auto pct = [](double x) { return fmt::format("{:+.1f}%", x * 100); };
+  std::string ci = c.ci_low && c.ci_high ? fmt::format(" [{}, {}]", pct(*c.ci_low), pct(*c.ci_high)) : "";
+  const bool pass = c.status == GateStatus::kPass;
+  const bool named = c.stat != "p50" && c.stat != "value";  // p99 says so; the usual statistics go unnamed
+  return fmt::format("<div class=\"cmp-one{}\" title=\"{}\">{}{}{}</div>", pass ? " pass" : "",
+                     escape(fmt::format("vs baseline run: {} {}{} {}; {}", c.stat, pct(c.change), ci,
+                                        to_string(c.status), c.reason)),
+                     named ? escape(c.stat) + " " : "", fmt::format("{:+.0f}%", c.change * 100),
+                     pass ? "" : " " + badge(to_string(c.status)));
+}
+
 std::string badge(std::string_view status) {
   std::string upper;
   for (char c : status) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);

@@ -33,6 +33,23 @@ std::vector<std::string> phase_columns(const RunResult& run);
 // (report_template.html, faultColours), lighter.
 std::string_view fault_swatch(std::size_t i);
 
+// The swatch (a small square in fault_swatch's colour) of each of run.faults, "" for a
+// fault never applied: the same colour marks an occurrence in every table of the page.
+std::vector<std::string> fault_swatches(const RunResult& run);
+
+// A fault occurrence as the tables name it: its swatch, its name, "#2" from the second
+// occurrence on. Escaped.
+std::string fault_name_html(const FaultRecord& f, std::string_view swatch);
+
+// "node1, node2". Not escaped.
+std::string targets_text(const FaultRecord& f);
+
+// One baseline-run comparison for the cell of its record: "+20% FAIL" in a <div>, whole
+// percent as the phase deltas (the statistic named only when it is not p50 or the single
+// value, "p99 +3%"; the status only for WARN and FAIL, a PASS in muted text) whose tooltip
+// holds the statistic, the change to 0.1 %, the confidence interval and the gate's reason.
+std::string comparison_html(const MetricComparison& c);
+
 // <span class="badge pass">PASS</span> for pass/warn/fail/error/aborted and severities.
 std::string badge(std::string_view status);
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/html/fault_table.h"
 #include "reports/html/html_text.h"
 #include "reports/html/phase_table.h"
 #include "reports/text_format.h"
@@ -118,19 +119,16 @@ std::string faults_html(const RunResult& run) {
                     "<div class=\"scroll\"><table class=\"data\"><thead><tr><th>fault</th><th>type</th><th>targets</th>"
                     "<th class=\"num\">applied</th><th class=\"num\">reverted</th><th>backend</th>"
                     "<th class=\"num\">apply latency</th><th>measured effect</th></tr></thead><tbody>\n";
-  std::size_t i = 0;
-  for (const auto& f : run.faults) {
-    std::string targets, effect;
-    for (const auto& t : f.targets) targets += (targets.empty() ? "" : ", ") + t;
+  const auto swatches = fault_swatches(run);
+  for (std::size_t i = 0; i < run.faults.size(); ++i) {
+    const auto& f = run.faults[i];
+    std::string effect;
     for (const auto& [k, v] : f.effect) effect += fmt::format("{}{}={:.4g}", effect.empty() ? "" : " ", k, v);
-    std::string swatch = f.applied_at_s ? fmt::format("<span class=\"swatch\" style=\"background:{}\"></span>",
-                                                      fault_swatch(i++))
-                                        : "";
     out += fmt::format(
-        "<tr><td class=\"first\">{}{}{}</td><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td>"
+        "<tr><td class=\"first\">{}</td><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"lbl effect\">{}{}</td></tr>\n",
-        swatch, escape(f.name), f.occurrence > 1 ? fmt::format(" #{}", f.occurrence) : "", escape(f.type),
-        escape(targets), f.applied_at_s ? fmt::format("{:.2f} s", *f.applied_at_s) : "not applied",
+        fault_name_html(f, swatches[i]), escape(f.type),
+        escape(targets_text(f)), f.applied_at_s ? fmt::format("{:.2f} s", *f.applied_at_s) : "not applied",
         f.reverted_at_s ? fmt::format("{:.2f} s", *f.reverted_at_s) : (f.reversible ? "-" : "irreversible"),
         escape(f.backend), f.apply_latency_us ? escape(format_unit(*f.apply_latency_us, "us")) : "-", escape(effect),
         f.error.empty() ? "" : fmt::format(" {} {}", badge("error"), escape(f.error)));
@@ -142,7 +140,7 @@ std::string recovery_html(const RunResult& run) {
   std::string kpis;
   bool breakdown = false;
   for (const auto& m : run.metrics) {
-    if (!m.name.starts_with("resilience/")) continue;
+    if (!m.name.starts_with("resilience/") || per_fault_record(m.name, m.labels)) continue;  // the per-fault table's
     std::string phase = label(m.labels, "phase");
     if (m.name == "resilience/badput") {
       breakdown = breakdown || phase == "overall";
