@@ -225,7 +225,12 @@ RunResult ten_fault_run() {
   cmp.verdict = GateStatus::kFail;
   for (const auto& m : run.metrics) {
     if (m.name.starts_with("fault/")) continue;
-    MetricComparison c{.name = m.name, .unit = m.unit, .better = m.better, .labels = m.labels, .stat = "p50"};
+    MetricComparison c;
+    c.name = m.name;
+    c.unit = m.unit;
+    c.better = m.better;
+    c.labels = m.labels;
+    c.stat = "p50";
     c.change = m.name == "train/step_time" ? 0.2 : 0.01;
     c.ci_low = c.change - 0.05;
     c.ci_high = c.change + 0.05;

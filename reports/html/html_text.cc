@@ -90,11 +90,13 @@ std::string comparison_html(const MetricComparison& c) {
   std::string ci = c.ci_low && c.ci_high ? fmt::format(" [{}, {}]", pct(*c.ci_low), pct(*c.ci_high)) : "";
   const bool pass = c.status == GateStatus::kPass;
   const bool named = c.stat != "p50" && c.stat != "value";  // p99 says so; the usual statistics go unnamed
+  // Appended, not " " + badge(): GCC 12 sees a false -Wrestrict overlap in that operator+.
+  std::string mark;
+  if (!pass) mark.append(" ").append(badge(to_string(c.status)));
   return fmt::format("<div class=\"cmp-one{}\" title=\"{}\">{}{}{}</div>", pass ? " pass" : "",
                      escape(fmt::format("vs baseline run: {} {}{} {}; {}", c.stat, pct(c.change), ci,
                                         to_string(c.status), c.reason)),
-                     named ? escape(c.stat) + " " : "", fmt::format("{:+.0f}%", c.change * 100),
-                     pass ? "" : " " + badge(to_string(c.status)));
+                     named ? escape(c.stat) + " " : "", fmt::format("{:+.0f}%", c.change * 100), mark);
 }
 
 std::string badge(std::string_view status) {
