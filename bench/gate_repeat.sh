@@ -19,9 +19,11 @@ scenario=${1:-bench/scenarios/gate-aa-train.json}
 rounds=${2:-21}
 repeat=${3:-5}
 levels=${4-5 10 30}
-bin=build/bin/chaosbench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# A copy: a rebuild during the ~20 minutes must not swap the binary under a run.
+cp build/bin/chaosbench "$tmp/chaosbench"
+bin=$tmp/chaosbench
 grep -q '"kind": "train"' "$scenario" || levels=""
 
 # The slowed builds: hidden widths scaled until the FLOPs per sample (sum of in x out over
