@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "reports/gate_rows.h"
 #include "reports/gate_runs.h"
+#include "reports/gate_selection.h"
 #include "reports/statistics.h"
 
 namespace chaosbench::reports {
@@ -23,13 +24,6 @@ using namespace gate_detail;
 // A high percentile is tested on each side's values at or above this percentile (the
 // upper decile): a slower tail barely moves the ranks of the whole sample.
 constexpr double kTailFrom = 90.0;
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-std::string phase_of(const Labels& labels) {
-  auto it = labels.find("phase");
-  return it == labels.end() ? std::string("overall") : label_to_string(it->second);
-}
 
 Labels without_rank_and_phase(Labels labels) {
   labels.erase("rank");
@@ -68,21 +62,6 @@ std::optional<std::vector<double>> samples_of(const RunResult& run, const Metric
   out.reserve(timed->size());
   for (const auto& [t, v] : *timed) out.push_back(v);
   return out;
-}
-
-// The last matching rule wins, as a later entry overrides an earlier one.
-double tolerance_for(const MetricRecord& r, const std::vector<ScenarioFacts::CheckTolerance>& rules, double dflt) {
-  double tol = dflt;
-  for (const auto& rule : rules) {
-    if (rule.metric != r.name || (rule.phase && *rule.phase != phase_of(r.labels))) continue;
-    bool match = true;
-    for (const auto& [k, text] : rule.labels) {
-      auto it = r.labels.find(k);
-      match = match && it != r.labels.end() && label_to_string(it->second) == text;
-    }
-    if (match) tol = rule.tolerance;
-  }
-  return tol;
 }
 
 // FNV-1a of the row's identity, so each row's bootstrap stream does not depend on the
@@ -190,7 +169,7 @@ Comparison compare_runs(const RunResult& baseline, const RunResult& current, con
   const auto& rules = current.scenario_facts.tolerances;
 
   for (const auto& cur : current.metrics) {
-    if (starts_with(cur.name, "fault/") || (cur.better != "lower" && cur.better != "higher")) continue;
+    if (!gated(cur)) continue;
     const MetricRecord* base = nullptr;
     for (const auto& b : baseline.metrics) {
       if (b.name == cur.name && b.labels == cur.labels) {

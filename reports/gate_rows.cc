@@ -19,10 +19,6 @@ MetricComparison row_for(const MetricRecord& r, const std::string& stat, double 
   return m;
 }
 
-bool latency_like(const MetricRecord& r) {
-  return r.better == "lower" && (r.unit == "s" || r.unit == "ms" || r.unit == "us" || r.unit == "ns");
-}
-
 double worse_sign(const std::string& better) { return better == "lower" ? 1.0 : -1.0; }
 
 std::string pct(double x) {

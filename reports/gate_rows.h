@@ -13,9 +13,6 @@ namespace chaosbench::reports::gate_detail {
 // A row for record `r`'s statistic `stat` with its tolerance; the caller fills the rest.
 MetricComparison row_for(const MetricRecord& r, const std::string& stat, double tolerance);
 
-// Latency-like: a time unit and lower is better; such records get a p99 row too.
-bool latency_like(const MetricRecord& r);
-
 // +1 when a rise is a regression (lower is better), -1 when a fall is.
 double worse_sign(const std::string& better);
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "reports/gate_rows.h"
+#include "reports/gate_selection.h"
 #include "reports/statistics.h"
 #include "reports/student_t.h"
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "reports/split_mix64.h"
+
 namespace chaosbench::reports {
 namespace {
 
@@ -14,27 +16,6 @@ std::size_t nearest_rank(std::size_t n, double p) {
   if (!(r >= 1)) return 1;
   return std::min(n, static_cast<std::size_t>(r));
 }
-
-// splitmix64 (Steele, Lea, Flood 2014): small, fast, and the same sequence everywhere.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // An index below n, from the top 53 bits as a fraction (no division: this is the
-  // bootstrap's inner loop); the bias is below n / 2^53, far under anything measured.
-  std::size_t below(std::size_t n) {
-    auto i = static_cast<std::size_t>(static_cast<double>(next() >> 11) * 0x1.0p-53 * static_cast<double>(n));
-    return i < n ? i : n - 1;
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 // max_points evenly spaced order statistics of an ascending sample (all of it when it is
 // no longer than that).

@@ -1,5 +1,7 @@
 #include "harness/cli/cli_options.h"
 
+#include <cmath>
+#include <fmt/format.h>
 #include <iostream>
 #include <spdlog/spdlog.h>
 
@@ -27,6 +29,20 @@ CommandLine parse_command_line(const Args& args, po::options_description& option
 
 void print_help(const std::string& usage, const std::string& summary, const po::options_description& options) {
   std::cout << "Usage: " << usage << "\n\n" << summary << "\n\n" << options << "\n";
+}
+
+double parse_tolerance(std::string text) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  std::size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !std::isfinite(x) || x < 0 || x > 1000)
+    throw UsageError(fmt::format("--tolerance: \"{}\" is not a percentage (e.g. 5 or 5%)", text));
+  return x / 100.0;
 }
 
 }  // namespace chaosbench::harness

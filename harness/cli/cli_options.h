@@ -24,4 +24,8 @@ CommandLine parse_command_line(const Args& args, po::options_description& option
 // "Usage: chaosbench NAME ...\n\nsummary\n\n<options>"
 void print_help(const std::string& usage, const std::string& summary, const po::options_description& options);
 
+// A --tolerance value, a percentage: "10", "10%", "0.5%" -> 0.10, 0.10, 0.005. A
+// UsageError for anything else or outside [0, 1000]%.
+double parse_tolerance(std::string text);
+
 }  // namespace chaosbench::harness

@@ -15,6 +15,7 @@
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
 #include "harness/cli/report_output.h"
+#include "harness/cli/text_table.h"
 #include "reports/gate.h"
 #include "reports/judgement.h"
 #include "reports/json_io.h"
@@ -42,21 +43,6 @@ void note_abort(const std::string& file, const reports::RunResult& run) {
                            reports::abort_text(*run.abort));
 }
 
-// "10", "10%", "0.5%" -> 0.10, 0.10, 0.005
-double parse_tolerance(std::string text) {
-  if (!text.empty() && text.back() == '%') text.pop_back();
-  std::size_t used = 0;
-  double x = 0;
-  try {
-    x = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || !std::isfinite(x) || x < 0 || x > 1000)
-    throw UsageError(fmt::format("--tolerance: \"{}\" is not a percentage (e.g. 5 or 5%)", text));
-  return x / 100.0;
-}
-
 std::string labels_text(const reports::Labels& labels) {
   std::string out;
   for (const auto& [k, v] : labels) {
@@ -80,12 +66,12 @@ std::string value_text(double v, const std::string& unit) {
   return unit.empty() ? fmt::format("{:.4g}", v) : fmt::format("{:.4g} {}", v, unit);
 }
 
-// Rows FAIL first, then WARN, then PASS; each column as wide as its widest cell; the
-// reason under each row that did not pass.
-void print_table(const reports::Comparison& c, const std::string& baseline_file) {
-  using Row = std::array<std::string, 10>;
-  std::vector<Row> rows{{"status", "metric", "labels", "phase", "stat", "baseline", "current", "change", "CI", "p"}};
-  std::vector<const std::string*> reasons{nullptr};
+// Rows FAIL first, then WARN, then PASS; the reason under each row that did not pass.
+void print_comparison(const reports::Comparison& c, const std::string& baseline_file) {
+  TextTable table;
+  table.rows.push_back({"status", "metric", "labels", "phase", "stat", "baseline", "current", "change", "CI", "p"});
+  table.notes.emplace_back();
+  table.left_columns = 5;
   std::array<std::size_t, 3> counts{};
   const std::array<reports::GateStatus, 3> order{reports::GateStatus::kFail, reports::GateStatus::kWarn,
                                                 reports::GateStatus::kPass};
@@ -93,27 +79,15 @@ void print_table(const reports::Comparison& c, const std::string& baseline_file)
     for (const auto& m : c.metrics) {
       if (m.status != order[s]) continue;
       ++counts[s];
-      rows.push_back({reports::verdict_text(m.status), m.name, labels_text(m.labels), phase_text(m.labels), m.stat,
-                      value_text(m.baseline, m.unit), value_text(m.current, m.unit), signed_pct(m.change),
-                      m.ci_low ? signed_pct(*m.ci_low) + ".." + signed_pct(*m.ci_high) : "-",
-                      m.p_value ? fmt::format("{:.2g}", *m.p_value) : "-"});
-      reasons.push_back(m.status != reports::GateStatus::kPass ? &m.reason : nullptr);
+      table.rows.push_back({reports::verdict_text(m.status), m.name, labels_text(m.labels), phase_text(m.labels),
+                            m.stat, value_text(m.baseline, m.unit), value_text(m.current, m.unit),
+                            signed_pct(m.change),
+                            m.ci_low ? signed_pct(*m.ci_low) + ".." + signed_pct(*m.ci_high) : "-",
+                            m.p_value ? fmt::format("{:.2g}", *m.p_value) : "-"});
+      table.notes.push_back(m.status != reports::GateStatus::kPass ? m.reason : "");
     }
   }
-  const std::size_t columns = rows.front().size();
-  std::vector<std::size_t> width(columns, 0);
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < columns; ++i) width[i] = std::max(width[i], r[i].size());
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    std::string line;
-    for (std::size_t i = 0; i < columns; ++i) {
-      // Text columns left-aligned, numbers (from baseline on) right-aligned.
-      line += i < 5 ? fmt::format("{:<{}}", rows[k][i], width[i]) : fmt::format("{:>{}}", rows[k][i], width[i]);
-      line += i + 1 < columns ? "  " : "";
-    }
-    std::cout << line << "\n";
-    if (reasons[k]) std::cout << std::string(width[0] + 2, ' ') << *reasons[k] << "\n";
-  }
+  print_table(table, std::cout);
   std::string against =
       c.baseline_run == baseline_file ? baseline_file : fmt::format("{} ({})", c.baseline_run, baseline_file);
   std::cout << fmt::format("\nverdict: {} ({} fail, {} warn, {} pass; alpha {:g}) against {}\n", reports::verdict_text(c.verdict),
@@ -176,7 +150,7 @@ int cmd_compare(const Args& args) {
     auto doc = nlohmann::ordered_json::parse(reports::to_json(holder));
     std::cout << doc["comparison"].dump(2) << "\n";
   } else {
-    print_table(comparison, files[0]);
+    print_comparison(comparison, files[0]);
   }
   return exit_code_for(cl.vm.count("gate") ? reports::judge_gate(comparison).verdict : reports::Verdict::kPass);
 }

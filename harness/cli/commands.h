@@ -29,5 +29,6 @@ int cmd_version(const Args& args);
 int cmd_worker(const Args& args);
 int cmd_agent(const Args& args);
 int cmd_compare(const Args& args);
+int cmd_history(const Args& args);
 
 }  // namespace chaosbench::harness

@@ -1,6 +1,6 @@
 #include "harness/cli/report_output.h"
 
-#include "reports/environment_diff.h"
+#include "harness/cli/environment_check.h"
 
 #include <fstream>
 #include <iostream>
@@ -53,15 +53,7 @@ ReportOptions read_report_options(const po::variables_map& vm) {
 
 void check_baseline_environment(const ReportOptions& options, const reports::Environment& current) {
   if (!options.baseline) return;
-  const auto diffs = reports::environment_differences(options.baseline->environment, current);
-  if (diffs.empty()) return;
-  std::string list;
-  for (const auto& d : diffs) list += "\n  " + d;
-  if (!options.allow_env_diff)
-    throw UsageError(fmt::format("--baseline: measured on another testbed or hardware, so its numbers are no "
-                                 "baseline for these:{}\n(--allow-env-diff compares them anyway)",
-                                 list));
-  std::cerr << "chaosbench: warning: the baseline was measured on another testbed or hardware:" << list << "\n";
+  check_same_environment(options.baseline->environment, current, "--baseline", "the baseline", options.allow_env_diff);
 }
 
 int finish_reports(reports::RunResult& result, const std::string& dir, const ReportOptions& options, int exit_code) {
