@@ -7,10 +7,12 @@
 #include "reports/html/chart_data.h"
 #include "reports/html/embedded_assets.h"
 #include "reports/html/fault_table.h"
+#include "reports/html/gate_distributions.h"
 #include "reports/html/html_text.h"
 #include "reports/html/phase_table.h"
 #include "reports/html/probe_track.h"
 #include "reports/html/rank_heatmap.h"
+#include "reports/html/repeat_runs.h"
 #include "reports/html/sections.h"
 
 namespace chaosbench::reports {
@@ -40,6 +42,16 @@ std::string fill(std::string_view skeleton, const std::map<std::string, std::str
   return out;
 }
 
+// The timelines' legend (the faults) and a note where there is nothing to chart: a combined
+// result of repeated runs leaves its series to each run's own report.
+std::string timelines_html(const RunResult& run) {
+  using namespace html;
+  std::string out = faults_html(run) + probe_track_html(run);
+  if (combined_without_series(run)) return out + per_run_note(run, "time series");
+  if (timeline_metrics(run).empty()) out += "<p class=\"empty\">This run recorded no time series.</p>\n";
+  return out;
+}
+
 }  // namespace
 
 std::string render_html(const RunResult& run) {
@@ -53,12 +65,12 @@ std::string render_html(const RunResult& run) {
       {"SUBHEADING", escape(fmt::format("{} · {:.1f} s · seed {} · run {}", run.started_at, run.duration_s, run.seed,
                                         run.run_id))},
       {"VERDICT", verdict_html(run)},
-      {"TIMELINES", faults_html(run) + probe_track_html(run) + (timeline_metrics(run).empty()
-                                            ? "<p class=\"empty\">This run recorded no time series.</p>\n"
-                                            : "")},
+      {"GATE_NAV", gate_nav_html(run)},
+      {"GATE", gate_section_html(run)},
+      {"TIMELINES", timelines_html(run)},
       {"PHASE_TABLE", phase_table_html(run)},
       {"FAULT_TABLE", fault_table_html(run)},
-      {"HEATMAP", rank_heatmap_html(run)},
+      {"HEATMAP", combined_without_series(run) ? per_run_note(run, "per-rank series") : rank_heatmap_html(run)},
       {"RECOVERY", recovery_html(run)},
       {"ADVICE", advice_html(run)},
       {"ENVIRONMENT", environment_html(run)},

@@ -7,6 +7,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "reports/json_io.h"
+#include "reports/text_format.h"
+#include "test_util.h"
+
 namespace chaosbench::test {
 
 using namespace chaosbench::reports;
@@ -274,6 +278,122 @@ RunResult many_faults_run(int faults) {
   }
   run.checks = {{"train/throughput", {{"phase", std::string("baseline")}}, ">=", 4000, 5120.0, CheckStatus::kPass,
                  "train/throughput value = 5120 samples/s"}};
+  return run;
+}
+
+MetricComparison gated_row(const MetricRecord& m, const std::string& basis, double change, GateStatus status) {
+  MetricComparison c;
+  c.name = m.name;
+  c.unit = m.unit;
+  c.better = m.better;
+  c.labels = m.labels;
+  c.stat = m.stats ? "p50" : "value";
+  c.basis = m.stats ? basis : "samples";
+  c.baseline = m.value;
+  c.current = m.value * (1 + change);
+  c.change = change;
+  c.status = status;
+  c.reason = status == GateStatus::kFail ? "regression beyond the tolerance" : "p50 within tolerance";
+  if (!m.stats) {
+    c.n_baseline = c.n_current = 1;
+    c.baseline_points = {c.baseline};
+    c.current_points = {c.current};
+    c.reason = "a single value on each side";
+    return c;
+  }
+  c.ci_low = change - 0.05;
+  c.ci_high = change + 0.05;
+  c.p_value = status == GateStatus::kFail ? 0.0004 : 0.42;
+  const bool runs = basis == "runs";
+  for (int i = 0; i < (runs ? 5 : 21); ++i) {
+    const double spread = runs ? 1 + 0.03 * std::sin(i * 1.7) : 0.7 + 0.03 * i;
+    c.baseline_points.push_back(c.baseline * spread);
+    c.current_points.push_back(c.current * (runs ? 1 + 0.03 * std::sin(i * 2.3 + 1) : spread));
+  }
+  c.n_baseline = runs ? 5 : 4000;
+  c.n_current = runs ? 5 : 4100;
+  return c;
+}
+
+namespace {
+
+// A row of `stat` over the overall phase of 1 MiB messages with these points and
+// statistics, n per side the number of points; the reason says the status.
+MetricComparison plotted_row(const std::string& name, const std::string& unit, const std::string& better,
+                             const std::string& stat, const std::string& basis, std::vector<double> base,
+                             std::vector<double> cur, double baseline, double current, GateStatus status) {
+  MetricComparison c;
+  c.name = name;
+  c.unit = unit;
+  c.better = better;
+  c.labels = {{"phase", std::string("overall")}, {"bytes", std::int64_t{1 << 20}}};
+  c.stat = stat;
+  c.basis = basis;
+  c.n_baseline = base.size();
+  c.n_current = cur.size();
+  c.baseline_points = std::move(base);
+  c.current_points = std::move(cur);
+  c.baseline = baseline;
+  c.current = current;
+  c.change = current / baseline - 1;
+  c.status = status;
+  c.reason = status == GateStatus::kFail ? "regression" : "no significant change";
+  return c;
+}
+
+}  // namespace
+
+std::vector<MetricComparison> gated_rows() {
+  std::vector<MetricComparison> rows;
+  rows.push_back(plotted_row("comm/busbw", "GB/s", "higher", "value", "runs", {4.1, 4.0, 4.2, 4.05, 4.15},
+                             {4.12, 4.02, 4.18, 4.1, 4.16}, 4.1, 4.115, GateStatus::kPass));
+  rows.back().p_value = 0.8;
+  MetricRecord throughput{"train/throughput", "samples/s", "higher", {{"phase", std::string("overall")}}, 5120, {}};
+  rows.push_back(gated_row(throughput, "samples", -0.0625, GateStatus::kWarn));
+  std::vector<double> base, cur;  // 21 quantiles a side
+  for (int i = 0; i <= 20; ++i) {
+    base.push_back(100 + 10 * i);
+    cur.push_back(130 + 10 * i);
+  }
+  rows.push_back(plotted_row("comm/latency", "us", "lower", "p99", "samples", base, cur, 290, 320, GateStatus::kFail));
+  rows.back().n_baseline = 4000;
+  rows.back().n_current = 4100;
+  rows.push_back(plotted_row("train/step_time", "ms", "lower", "p50", "runs", {10, 10.2, 9.9, 10.1, 9.8},
+                             {12, 12.3, 11.8, 12.1, 12.2}, 10, 12.08, GateStatus::kFail));
+  for (auto* failed : {&rows[2], &rows[3]}) {
+    failed->ci_low = 0.06;
+    failed->ci_high = 0.15;
+    failed->p_value = 0.002;
+  }
+  return rows;
+}
+
+RunResult combined_run() {
+  auto run = from_json(read_file(source("tests/data/train-results.json")));
+  run.series.clear();
+  run.events.clear();
+  run.processes.clear();
+  run.probes.clear();
+  run.repeat = RepeatRecord{3, false, {}};
+  for (int i = 1; i <= 3; ++i)
+    run.repeat->runs.push_back({fmt::format("train-{}", i), fmt::format("run-0{}", i), i == 2 ? Verdict::kFail : Verdict::kPass,
+                                i == 2 ? "check train/throughput failed" : "", "2026-11-30T00:00:00Z", 9.5 + i});
+  Comparison cmp;
+  cmp.baseline_run = "base-combined";
+  cmp.verdict = GateStatus::kFail;
+  for (const auto& m : run.metrics) {
+    const bool slow = m.name == "train/step_time" && label_value(m.labels, "phase") == "overall";
+    auto c = gated_row(m, "runs", slow ? 0.18 : -0.01, slow ? GateStatus::kFail : GateStatus::kPass);
+    if (!m.stats) {  // a derived single number: one figure per run too
+      c.basis = "runs";
+      c.baseline_points = {m.value * 0.98, m.value, m.value * 1.01};
+      c.current_points = {m.value * 0.99, m.value * 0.97, m.value};
+      c.n_baseline = c.n_current = 3;
+      c.p_value = 0.5;
+    }
+    cmp.metrics.push_back(c);
+  }
+  run.comparison = cmp;
   return run;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "reports/run_model.h"
 
@@ -27,6 +28,23 @@ reports::RunResult clean_train_run();
 // its recovery, with the records a real run has in every phase, the per-fault figures,
 // series, events, checks and a baseline comparison: report.html at its widest.
 reports::RunResult many_faults_run(int faults);
+
+// A gated row of record `m` as the gate writes it, with points: basis "runs" (5 figures a
+// side, spread ±3 % around each side's centre) or "samples" (21 quantiles of a sample from
+// 0.7 to 1.3 times the centre), p50; a record without stats is a single value a side.
+reports::MetricComparison gated_row(const reports::MetricRecord& m, const std::string& basis, double change,
+                                    reports::GateStatus status);
+
+// Four gated rows, in the gate's order: a repeated value (comm/busbw, 5 runs a side) that
+// passed, a single value that WARNs (train/throughput), a latency's p99 on one run's
+// samples (21 quantiles 100 ... 300 us against 130 ... 330 us) and a step time's p50 on 5
+// runs a side (about 10 against 12 ms), both FAIL.
+std::vector<reports::MetricComparison> gated_rows();
+
+// A combined result of `run --repeat 3` (tests/data/train-results.json without series,
+// events, processes or probes; run-02 failed on its own) gated run by run against a
+// baseline: every record a row of 3 or 5 figures a side, the overall step time regressed.
+reports::RunResult combined_run();
 
 // A record with phase = `phase` plus `labels`; stats with p50 = value when `with_stats`.
 reports::MetricRecord metric(const std::string& name, const std::string& unit, const std::string& phase, double value,

@@ -133,7 +133,8 @@ std::string table_head(const RunResult& run, std::string_view prefix, bool compa
     out += fmt::format(
         "<p>Against baseline run <code>{}</code>{}: {} &mdash; under each value, the relative change of the compared "
         "statistic against that run (hover it for its bootstrap confidence interval, alpha {}, and the reason); a "
-        "regression fails only when significant and beyond its tolerance.</p>\n",
+        "regression fails only when significant and beyond its tolerance. The <a href=\"#gate\">baseline gate</a> "
+        "section plots both sides of every row.</p>\n",
         escape(c.baseline_run), c.baseline_started_at.empty() ? "" : fmt::format(" of {}", escape(c.baseline_started_at)),
         badge(to_string(c.verdict)), c.alpha);
   }

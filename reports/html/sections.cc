@@ -7,6 +7,7 @@
 #include "reports/html/fault_table.h"
 #include "reports/html/html_text.h"
 #include "reports/html/phase_table.h"
+#include "reports/html/repeat_runs.h"
 #include "reports/text_format.h"
 #include "reports/tuning_advice.h"
 
@@ -80,6 +81,7 @@ std::string verdict_html(const RunResult& run) {
       "<div class=\"verdict {}\"><span class=\"big\">{}</span><div class=\"why\"><strong>{}</strong><br>{}</div></div>\n",
       escape(verdict), escape(upper), escape(run.scenario_name), escape(why));
   out += abort_banner(run);
+  out += repeat_runs_html(run);
 
   std::size_t applied = 0, fault_errors = 0;
   for (const auto& f : run.faults) {
@@ -114,11 +116,13 @@ std::string verdict_html(const RunResult& run) {
 
 std::string faults_html(const RunResult& run) {
   if (run.faults.empty()) return "<p class=\"note\">No faults were injected in this run.</p>\n";
-  std::string out = "<p class=\"note\">Shaded boxes in the charts are the fault windows, from applied to reverted; "
-                    "hover a line for its values; a selector switches between label sets.</p>\n"
-                    "<div class=\"scroll\"><table class=\"data\"><thead><tr><th>fault</th><th>type</th><th>targets</th>"
-                    "<th class=\"num\">applied</th><th class=\"num\">reverted</th><th>backend</th>"
-                    "<th class=\"num\">apply latency</th><th>measured effect</th></tr></thead><tbody>\n";
+  std::string out = combined_without_series(run)
+                        ? "<p class=\"note\">The first run's faults; each run's own report has its times.</p>\n"
+                        : "<p class=\"note\">Shaded boxes in the charts are the fault windows, from applied to reverted; "
+                          "hover a line for its values; a selector switches between label sets.</p>\n";
+  out += "<div class=\"scroll\"><table class=\"data\"><thead><tr><th>fault</th><th>type</th><th>targets</th>"
+         "<th class=\"num\">applied</th><th class=\"num\">reverted</th><th>backend</th>"
+         "<th class=\"num\">apply latency</th><th>measured effect</th></tr></thead><tbody>\n";
   const auto swatches = fault_swatches(run);
   for (std::size_t i = 0; i < run.faults.size(); ++i) {
     const auto& f = run.faults[i];
@@ -177,6 +181,7 @@ std::string recovery_html(const RunResult& run) {
       out += fmt::format("<p class=\"note\">... and {} more events in results.json.</p>\n", events.size() - kMaxEvents);
   }
   if (out.empty()) out = "<p class=\"empty\">This run has no resilience or checkpoint metrics.</p>\n";
+  if (combined_without_series(run)) out += per_run_note(run, "events");
   return out;
 }
 
