@@ -88,9 +88,10 @@ bool enough_runs(const MetricComparison& m, const GateOptions& options) {
 // Status and reason of a run-level row whose p_value is final (adjusted over `family` rows).
 void judge_run_level(MetricComparison& m, std::size_t family, const GateOptions& options) {
   std::string numbers = pct(m.change);
-  if (m.ci_low && m.p_value)
-    numbers += fmt::format(" ({:g}% CI {}..{}), p={}{}", (1 - options.alpha) * 100, pct(*m.ci_low), pct(*m.ci_high),
-                           p_text(*m.p_value), family > 1 ? fmt::format(" (Holm, {} rows)", family) : "");
+  if (m.ci_low && m.ci_high)
+    numbers += fmt::format(" ({:g}% CI {}..{})", (1 - options.alpha) * 100, pct(*m.ci_low), pct(*m.ci_high));
+  if (m.p_value)
+    numbers += fmt::format(", p={}{}", p_text(*m.p_value), family > 1 ? fmt::format(" (BH, {} rows)", family) : "");
   numbers += fmt::format(", {} vs {} runs, tolerance {:g}%", m.n_baseline, m.n_current, m.tolerance * 100.0);
   if (!enough_runs(m, options)) {
     m.status = GateStatus::kWarn;
@@ -122,16 +123,20 @@ void compare_run_level(const MetricRecord& base, const MetricRecord& cur, double
 }
 
 void judge_run_level_rows(std::vector<MetricComparison>& rows, const GateOptions& options) {
-  // Holm's step-down adjustment over the rows that are tested: the k-th smallest of m
-  // p-values (k from 0) becomes max over j <= k of min(1, (m - j) p_(j)).
+  // Benjamini-Hochberg over the rows that are tested: the k-th smallest of m p-values
+  // (k from 1) becomes min over j >= k of min(1, m p_(j) / j). When nothing changed
+  // (every row's null true) a row then fails by chance with probability at most alpha,
+  // as with Holm; when a regression moves several rows at once (step time, compute time,
+  // throughput...), each of them needs less evidence than Holm asks of the first.
   std::vector<MetricComparison*> tested;
   for (auto& m : rows)
     if (m.basis == "runs" && m.p_value && enough_runs(m, options)) tested.push_back(&m);
   std::stable_sort(tested.begin(), tested.end(),
                    [](const MetricComparison* a, const MetricComparison* b) { return *a->p_value < *b->p_value; });
-  double running = 0;
-  for (std::size_t k = 0; k < tested.size(); ++k) {
-    running = std::max(running, std::min(1.0, static_cast<double>(tested.size() - k) * *tested[k]->p_value));
+  const double m = static_cast<double>(tested.size());
+  double running = 1.0;
+  for (std::size_t k = tested.size(); k-- > 0;) {
+    running = std::min(running, std::min(1.0, m * *tested[k]->p_value / static_cast<double>(k + 1)));
     tested[k]->p_value = running;
   }
   for (auto& m : rows)

@@ -5,8 +5,8 @@
 // Test: Welch's unequal-variance t test on the logarithms of the figures when all are
 // positive (a ratio of geometric means, the natural scale of times and rates whose noise
 // is proportional), else on the figures themselves. The p-values of all run-level rows of
-// a comparison are adjusted together (Holm's step-down), so the chance that any row fails
-// by chance stays at alpha however many metrics a scenario has. A row FAILs when its
+// a comparison are adjusted together (Benjamini-Hochberg), so when nothing changed the
+// chance that any row fails stays at alpha however many metrics a scenario has. A row FAILs when its
 // adjusted p < alpha AND the estimated change lies beyond the tolerance in the worse
 // direction (asv's rule: a factor and significance). The run-level variance is the
 // noise, so no within-run band is added. Fewer than min_runs figures on a side (a side

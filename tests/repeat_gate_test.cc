@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reports/gate.h"
+#include "reports/gate_runs.h"
 #include "reports/json_io.h"
 #include "reports/repeat_combine.h"
 
@@ -150,9 +151,10 @@ TEST_CASE("repeat gate: Welch's test on the logarithms, as SciPy computes it", "
   const auto* m = row(c, "train/step_time", "p50");
   REQUIRE(m);
   // scipy.stats.ttest_ind(log(b), log(a), equal_var=False).pvalue; exp(mean log b - mean log a) - 1.
-  // Three rows (p50, p99 = 1.6 p50, throughput = 1000 / p50) have that same p: Holm makes each 3 p.
-  CHECK(*m->p_value == Approx(3 * 3.7181414778711264e-06).epsilon(1e-8));
-  CHECK_THAT(m->reason, Catch::Contains("(Holm, 3 rows)"));
+  // Three rows (p50, p99 = 1.6 p50, throughput = 1000 / p50) have that same p, which
+  // Benjamini-Hochberg leaves as it is (min over j >= k of 3 p / j = p).
+  CHECK(*m->p_value == Approx(3.7181414778711264e-06).epsilon(1e-8));
+  CHECK_THAT(m->reason, Catch::Contains("(BH, 3 rows)"));
   CHECK(m->change == Approx(0.10529520736730236).epsilon(1e-10));
   CHECK(m->status == GateStatus::kFail);
   CHECK(*m->ci_low > 0);
@@ -168,6 +170,31 @@ TEST_CASE("repeat gate: too few runs or a single run on one side warn", "[repeat
   c = compare_runs(run_with(10), five);  // a single run against a repeated one
   CHECK(c.verdict == GateStatus::kWarn);
   CHECK(row(c, "train/step_time", "p50")->n_baseline == 1);
+}
+
+TEST_CASE("repeat gate: Benjamini-Hochberg adjusts the rows' p-values together", "[repeat][gate]") {
+  // m = 4 raw p-values 0.001, 0.008, 0.02, 0.5, each row 20 % slower: the adjusted p of
+  // the k-th smallest is min over j >= k of m p_(j) / j = 0.004, 0.016, 0.0267, 0.5, so at
+  // alpha 0.01 only the first fails. (SciPy 1.11 has it as scipy.stats.false_discovery_control.)
+  std::vector<MetricComparison> rows;
+  for (double p : {0.02, 0.001, 0.5, 0.008}) {
+    MetricComparison m;
+    m.name = "m" + std::to_string(rows.size());
+    m.better = "lower";
+    m.basis = "runs";
+    m.n_baseline = m.n_current = 5;
+    m.change = 0.2;
+    m.p_value = p;
+    rows.push_back(m);
+  }
+  judge_run_level_rows(rows, GateOptions{});
+  CHECK(*rows[1].p_value == Approx(0.004));
+  CHECK(*rows[3].p_value == Approx(0.016));
+  CHECK(*rows[0].p_value == Approx(0.08 / 3));
+  CHECK(*rows[2].p_value == Approx(0.5));
+  CHECK(rows[1].status == GateStatus::kFail);
+  for (int i : {0, 2, 3}) CHECK(rows[i].status == GateStatus::kPass);
+  CHECK_THAT(rows[1].reason, Catch::Contains("(BH, 4 rows)"));
 }
 
 TEST_CASE("repeat gate: figures at zero or constant compare without logarithms", "[repeat][gate]") {

@@ -41,6 +41,7 @@ for side in ("a", "b", "i", "i/baseline"):
     rep = r["repeat"]
     assert rep["count"] == 3 and len(rep["runs"]) == 3, (side, rep)
     assert rep["interleaved"] == side.startswith("i"), (side, rep)
+    assert r["run_id"] == rep["runs"][0]["run_id"] + "-x3", r["run_id"]  # unique, for a history
     for run in rep["runs"]:
         d = f"{out}/{side}/{run['dir']}"
         for f in ("results.json", "report.html", "summary.md", "junit.xml"):

@@ -1,6 +1,5 @@
 #include "harness/cli/repeat_run.h"
 
-#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -46,7 +45,12 @@ void make_directory(const std::string& dir) {
     throw HostError(fmt::format("output directory: {}", why));
 }
 
-std::string base_name(const std::string& dir) { return std::filesystem::path(dir).filename().string(); }
+// The combined result's run id: its first run's (unique: a timestamp and a random part)
+// with the count, so that a history (chaosbench history add) tells combined results
+// apart whatever directory they were written to.
+std::string combined_id(const Side& side) {
+  return fmt::format("{}-x{}", side.runs.front().result.run_id, side.runs.size());
+}
 
 }  // namespace
 
@@ -67,7 +71,7 @@ int run_repeat(const ScenarioSource& current, const RepeatPlan& plan, const RunO
       if (int code = run_one(*side, i, plan.count, run, reports); stops_series(code)) return code;
   }
   if (base) {
-    auto combined = reports::combine_runs(base->runs, base_name(cur.dir) + "-baseline", true);
+    auto combined = reports::combine_runs(base->runs, combined_id(*base), true);
     ReportOptions own = reports;
     own.baseline.reset();
     own.annotations = false;
@@ -75,7 +79,7 @@ int run_repeat(const ScenarioSource& current, const RepeatPlan& plan, const RunO
     finish_reports(combined, base->dir, own, exit_code_for(combined.verdict));
     reports.baseline = std::move(combined);
   }
-  auto combined = reports::combine_runs(cur.runs, base_name(cur.dir), base.has_value());
+  auto combined = reports::combine_runs(cur.runs, combined_id(cur), base.has_value());
   return finish_reports(combined, cur.dir, reports, exit_code_for(combined.verdict));
 }
 
