@@ -14,6 +14,15 @@
 namespace chaosbench::harness {
 namespace {
 
+// The reports of each run and of the baseline's combined result: no gate (the combined
+// result is gated), no annotations, one line each (the combined summary follows).
+ReportOptions part_reports(ReportOptions reports) {
+  reports.baseline.reset();
+  reports.annotations = false;
+  reports.quiet = true;
+  return reports;
+}
+
 // A series of runs of one scenario, into `dir`/run-NN/.
 struct Side {
   const ScenarioSource* source = nullptr;
@@ -23,17 +32,14 @@ struct Side {
 
 // One run of `side` (its number `i`, 1-based), reported into its own directory. Returns
 // its exit code.
+// `reports`: the options for a part of the series (part_reports), not the combined result's.
 int run_one(Side& side, int i, int count, const RunOptions& run, const ReportOptions& reports) {
   RunOptions one = run;
   const std::string name = fmt::format("run-{:02d}", i);
   one.out_dir = side.dir + "/" + name;
   spdlog::info("{} run {}/{}: {}", side.source->scenario.name, i, count, one.out_dir);
   auto outcome = run_scenario(side.source->scenario, one);
-  ReportOptions own = reports;
-  own.baseline.reset();  // the gate judges the combined result, not each run
-  own.annotations = false;
-  own.quiet = true;      // one line per run; the combined summary follows
-  int code = finish_reports(outcome.result, outcome.run_dir, own, outcome.exit_code);
+  int code = finish_reports(outcome.result, outcome.run_dir, reports, outcome.exit_code);
   side.runs.push_back({std::move(outcome.result), name});
   return code;
 }
@@ -63,20 +69,17 @@ int run_repeat(const ScenarioSource& current, const RepeatPlan& plan, const RunO
     base = Side{&*plan.interleave, cur.dir + "/baseline", {}};
     make_directory(base->dir);
   }
+  const ReportOptions each = part_reports(reports);
   for (int i = 1; i <= plan.count; ++i) {
     // ABBA: the baseline first in odd rounds, second in even ones.
     std::vector<Side*> order{&cur};
     if (base) order.insert(i % 2 == 1 ? order.begin() : order.end(), &*base);
     for (Side* side : order)
-      if (int code = run_one(*side, i, plan.count, run, reports); stops_series(code)) return code;
+      if (int code = run_one(*side, i, plan.count, run, each); stops_series(code)) return code;
   }
   if (base) {
     auto combined = reports::combine_runs(base->runs, combined_id(*base), true);
-    ReportOptions own = reports;
-    own.baseline.reset();
-    own.annotations = false;
-    own.quiet = true;
-    finish_reports(combined, base->dir, own, exit_code_for(combined.verdict));
+    finish_reports(combined, base->dir, part_reports(reports), exit_code_for(combined.verdict));
     reports.baseline = std::move(combined);
   }
   auto combined = reports::combine_runs(cur.runs, combined_id(cur), base.has_value());
