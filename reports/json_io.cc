@@ -1,6 +1,7 @@
 #include "reports/json_io.h"
 
 #include "reports/blas_json.h"
+#include "reports/schedule_json.h"
 
 #include "common/json_limits.h"
 
@@ -254,6 +255,7 @@ std::string to_json(const RunResult& run, int indent) {
     phases.push_back({{"name", p.name}, {"start_s", number(p.start_s)}, {"end_s", number(p.end_s)}});
   j["phases"] = phases;
   j["faults"] = faults_json(run.faults);
+  j["schedule"] = schedule_to_json(run.schedule);
   j["metrics"] = metrics_json(run.metrics);
   // Series are most of the file (10^6 numbers for a long run): written by hand below, one
   // line per array, in place of this marker.

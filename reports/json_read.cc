@@ -12,6 +12,7 @@
 #include "common/safe_files.h"
 #include "reports/blas_json.h"
 #include "reports/json_io.h"
+#include "reports/schedule_json.h"
 
 namespace chaosbench::reports {
 namespace {
@@ -263,6 +264,7 @@ RepeatRecord read_repeat(const json& j) {
 void read_lists(const json& j, RunResult& r) {
   for (const auto& p : array_at(j, "phases")) r.phases.push_back({str(p, "name"), num(p, "start_s"), num(p, "end_s")});
   for (const auto& f : array_at(j, "faults")) r.faults.push_back(read_fault(f));
+  if (auto it = j.find("schedule"); it != j.end()) r.schedule = schedule_from_json(*it);
   for (const auto& m : array_at(j, "metrics")) r.metrics.push_back(read_metric(m));
   for (const auto& s : array_at(j, "series")) r.series.push_back(read_series(s));
   for (const auto& c : array_at(j, "checks")) r.checks.push_back(read_check(c));

@@ -15,6 +15,7 @@
 #include "reports/repeat_record.h"
 #include "reports/run_values.h"
 #include "reports/scenario_facts.h"
+#include "reports/schedule_entry.h"
 #include "reports/verdict.h"
 
 namespace chaosbench::reports {
@@ -262,6 +263,7 @@ struct RunResult {
   std::string reason;
   std::vector<Phase> phases;
   std::vector<FaultRecord> faults;
+  std::vector<ScheduleEntry> schedule;  // the realised fault schedule, drawn before the run
   std::vector<MetricRecord> metrics;
   std::vector<Series> series;
   std::vector<CheckResult> checks;

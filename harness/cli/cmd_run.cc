@@ -9,7 +9,9 @@
 #include "harness/cli/exit_code.h"
 #include "harness/http/http_client.h"
 #include "harness/prometheus/listen_address.h"
-#include "harness/runner/fault_schedule.h"
+#include "harness/runner/schedule_plan.h"
+#include "harness/runner/schedule_text.h"
+#include "reports/schedule_json.h"
 #include "harness/runner/runner.h"
 #include "harness/runner/workload_launcher.h"
 #include "harness/scenario/scenario_loader.h"
@@ -38,17 +40,20 @@ void print_plan(const Scenario& s) {
                            common::to_string(s.timeout), s.seed);
   for (const auto& l : plan_workload(s, ctx))
     std::cout << fmt::format("  rank {} on node{}: {}\n", l.rank, l.node, fmt::join(l.spec.argv, " "));
-  FaultSchedule schedule(s.faults);
-  for (const auto& o : schedule.occurrences()) {
-    const auto& f = s.faults[o.fault];
-    std::string when = o.due_s ? fmt::format("at {:.3f}s", *o.due_s) : fmt::format("at step {}", *o.due_step);
-    std::string until = o.duration_s ? fmt::format(" for {:.3f}s", *o.duration_s) : " until the end";
-    std::cout << fmt::format("  fault {} ({}) #{} {}{}\n", f.name, f.type, o.number, when, until);
-  }
+  const auto plan = plan_schedule(s.faults, s.cluster.nodes, s.seed, s.timeout.seconds());
+  for (const auto& line : describe_schedule(s.faults, plan)) std::cout << "  " << line << "\n";
   for (const auto& p : sweep_points(s.sweep)) std::cout << fmt::format("  sweep point: {}\n", p.label);
   for (const auto& c : s.checks)
     std::cout << fmt::format("  check {}{}{}\n", c.metric, c.min ? fmt::format(" >= {:g}", *c.min) : "",
                              c.max ? fmt::format(" <= {:g}", *c.max) : "");
+}
+
+// --dry-run --json: the seeded schedule, as results.json will record it.
+void print_schedule_json(const Scenario& s) {
+  const auto plan = plan_schedule(s.faults, s.cluster.nodes, s.seed, s.timeout.seconds());
+  nlohmann::ordered_json j = {{"scenario", s.name}, {"seed", s.seed},
+                              {"schedule", reports::schedule_to_json(schedule_entries(s.faults, plan))}};
+  std::cout << j.dump(2) << "\n";
 }
 
 // --metrics-listen, --grafana and --grafana-dashboard, checked before anything runs.
@@ -104,7 +109,8 @@ int cmd_run(const Args& args) {
       ("out,o", po::value<std::string>(), "output directory (default runs/<scenario>-<UTC timestamp>/)")
       ("set", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE override, e.g. workload.iters=50 (repeatable)")
       ("seed", po::value<std::int64_t>(), "seed for random choices, >= 0 (overrides the scenario's)")
-      ("dry-run", "validate and print the plan; start nothing")
+      ("dry-run", "validate and print the plan, with the fault schedule the seed draws; start nothing")
+      ("json", "with --dry-run: print the realised fault schedule as JSON (results.json's \"schedule\")")
       ("repeat", po::value<int>(), "N: run the scenario N times (OUT/run-NN/) and combine them into OUT/results.json; "
                                    "--baseline then compares run by run")
       ("interleave", po::value<std::string>(), "BASELINE.json: with --repeat, run this baseline scenario alternately "
@@ -121,7 +127,7 @@ int cmd_run(const Args& args) {
   auto cl = parse_command_line(args, options, positional);
   if (cl.help) {
     print_help("chaosbench run SCENARIO.json [--out DIR] [--set KEY=VALUE]... [--seed N] [--baseline RESULTS.json]\n"
-               "                      [--report FORMAT[=FILE]]... [--annotations] [--dry-run] [--quiet]\n"
+               "                      [--report FORMAT[=FILE]]... [--annotations] [--dry-run [--json]] [--quiet]\n"
                "                      [--repeat N [--interleave BASELINE_SCENARIO.json]]\n"
                "                      [--metrics-listen ADDR:PORT] [--grafana URL [--grafana-dashboard UID]]",
                "Brings up the cluster, starts the workload, injects the scenario's faults on their timeline,\n"
@@ -157,8 +163,10 @@ int cmd_run(const Args& args) {
   const std::string text = read_scenario_file(report_options.scenario_file);
   auto loaded = parse_scenario(text, report_options.scenario_file, load);
   for (const auto& w : loaded.warnings) std::cerr << format_diagnostic(w) << "\n";
+  if (cl.vm.count("json") && !cl.vm.count("dry-run")) throw UsageError("--json goes with --dry-run");
   if (cl.vm.count("dry-run")) {
-    print_plan(loaded.scenario);
+    if (cl.vm.count("json")) print_schedule_json(loaded.scenario);
+    else print_plan(loaded.scenario);
     return kExitPass;
   }
   if (cl.vm.count("out")) run.out_dir = cl.vm["out"].as<std::string>();

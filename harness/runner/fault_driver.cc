@@ -11,9 +11,9 @@ using TL = TimelineLog;
 }  // namespace
 
 FaultDriver::FaultDriver(const std::vector<FaultSpec>& faults, NodeSite& site, TimelineLog& timeline, Now now,
-                         OnError on_error)
+                         OnError on_error, std::optional<FaultSchedule> schedule)
     : specs_(faults), site_(site), timeline_(timeline), now_(std::move(now)), on_error_(std::move(on_error)),
-      schedule_(faults) {
+      schedule_(schedule ? std::move(*schedule) : FaultSchedule(faults)) {
   faults_.resize(schedule_.occurrences().size());
   for (const auto& o : schedule_.occurrences()) {
     const auto& spec = specs_[o.fault];
@@ -44,9 +44,18 @@ std::optional<FaultEffect> FaultDriver::apply(std::size_t i, const std::vector<R
   const auto& o = schedule_.occurrences()[i];
   const auto& spec = specs_[o.fault];
   auto& rec = records_[i];
-  double scheduled = o.due_s.value_or(now_());
+  // An occurrence that waited for another's end is late from that end, not its trigger.
+  double scheduled = std::max(schedule_.trigger_time(i).value_or(now_()), last_revert_s_);
+  // A random target drawn for this occurrence (schedule_plan.h) is applied as those nodes.
+  FaultSpec drawn;
+  if (!o.nodes.empty()) {
+    drawn = spec;
+    drawn.target = TargetSpec{};
+    drawn.target.form = faults::TargetForm::kNodes;
+    drawn.target.indices = o.nodes;
+  }
   try {
-    faults_[i] = site_.apply_fault(spec, o.fault, ranks, &rec.targets);
+    faults_[i] = site_.apply_fault(o.nodes.empty() ? spec : drawn, o.fault, ranks, &rec.targets);
   } catch (const std::exception& e) {
     schedule_.mark_failed(i);
     rec.error = e.what();
@@ -93,6 +102,7 @@ void FaultDriver::revert(std::size_t i) {
     const double t = now_();
     if (faults_[i]) rec.effect = faults_[i]->effect();
     schedule_.mark_reverted(i, t);
+    last_revert_s_ = t;
     rec.reverted_at_s = t;
     timeline_.write(t, "fault_reverted", {{"fault", TL::str(spec.name)}, {"occurrence", TL::num(o.number)}});
     spdlog::info("fault {} reverted at {:.3f}s", spec.name, t);

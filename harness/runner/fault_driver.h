@@ -55,7 +55,10 @@ class FaultDriver {
   using StepTime = std::function<std::optional<double>(std::int64_t n)>;
 
   // Borrows `faults` (the scenario's), `site` and `timeline`, which must outlive it.
-  FaultDriver(const std::vector<FaultSpec>& faults, NodeSite& site, TimelineLog& timeline, Now now, OnError on_error);
+  // `schedule`: the run's realised plan (schedule_plan.h); without it, the faults' own
+  // (seed 42, no random target draws).
+  FaultDriver(const std::vector<FaultSpec>& faults, NodeSite& site, TimelineLog& timeline, Now now, OnError on_error,
+              std::optional<FaultSchedule> schedule = std::nullopt);
 
   // Called on the run's thread after each apply and revert that worked (after its
   // timeline event); it must not throw or block. One observer; a second replaces it.
@@ -98,6 +101,7 @@ class FaultDriver {
   FaultSchedule schedule_;
   std::vector<std::unique_ptr<faults::Fault>> faults_;  // by occurrence
   std::vector<reports::FaultRecord> records_;           // by occurrence
+  double last_revert_s_ = 0;                            // when the last occurrence ended
 };
 
 }  // namespace chaosbench::harness

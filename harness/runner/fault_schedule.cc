@@ -4,46 +4,74 @@
 
 namespace chaosbench::harness {
 
-FaultSchedule::FaultSchedule(const std::vector<FaultSpec>& faults) {
-  for (std::size_t i = 0; i < faults.size(); ++i) {
-    const auto& f = faults[i];
-    std::optional<double> duration;
-    if (f.duration) duration = f.duration->seconds();
-    int count = f.repeat ? f.repeat->count : 1;
-    for (int k = 0; k < count; ++k) {
-      Occurrence o;
-      o.fault = i;
-      o.number = k + 1;
-      o.duration_s = duration;
-      if (f.at) o.due_s = f.at->seconds() + (f.repeat ? k * f.repeat->every.seconds() : 0.0);
-      if (f.at_step) o.due_step = *f.at_step;
-      occurrences_.push_back(o);
-    }
+FaultSchedule::FaultSchedule(const std::vector<FaultSpec>& faults)
+    : FaultSchedule(faults, plan_schedule(faults, 0, 42, 1e12)) {}
+
+FaultSchedule::FaultSchedule(const std::vector<FaultSpec>& faults, const std::vector<PlannedOccurrence>& plan) {
+  std::vector<std::optional<std::size_t>> index(plan.size());  // plan index -> occurrence index
+  for (std::size_t p = 0; p < plan.size(); ++p) {
+    const auto& po = plan[p];
+    if (!po.fires) continue;
+    Occurrence o;
+    o.fault = po.fault;
+    o.number = po.number;
+    o.due_s = po.due_s;
+    o.due_step = po.due_step;
+    o.duration_s = po.duration_s;
+    o.delay_s = po.delay_s;
+    o.exclusive = faults[po.fault].exclusive;
+    o.arrival_s = po.arrival_s;
+    o.nodes = po.nodes;
+    index[p] = occurrences_.size();
+    occurrences_.push_back(std::move(o));
   }
+  // Links last: a chained fault may come before the one it follows.
+  for (std::size_t p = 0; p < plan.size(); ++p)
+    if (index[p] && plan[p].after) occurrences_[*index[p]].after = index[*plan[p].after];  // fires when its child does
+}
+
+std::optional<double> FaultSchedule::trigger_time(std::size_t i) const {
+  const auto& o = occurrences_[i];
+  if (o.due_s) return o.due_s;
+  if (o.after && occurrences_[*o.after].applied_s) return *occurrences_[*o.after].applied_s + o.delay_s;
+  return std::nullopt;
+}
+
+bool FaultSchedule::must_wait(std::size_t i, const std::vector<std::size_t>& active) const {
+  const auto& o = occurrences_[i];
+  return std::any_of(active.begin(), active.end(), [&](std::size_t a) {
+    const auto& other = occurrences_[a];
+    return other.fault == o.fault || (o.exclusive || other.exclusive);
+  });
 }
 
 std::vector<ScheduledAction> FaultSchedule::due(double now_s, std::int64_t max_step) const {
-  std::vector<ScheduledAction> reverts, applies;
+  std::vector<ScheduledAction> out;
+  std::vector<std::size_t> active;  // in effect after this tick's reverts
   for (std::size_t i = 0; i < occurrences_.size(); ++i) {
     const auto& o = occurrences_[i];
-    if (o.state == OccurrenceState::kActive && o.duration_s && o.applied_s &&
-        now_s >= *o.applied_s + *o.duration_s)
-      reverts.push_back({ScheduledAction::kRevert, i});
-    if (o.state != OccurrenceState::kPending) continue;
-    // One occurrence of a fault at a time: a repeat waits for the previous one's revert.
-    bool previous_active = i > 0 && occurrences_[i - 1].fault == o.fault &&
-                           occurrences_[i - 1].state == OccurrenceState::kActive &&
-                           std::find_if(reverts.begin(), reverts.end(),
-                                        [&](const auto& a) { return a.occurrence == i - 1; }) == reverts.end();
-    if (previous_active) continue;
-    if ((o.due_s && now_s >= *o.due_s) || (o.due_step && max_step >= *o.due_step))
-      applies.push_back({ScheduledAction::kApply, i});
+    if (o.state != OccurrenceState::kActive) continue;
+    if (o.duration_s && o.applied_s && now_s >= *o.applied_s + *o.duration_s)
+      out.push_back({ScheduledAction::kRevert, i});
+    else
+      active.push_back(i);
   }
-  std::stable_sort(applies.begin(), applies.end(), [&](const auto& a, const auto& b) {
-    return occurrences_[a.occurrence].due_s.value_or(0) < occurrences_[b.occurrence].due_s.value_or(0);
-  });
-  reverts.insert(reverts.end(), applies.begin(), applies.end());
-  return reverts;
+  std::vector<std::pair<double, std::size_t>> candidates;  // (trigger time, index)
+  for (std::size_t i = 0; i < occurrences_.size(); ++i) {
+    const auto& o = occurrences_[i];
+    if (o.state != OccurrenceState::kPending) continue;
+    auto when = trigger_time(i);
+    if (when && now_s >= *when) candidates.emplace_back(*when, i);
+    else if (!when && o.due_step && max_step >= *o.due_step) candidates.emplace_back(now_s, i);
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [when, i] : candidates) {
+    if (must_wait(i, active)) continue;
+    out.push_back({ScheduledAction::kApply, i});
+    active.push_back(i);  // what starts in this tick counts for the next candidates
+  }
+  return out;
 }
 
 std::optional<double> FaultSchedule::next_deadline() const {
@@ -51,9 +79,17 @@ std::optional<double> FaultSchedule::next_deadline() const {
   auto consider = [&](double t) {
     if (!best || t < *best) best = t;
   };
-  for (const auto& o : occurrences_) {
-    if (o.state == OccurrenceState::kPending && o.due_s) consider(*o.due_s);
-    if (o.state == OccurrenceState::kActive && o.duration_s && o.applied_s) consider(*o.applied_s + *o.duration_s);
+  std::vector<std::size_t> active;
+  for (std::size_t i = 0; i < occurrences_.size(); ++i) {
+    const auto& o = occurrences_[i];
+    if (o.state != OccurrenceState::kActive) continue;
+    active.push_back(i);
+    if (o.duration_s && o.applied_s) consider(*o.applied_s + *o.duration_s);
+  }
+  for (std::size_t i = 0; i < occurrences_.size(); ++i) {
+    if (occurrences_[i].state != OccurrenceState::kPending) continue;
+    auto when = trigger_time(i);
+    if (when && !must_wait(i, active)) consider(*when);
   }
   return best;
 }
@@ -100,9 +136,17 @@ bool FaultSchedule::any_applied() const {
 }
 
 bool FaultSchedule::finished() const {
-  return std::none_of(occurrences_.begin(), occurrences_.end(), [](const Occurrence& o) {
-    return o.state == OccurrenceState::kPending || o.state == OccurrenceState::kActive;
-  });
+  for (const auto& o : occurrences_) {
+    if (o.state == OccurrenceState::kActive) return false;
+    if (o.state != OccurrenceState::kPending) continue;
+    // A chained occurrence whose parent failed or was skipped can never come.
+    const Occurrence* parent = o.after ? &occurrences_[*o.after] : nullptr;
+    while (parent && parent->state == OccurrenceState::kPending && parent->after) parent = &occurrences_[*parent->after];
+    if (!parent || parent->state == OccurrenceState::kPending || parent->state == OccurrenceState::kActive ||
+        parent->state == OccurrenceState::kDone)
+      return false;
+  }
+  return true;
 }
 
 }  // namespace chaosbench::harness

@@ -1,10 +1,14 @@
 // The fault timeline: which occurrence of which fault is due to be applied or reverted,
 // given the time since the workload started and the highest step reported. Pure logic
 // (no clock, no faults), so every trigger rule is unit-tested without processes.
-// Rules: `at` occurrences are due at at + k*every (k < count); `at_step` ones when a rank
-// first reports that step; an applied occurrence with a duration is due for revert at
-// applied + duration. Reverts come before applies in one tick, so back-to-back windows
-// of one fault never overlap.
+// Rules: an occurrence is due at its planned time (at, at + k*every, a random arrival;
+// schedule_plan.h), when a rank first reports its step (`at_step`), or `delay` after the
+// occurrence it follows was applied (`after`); an applied occurrence with a duration is
+// due for revert at applied + duration. Reverts come before applies in one tick, so
+// back-to-back windows of one fault never overlap. A due occurrence waits (keeping its
+// place) while another occurrence of its fault is in effect, and while an exclusive fault
+// is in effect or it is exclusive and another fault is: it is applied when that ends.
+// Occurrences whose probability draw said no are not in the schedule at all.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "harness/runner/schedule_plan.h"
 #include "harness/scenario/scenario.h"
 
 namespace chaosbench::harness {
@@ -26,6 +31,11 @@ struct Occurrence {
   std::optional<double> due_s;
   std::optional<std::int64_t> due_step;
   std::optional<double> duration_s;
+  std::optional<std::size_t> after;  // index (in occurrences()) of the occurrence it follows
+  double delay_s = 0;
+  bool exclusive = false;
+  std::optional<double> arrival_s;   // a random arrival's drawn time
+  std::vector<int> nodes;            // a random target's draw for this occurrence; empty otherwise
   OccurrenceState state = OccurrenceState::kPending;
   std::optional<double> applied_s;
   std::optional<double> reverted_s;
@@ -38,13 +48,16 @@ struct ScheduledAction {
 
 class FaultSchedule {
  public:
+  // The occurrences of `plan` that fire. The first form plans with seed 42, no node
+  // draws and no horizon: for callers that have no cluster (tests, the aggregator's).
   explicit FaultSchedule(const std::vector<FaultSpec>& faults);
+  FaultSchedule(const std::vector<FaultSpec>& faults, const std::vector<PlannedOccurrence>& plan);
 
   // What is due now, reverts first, then applies in due order.
   std::vector<ScheduledAction> due(double now_s, std::int64_t max_step) const;
 
-  // The earliest future time something is due (for sleeping), nullopt if only step
-  // triggers or nothing remain.
+  // The earliest time something is due (for sleeping), nullopt if only step triggers or
+  // nothing remain. Occurrences that wait for another's end are left out: its revert is.
   std::optional<double> next_deadline() const;
 
   // State changes, recorded by the runner after acting.
@@ -63,7 +76,14 @@ class FaultSchedule {
   // True while an at_step occurrence has not fired yet.
   bool waiting_for_step() const;
 
+  // When occurrence i is due by its trigger alone; nullopt: not known (a step trigger,
+  // or the occurrence it follows not applied yet).
+  std::optional<double> trigger_time(std::size_t i) const;
+
  private:
+  // Whether i must wait because of the occurrences in effect (`active`, by index).
+  bool must_wait(std::size_t i, const std::vector<std::size_t>& active) const;
+
   std::vector<Occurrence> occurrences_;
 };
 

@@ -17,6 +17,7 @@ using RoundKey = std::pair<std::int64_t, std::int64_t>;  // attempt, generation
 struct RecoveryRound {
   RoundKey key;
   std::int64_t resumed_after = 0;  // the step it resumes after
+  double first_start = 0;          // when the first of its ranks sent train_start
   double last_start = 0;           // when the last of its ranks sent train_start
   std::optional<double> completed;  // every one of its W ranks has made a step since
 };
@@ -33,7 +34,7 @@ struct Disruption {
 std::optional<RecoveryRound> recovery_round(const TrainTimeline& tl, double after) {
   auto first = std::find_if(tl.starts.begin(), tl.starts.end(), [&](const auto& s) { return s.t >= after; });
   if (first == tl.starts.end()) return std::nullopt;
-  RecoveryRound round{{first->attempt, first->generation}, first->step, first->t, std::nullopt};
+  RecoveryRound round{{first->attempt, first->generation}, first->step, first->t, first->t, std::nullopt};
   std::map<int, const StartEvent*> ranks;  // first train_start per rank
   for (auto it = first; it != tl.starts.end(); ++it)
     if (RoundKey{it->attempt, it->generation} == round.key) ranks.emplace(it->rank, &*it);
@@ -74,22 +75,6 @@ reports::Labels occurrence_labels(const reports::FaultRecord& f) {
   return {{"phase", std::string("overall")},
           {"fault", f.name},
           {"occurrence", static_cast<std::int64_t>(f.occurrence)}};
-}
-
-void per_disruption_records(const TrainTimeline& tl, const std::vector<Disruption>& disruptions,
-                            std::vector<reports::MetricRecord>& out) {
-  for (const auto& d : disruptions) {
-    const auto labels = occurrence_labels(*d.fault);
-    out.push_back(catalogue_record("resilience/time_to_detect", labels, d.detected - d.applied));
-    if (!d.round) continue;
-    if (d.round->completed)
-      out.push_back(catalogue_record("resilience/time_to_recover", labels, *d.round->completed - d.applied));
-    std::int64_t before = 0;
-    for (const auto& s : tl.steps)
-      if (s.t < d.detected) before = std::max(before, s.step);
-    const auto lost = std::max<std::int64_t>(0, before - d.round->resumed_after);
-    out.push_back(catalogue_record("resilience/lost_steps", labels, static_cast<double>(lost)));
-  }
 }
 
 void retention_records(const std::vector<reports::MetricRecord>& train, std::vector<reports::MetricRecord>& out) {
@@ -164,6 +149,82 @@ std::map<RoundKey, double> restore_ms_by_round(const TrainTimeline& tl) {
   return rounds;
 }
 
+// The fault-free step time (s): the median step_ms before the first disruption (all steps
+// when there are none before it).
+double clean_step_s(const TrainTimeline& tl, const std::vector<Disruption>& disruptions) {
+  const double first = disruptions.empty() ? 1e300 : disruptions.front().applied;
+  std::vector<double> before, all;
+  for (const auto& s : tl.steps) {
+    if (!s.step_ms) continue;
+    all.push_back(*s.step_ms);
+    if (s.t < first) before.push_back(*s.step_ms);
+  }
+  const auto& use = before.empty() ? all : before;
+  return use.empty() ? 0.0 : compute_stats(use).p50 * 1e-3;
+}
+
+// When the disruption after `d` began (none: +inf).
+double next_applied(const std::vector<Disruption>& disruptions, const Disruption& d) {
+  for (const auto& other : disruptions)
+    if (other.applied > d.applied) return other.applied;
+  return 1e300;
+}
+
+// Elastic recovery: the ended ranks come back later and the job forms once more to admit
+// them, without a failure. The time that costs: from the last step before that round to
+// its first complete step, less one step. Nullopt without such a round before `until`.
+std::optional<double> rejoin_s(const TrainTimeline& tl, const Disruption& d, double until, double step_s) {
+  if (!d.round || !d.round->completed) return std::nullopt;
+  auto next = recovery_round(tl, d.round->last_start + 1e-9);
+  if (!next || next->key == d.round->key || next->first_start >= until || !next->completed) return std::nullopt;
+  double last_step = d.round->first_start;
+  for (const auto& s : tl.steps)
+    if (s.t < next->first_start) last_step = std::max(last_step, s.t);
+  return std::max(0.0, *next->completed - last_step - step_s);
+}
+
+// Per failure: detect and recover times, lost steps, and the time lost broken into
+// detect (applied -> noticed), restart (noticed -> the recovery round's last rank
+// started, less its restore), restore (the round's slowest restore) and recompute (lost
+// steps x the fault-free step time), and rejoin where ended ranks came back into an
+// elastic job (rejoin_s); then each part's median over the failures.
+void per_disruption_records(const TrainTimeline& tl, const std::vector<Disruption>& disruptions,
+                            const std::map<RoundKey, double>& restores, std::vector<reports::MetricRecord>& out) {
+  const double step_s = clean_step_s(tl, disruptions);
+  std::map<std::string, std::vector<double>> parts;
+  for (const auto& d : disruptions) {
+    const auto labels = occurrence_labels(*d.fault);
+    out.push_back(catalogue_record("resilience/time_to_detect", labels, d.detected - d.applied));
+    if (!d.round) continue;
+    if (d.round->completed)
+      out.push_back(catalogue_record("resilience/time_to_recover", labels, *d.round->completed - d.applied));
+    std::int64_t before = 0;
+    for (const auto& s : tl.steps)
+      if (s.t < d.detected) before = std::max(before, s.step);
+    const auto lost = std::max<std::int64_t>(0, before - d.round->resumed_after);
+    out.push_back(catalogue_record("resilience/lost_steps", labels, static_cast<double>(lost)));
+    auto restore = restores.find(d.round->key);
+    const double restore_s = restore == restores.end() ? 0.0 : restore->second * 1e-3;
+    std::vector<std::pair<std::string, double>> lost_time = {
+        {"detect", d.detected - d.applied},
+        {"restart", std::max(0.0, d.round->last_start - d.detected - restore_s)},
+        {"restore", restore_s},
+        {"recompute", static_cast<double>(lost) * step_s}};
+    if (auto rejoin = rejoin_s(tl, d, next_applied(disruptions, d), step_s)) lost_time.emplace_back("rejoin", *rejoin);
+    for (const auto& [part, seconds] : lost_time) {
+      auto l = labels;
+      l["part"] = part;
+      out.push_back(catalogue_record("resilience/time_lost", std::move(l), seconds));
+      parts[part].push_back(seconds);
+    }
+  }
+  for (const auto& [part, values] : parts) {
+    auto l = phase_labels("overall");
+    l["part"] = part;
+    out.push_back(catalogue_record("resilience/time_lost", std::move(l), compute_stats(values).p50));
+  }
+}
+
 void goodput_records(const TrainingInputs& in, const TrainTimeline& tl, const std::vector<Disruption>& disruptions,
                      std::vector<reports::MetricRecord>& out) {
   const bool timed = std::any_of(tl.steps.begin(), tl.steps.end(), [](const auto& s) { return s.step_ms.has_value(); });
@@ -173,6 +234,15 @@ void goodput_records(const TrainingInputs& in, const TrainTimeline& tl, const st
   const auto [productive_ms, wasted_ms] = productive_and_wasted_ms(tl);
   const double goodput = pct(productive_ms * 1e-3);
   out.push_back(catalogue_record("resilience/goodput", phase_labels("overall"), goodput));
+  // From the first rank's start: the job's own time, which a long job's start-up does not
+  // weigh on (the goodput model's steady state).
+  const double started = tl.starts.empty() ? 0.0 : std::max(0.0, tl.starts.front().t);
+  if (wall > started) {
+    out.push_back(catalogue_record("resilience/ettr", phase_labels("overall"), productive_ms * 1e-3 / (wall - started)));
+    if (!disruptions.empty())
+      out.push_back(catalogue_record("resilience/mtti_observed", phase_labels("overall"),
+                                     (wall - started) / static_cast<double>(disruptions.size())));
+  }
 
   const auto restores = restore_ms_by_round(tl);
   double restore_ms = 0;
@@ -212,7 +282,7 @@ std::vector<reports::MetricRecord> derive_resilience_records(const TrainingInput
   std::vector<reports::MetricRecord> out;
   if (timeline.empty()) return out;
   const auto disruptions = find_disruptions(in, timeline);
-  per_disruption_records(timeline, disruptions, out);
+  per_disruption_records(timeline, disruptions, restore_ms_by_round(timeline), out);
   retention_records(train_records, out);
   out.push_back(catalogue_record("resilience/restarts", phase_labels("overall"),
                                  static_cast<double>(timeline.restarts.size())));

@@ -104,6 +104,7 @@ class Run {
   // After env_ and store_: its threads write into both until it is destroyed (stopped).
   std::unique_ptr<prometheus::Scraper> scraper_;
   std::unique_ptr<MetricsServer> server_;
+  std::vector<PlannedOccurrence> plan_;  // the realised fault schedule, drawn in bring_up
   std::unique_ptr<FaultDriver> faults_;
   std::unique_ptr<RankTable> ranks_;
   std::unique_ptr<Recovery> recovery_;

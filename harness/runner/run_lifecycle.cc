@@ -68,12 +68,14 @@ void Run::bring_up() {
     throw HostError(fmt::format("cannot listen for metrics: {}", e.what()));
   }
   NodeSite& site = env_->site();
+  plan_ = plan_schedule(scenario_.faults, scenario_.cluster.nodes, scenario_.seed, scenario_.timeout.seconds());
   faults_ = std::make_unique<FaultDriver>(
       scenario_.faults, site, env_->timeline(), [this] { return now_s(); },
       [this](const std::string& reason) {
         live_.fault_error();
         verdict_.fail(reason, now_s(), reports::Verdict::kError);
-      });
+      },
+      FaultSchedule(scenario_.faults, plan_));
   faults_->set_observer([this](const FaultTransition& t) { on_fault_transition(t); });
   start_live_outputs();
   for (const auto& o : faults_->schedule().occurrences())
@@ -171,6 +173,7 @@ RunOutcome Run::outcome(double end_s) {
   out.run_dir = env_->out();
   out.result = build_result(in, verdict_.judgement());
   out.result.run_id = run_id_;
+  out.result.schedule = schedule_entries(scenario_.faults, plan_);
   out.result.environment.blas = blas_;
   out.result.environment.cluster = env_->description();
   if (const RemoteSite* remote = env_->remote()) out.result.environment.hosts = remote->hosts();

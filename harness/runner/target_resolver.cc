@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <random>
 
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/process_identity.h"
+#include "harness/runner/schedule_plan.h"
 
 namespace chaosbench::harness {
 
@@ -15,25 +14,17 @@ faults::ResolvedTarget resolve_target(const TargetSpec& target, const ClusterSpe
                                       std::size_t fault_index, const NodeCgroups* cgroups) {
   using faults::TargetForm;
   faults::ResolvedTarget out;
-  auto pick_nodes = [&](int count) {
-    std::vector<int> all(static_cast<std::size_t>(cluster.nodes));
-    std::iota(all.begin(), all.end(), 0);
-    // splitmix-style mixing keeps neighbouring faults' choices independent.
-    std::mt19937_64 rng(seed ^ (0x9E3779B97F4A7C15ull * (fault_index + 1)));
-    std::shuffle(all.begin(), all.end(), rng);
-    all.resize(static_cast<std::size_t>(std::clamp(count, 0, cluster.nodes)));
-    std::sort(all.begin(), all.end());
-    return all;
-  };
+  // Occurrence 1's pick; the schedule draws later occurrences' (schedule_plan.h).
+  auto pick = [&](int count) { return pick_nodes(cluster.nodes, count, seed, fault_index, 1); };
   switch (target.form) {
     case TargetForm::kAll:
       for (int n = 0; n < cluster.nodes; ++n) out.nodes.push_back(n);
       break;
     case TargetForm::kNodes: out.nodes = target.indices; break;
     case TargetForm::kRanks: out.ranks = target.indices; break;
-    case TargetForm::kRandom: out.nodes = pick_nodes(target.count); break;
+    case TargetForm::kRandom: out.nodes = pick(target.count); break;
     case TargetForm::kPercent:
-      out.nodes = pick_nodes(static_cast<int>(std::ceil(target.percent.fraction() * cluster.nodes)));
+      out.nodes = pick(static_cast<int>(std::ceil(target.percent.fraction() * cluster.nodes)));
       break;
     case TargetForm::kLinks:
       out.links = target.links;

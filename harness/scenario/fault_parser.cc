@@ -1,6 +1,6 @@
-// faults: the generic envelope (name, type, target, trigger, duration, repeat, and
-// restart_after for the types whose registry row takes it) parsed once here; each type's
-// own parameters come from its declarations in the registry.
+// faults: the generic envelope (name, type, target, the trigger keys of
+// fault_trigger_parser.cc, and restart_after for the types whose registry row takes it)
+// parsed once here; each type's own parameters come from its declarations in the registry.
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,7 +16,8 @@ namespace {
 using faults::ParamKind;
 using faults::TargetForm;
 
-const std::vector<std::string_view> kEnvelope{"type", "name", "target", "at", "at_step", "duration", "repeat"};
+const std::vector<std::string_view> kEnvelope{"type",   "name",     "target",      "at",    "at_step",
+                                              "duration", "repeat", "arrivals", "probability", "after", "exclusive"};
 
 std::vector<std::string_view> type_names() {
   std::vector<std::string_view> out;
@@ -201,32 +202,6 @@ const faults::FaultTypeInfo* fault_type_of(ParseContext& ctx, const json& f, con
   return info;
 }
 
-// When it is applied: "at" or "at_step", "duration", "repeat".
-void parse_trigger(ParseContext& ctx, ObjectReader& r, const std::string& path, FaultSpec& spec) {
-  bool has_at = r.has("at"), has_step = r.has("at_step");
-  if (has_at == has_step)
-    ctx.error(path, has_at ? "has both \"at\" and \"at_step\": give exactly one trigger"
-                           : "missing a trigger: give \"at\" (a duration) or \"at_step\" (a step number)");
-  spec.at = r.duration("at");
-  if (auto s = r.integer("at_step", 0, INT64_MAX)) spec.at_step = *s;
-  spec.duration = r.duration("duration", /*allow_zero=*/false);
-  const json* rep = r.raw("repeat");
-  if (!rep) return;
-  ObjectReader rr(ctx, *rep, r.path_of("repeat"), {"every", "count"});
-  rr.require("every", "a duration between applications");
-  rr.require("count", "how many times in all, 2 or more");
-  auto every = rr.duration("every", /*allow_zero=*/false);
-  auto count = rr.integer("count", 2, 1000);
-  if (!every || !count) return;
-  spec.repeat = RepeatSpec{*every, static_cast<int>(*count)};
-  if (!spec.duration)
-    ctx.error(r.path_of("repeat"), "a repeated fault needs a \"duration\" shorter than \"every\"");
-  else if (spec.duration->value >= every->value)
-    ctx.error(r.path_of("repeat"), fmt::format("\"duration\" ({}) must be shorter than \"every\" ({})",
-                                               common::to_string(*spec.duration), common::to_string(*every)));
-  if (has_step) ctx.error(r.path_of("repeat"), "\"repeat\" works with \"at\", not with \"at_step\"");
-}
-
 }  // namespace
 
 std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster,
@@ -278,6 +253,7 @@ std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const 
     parse_trigger(ctx, r, path, spec);
     out.push_back(std::move(spec));
   }
+  check_fault_chains(ctx, out);
   return out;
 }
 

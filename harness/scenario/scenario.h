@@ -135,6 +135,18 @@ struct RepeatSpec {
   int count = 1;
 };
 
+// Random arrivals (a soak): occurrences at `at` + the running sum of independent
+// inter-arrival times, each exponential with mean `mtbf` (a Poisson process) or Weibull
+// with `scale` and `shape` (a renewal process), at most `max_occurrences` and within the
+// scenario's timeout. Drawn from the scenario seed before the run (schedule_plan.h).
+struct ArrivalSpec {
+  enum class Process { kPoisson, kWeibull };
+  Process process = Process::kPoisson;
+  Duration mtbf;       // poisson: the mean; weibull: the scale
+  double shape = 1.0;  // weibull only
+  int max_occurrences = 1000;
+};
+
 struct FaultSpec {
   std::string name;
   std::string type;
@@ -143,6 +155,15 @@ struct FaultSpec {
   std::optional<std::int64_t> at_step;
   std::optional<Duration> duration;
   std::optional<RepeatSpec> repeat;
+  std::optional<ArrivalSpec> arrivals;
+  // Each occurrence fires with this probability (seeded); 1 when absent.
+  std::optional<double> probability;
+  // A chain: one occurrence `delay` after each applied occurrence of the fault named.
+  std::optional<std::string> after;
+  std::optional<Duration> delay;
+  // Never in effect together with another fault: an occurrence due while another fault
+  // is in effect waits for it to end, and no other fault starts while this one is.
+  bool exclusive = false;
   // When the ranks the fault ended start again; only for types whose registry row takes
   // it (FaultTypeInfo::restart_after). The run driver acts on it, never the fault.
   std::optional<Duration> restart_after;

@@ -52,6 +52,11 @@ RecoverySpec parse_recovery(ParseContext& ctx, const json& value, const ClusterS
 // dp_replica); null when the scenario has none (then such targets say nothing more).
 std::vector<FaultSpec> parse_faults(ParseContext& ctx, const json& value, const ClusterSpec& cluster,
                                     const WorkloadSpec* workload);
+// fault_trigger_parser.cc: a fault's trigger keys (at, at_step, after + delay, duration,
+// repeat, arrivals, probability, exclusive) into `spec`; then, once every fault is read,
+// the names that `after` gives and the chains' cycles.
+void parse_trigger(ParseContext& ctx, ObjectReader& r, const std::string& path, FaultSpec& spec);
+void check_fault_chains(ParseContext& ctx, const std::vector<FaultSpec>& faults);
 std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value);
 // scrape: Prometheus/OpenMetrics endpoints read during the run (scrape_parser.cc).
 std::vector<ScrapeSpec> parse_scrapes(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
