@@ -184,9 +184,10 @@ std::optional<double> rejoin_s(const TrainTimeline& tl, const Disruption& d, dou
 }
 
 // Per failure: detect and recover times, lost steps, and the time lost broken into
-// detect (applied -> noticed), restart (noticed -> the recovery round's last rank
-// started, less its restore), restore (the round's slowest restore) and recompute (lost
-// steps x the fault-free step time), and rejoin where ended ranks came back into an
+// detect (applied -> noticed), restart (noticed -> the recovery round's first complete
+// step began, less its restore), restore (the round's slowest restore) and recompute (lost
+// steps x the fault-free step time, plus the part of the step in flight at the fault),
+// and rejoin where ended ranks came back into an
 // elastic job (rejoin_s); then each part's median over the failures.
 void per_disruption_records(const TrainTimeline& tl, const std::vector<Disruption>& disruptions,
                             const std::map<RoundKey, double>& restores, std::vector<reports::MetricRecord>& out) {
@@ -205,11 +206,18 @@ void per_disruption_records(const TrainTimeline& tl, const std::vector<Disruptio
     out.push_back(catalogue_record("resilience/lost_steps", labels, static_cast<double>(lost)));
     auto restore = restores.find(d.round->key);
     const double restore_s = restore == restores.end() ? 0.0 : restore->second * 1e-3;
+    // The job steps again when the round's first complete step began; the step that was
+    // in flight when the fault hit is redone, like the lost steps.
+    const double resumed = d.round->completed ? std::max(d.round->last_start, *d.round->completed - step_s)
+                                              : d.round->last_start;
+    double in_flight = 0;
+    for (const auto& s : tl.steps)
+      if (s.t < d.applied) in_flight = d.applied - s.t;  // steps are in time order: the last one wins
     std::vector<std::pair<std::string, double>> lost_time = {
         {"detect", d.detected - d.applied},
-        {"restart", std::max(0.0, d.round->last_start - d.detected - restore_s)},
+        {"restart", std::max(0.0, resumed - d.detected - restore_s)},
         {"restore", restore_s},
-        {"recompute", static_cast<double>(lost) * step_s}};
+        {"recompute", static_cast<double>(lost) * step_s + std::min(in_flight, step_s)}};
     if (auto rejoin = rejoin_s(tl, d, next_applied(disruptions, d), step_s)) lost_time.emplace_back("rejoin", *rejoin);
     for (const auto& [part, seconds] : lost_time) {
       auto l = labels;
@@ -225,6 +233,23 @@ void per_disruption_records(const TrainTimeline& tl, const std::vector<Disruptio
   }
 }
 
+// ETTR before the first failure: each step's median step_ms over the steps completed in
+// [started, until), over that stretch. What running costs without failures (checkpoint
+// saves, the harness's own gaps between steps): the goodput model's fault-free share.
+std::optional<double> fault_free_ettr(const TrainTimeline& tl, double started, double until) {
+  std::map<std::int64_t, std::vector<double>> by_step;
+  double last = started;
+  for (const auto& s : tl.steps) {
+    if (s.t < started || s.t >= until || !s.step_ms) continue;
+    by_step[s.step].push_back(*s.step_ms);
+    last = std::max(last, s.t);
+  }
+  if (by_step.size() < 10 || last <= started) return std::nullopt;
+  double productive_s = 0;
+  for (const auto& [step, ms] : by_step) productive_s += compute_stats(ms).p50 * 1e-3;
+  return productive_s / (last - started);
+}
+
 void goodput_records(const TrainingInputs& in, const TrainTimeline& tl, const std::vector<Disruption>& disruptions,
                      std::vector<reports::MetricRecord>& out) {
   const bool timed = std::any_of(tl.steps.begin(), tl.steps.end(), [](const auto& s) { return s.step_ms.has_value(); });
@@ -237,6 +262,8 @@ void goodput_records(const TrainingInputs& in, const TrainTimeline& tl, const st
   // From the first rank's start: the job's own time, which a long job's start-up does not
   // weigh on (the goodput model's steady state).
   const double started = tl.starts.empty() ? 0.0 : std::max(0.0, tl.starts.front().t);
+  if (auto e = fault_free_ettr(tl, started, disruptions.empty() ? wall : disruptions.front().applied))
+    out.push_back(catalogue_record("resilience/ettr", phase_labels("baseline"), *e));
   if (wall > started) {
     out.push_back(catalogue_record("resilience/ettr", phase_labels("overall"), productive_ms * 1e-3 / (wall - started)));
     if (!disruptions.empty())
