@@ -180,6 +180,27 @@ TEST_CASE("train derivation: a restart after a kill resumes from the step-50 che
 
   const double baseline = 60 * 4 * 32 / 7.05, during = 50 * 4 * 32 / (13.5 - 7.05);
   CHECK(value(rs, "resilience/throughput_retention", "fault:kill") == Approx(during / baseline));
+
+  // The time lost, by part: the harness noticed at 7.25; the ranks restarted by 8.0 (the
+  // first complete step at 8.1 began at 8.0), 0.2 s of it the restore; steps 51-60 and
+  // the 0.05 s of step 61 in flight at the kill are computed again (fault-free step 0.1 s).
+  auto lost = [&](const char* part) {
+    const reports::MetricRecord* per_failure = nullptr;
+    for (const auto& r : rs)
+      if (r.name == "resilience/time_lost" && reports::label_value(r.labels, "part") == part &&
+          reports::label_value(r.labels, "fault") == "kill")
+        per_failure = &r;
+    REQUIRE(per_failure);
+    CHECK(value(rs, "resilience/time_lost", "overall", "part", part) == Approx(per_failure->value));  // one: its median
+    return per_failure->value;
+  };
+  CHECK(lost("detect") == Approx(0.2));
+  CHECK(lost("restore") == Approx(0.2));
+  CHECK(lost("restart") == Approx(8.0 - 7.25 - 0.2));
+  CHECK(lost("recompute") == Approx(10 * 0.1 + 0.05));
+  CHECK(value(rs, "resilience/ettr") == Approx(10.0 / (13.5 - 1.0)));
+  CHECK(value(rs, "resilience/ettr", "baseline") == Approx(60 * 0.1 / (7.0 - 1.0)));
+  CHECK(value(rs, "resilience/mtti_observed") == Approx(13.5 - 1.0));
 }
 
 TEST_CASE("train derivation: train/mfu_hw is measured against compute/peak_tflops, train/mfu against the GEMM",
@@ -281,6 +302,12 @@ TEST_CASE("train derivation: an elastic kill continues on 3 survivors without lo
   CHECK(value(rs, "resilience/badput", "overall", "bucket", "recovery") == Approx(100.0 * (6.0 - 5.06) / 10.5));
   CHECK(value(rs, "resilience/goodput") == Approx(100.0 * 80 * 0.1 / 10.5));
   CHECK(value(rs, "resilience/throughput_retention", "fault:kill") < 1.0);
+  // Survivors step again at 6.0; rank 3 rejoins: the last step before that round at 8.0,
+  // its first complete step at 8.15, one step of it productive.
+  CHECK(value(rs, "resilience/time_lost", "overall", "part", "restart") == Approx(6.0 - 5.06));
+  CHECK(value(rs, "resilience/time_lost", "overall", "part", "recompute") == Approx(0.05));
+  CHECK(value(rs, "resilience/time_lost", "overall", "part", "restore") == 0);
+  CHECK(value(rs, "resilience/time_lost", "overall", "part", "rejoin") == Approx(8.15 - 8.0 - 0.1));
 }
 
 TEST_CASE("train derivation: a delay that only slows training has retention but no detection", "[train-derivation]") {
