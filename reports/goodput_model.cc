@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <stdexcept>
 
 #include "reports/goodput_assumptions.h"
 #include "reports/goodput_run_inputs.h"
