@@ -30,7 +30,9 @@ std::string costs_text(const GoodputReport& r) {
 std::string validity_text(const FirstOrderValidity& v) {
   if (v.valid) return "yes";
   if (!v.exponential) return "no: Weibull";
-  return fmt::format("no: waste {:.3g}%", 100 * v.waste);
+  const double pct = 100 * v.waste;  // 3 significant digits, whole percent from 100 on
+  if (pct < 100) return fmt::format("no: waste {:.3g}%", pct);
+  return pct < 1e6 ? fmt::format("no: waste {:.0f}%", pct) : fmt::format("no: waste {:.2e}%", pct);
 }
 
 }  // namespace
