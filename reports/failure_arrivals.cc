@@ -24,15 +24,20 @@ double FailureArrivals::draw_gap() {
 }
 
 double FailureArrivals::next() {
-  if (applied_ >= model_.max_occurrences) return std::numeric_limits<double>::infinity();
   if (!started_) {
     arrival_s_ = model_.offset_s;
     started_ = true;
   }
-  arrival_s_ += draw_gap();
-  applied_s_ = std::max(arrival_s_, applied_s_ + model_.dead_time_s);
-  ++applied_;
-  return applied_s_;
+  for (;;) {
+    if (drawn_ >= model_.max_occurrences) return std::numeric_limits<double>::infinity();
+    arrival_s_ += draw_gap();
+    ++drawn_;
+    // The gap's draw comes first, then the probability's, so that with probability 1 the
+    // stream is the gaps alone.
+    if (model_.probability < 1 && open_unit(rng_) >= model_.probability) continue;
+    applied_s_ = std::max(arrival_s_, applied_s_ + model_.dead_time_s);
+    return applied_s_;
+  }
 }
 
 }  // namespace chaosbench::reports

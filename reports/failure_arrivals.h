@@ -1,9 +1,11 @@
 // The times at which failures hit a simulated job (goodput_simulation.h), drawn as
 // chaosbench's fault schedule draws a soak's arrivals: occurrences at `offset` plus the
 // running sum of independent inter-arrival times (exponential, or Weibull: a renewal
-// process in arrival time that no recovery resets), one applied at a time: an arrival
-// within `dead_time` of the previous applied one is deferred to that time, and no more
-// than `max_occurrences` are applied. Deterministic for a seed (SplitMix64).
+// process in arrival time that no recovery resets), each firing with `probability` (one
+// that does not fire is no occurrence at all), one applied at a time: an arrival within
+// `dead_time` of the previous applied one is deferred to that time; `max_occurrences`
+// arrivals are drawn at most, fired or not (harness/runner/schedule_plan.cc).
+// Deterministic for a seed (SplitMix64).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@ class FailureArrivals {
     double offset_s = 0;  // the first inter-arrival time counts from here
     double dead_time_s = 0;
     long max_occurrences = std::numeric_limits<long>::max();
+    double probability = 1;
 
     // A job-level process with this mean time between failures (Weibull: the scale that
     // gives that mean).
@@ -42,7 +45,7 @@ class FailureArrivals {
   SplitMix64 rng_;
   double arrival_s_ = 0;  // the last arrival drawn (before deferral)
   double applied_s_ = -std::numeric_limits<double>::infinity();
-  long applied_ = 0;
+  long drawn_ = 0;
   bool started_ = false;
 };
 

@@ -30,7 +30,7 @@ std::string lost_work(const GoodputInputs& in) {
 
 std::string mechanism(const GoodputInputs& in) {
   return fmt::format("Mechanism: work in segments of tau = {} each followed by a blocking save of C = {}; a failure "
-                     "costs a downtime R = detect + restart + restore = {} (median), which a further failure "
+                     "costs a downtime R = detect + restart + restore (+ rejoin) = {} (median), which a further failure "
                      "restarts from zero with its own costs; then work resumes.",
                      format_duration_s(in.checkpoint_interval_s.value), format_duration_s(in.checkpoint_cost_s.value),
                      format_duration_s(in.downtime_s()));
@@ -60,8 +60,8 @@ std::vector<std::string> goodput_assumptions(const GoodputReport& r) {
                             : "Costs: every failure costs the same (the medians, or the values given).");
   out.push_back(fmt::format("Steady state (the table): one job simulated until failure {} arrives, seed {}, the same "
                             "failures at every interval (common random numbers); the startup is left out. Goodput = "
-                            "productive work / wall time; ETTR = (wall - downtime - lost work - saves) / wall, which "
-                            "equals goodput there (no startup).",
+                            "productive work / wall time; ETTR = productive work / (wall time - startup), as "
+                            "resilience/ettr counts it, which equals goodput there (no startup).",
                             r.steady_failures, r.seed));
   out.push_back(fmt::format("Closed forms assume exponential failures. First-order goodput = 1 - C/tau - tau/2M - "
                             "R/M (memory mode: 1 - C/tau - (R + recompute)/M), flagged valid where that waste is at "
@@ -77,7 +77,8 @@ std::vector<std::string> goodput_assumptions(const GoodputReport& r) {
     out.push_back(fmt::format("The run's prediction: one job of {} work (steps x step time) plus the startup once, "
                               "failures as the scenario's fault {} draws them (an arrival within {} of the previous "
                               "one waits for it; at most {}), {} simulated jobs; the 95% prediction interval is their "
-                              "2.5% to 97.5% quantiles. Goodput = work / wall, startup included.",
+                              "2.5% to 97.5% quantiles. Goodput = work / wall, startup included; ETTR = work / (wall - "
+                              "startup).",
                               format_duration_s(r.run->work_s), r.run->failures.fault,
                               format_duration_s(r.run->failures.dead_time_s), r.run->failures.max_occurrences,
                               r.run->jobs.jobs));

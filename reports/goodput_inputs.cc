@@ -41,7 +41,7 @@ const char* to_string(GoodputInputs::Process p) {
 double weibull_mean(double scale, double shape) { return scale * std::tgamma(1 + 1 / shape); }
 
 double GoodputInputs::RunFailures::mean_s() const {
-  return process == Process::kWeibull ? weibull_mean(mtbf_s, shape) : mtbf_s;
+  return (process == Process::kWeibull ? weibull_mean(mtbf_s, shape) : mtbf_s) / probability;
 }
 
 void validate(const GoodputInputs& in) {
@@ -53,10 +53,11 @@ void validate(const GoodputInputs& in) {
   check_time(in.restart_s, "the restart time", false);
   check_time(in.restore_s, "the restore time", false);
   check_time(in.recompute_s, "the recompute time", false);
+  check_time(in.rejoin_s, "the rejoin time", false);
   check_time(in.startup_s, "the startup time", false);
   check_time(in.node_mtbf_s, "the per-node MTBF", true);
   for (const auto& f : in.measured_failures)
-    require(f.detect_s >= 0 && f.restart_s >= 0 && f.restore_s >= 0 && f.recompute_s >= 0 &&
+    require(f.detect_s >= 0 && f.restart_s >= 0 && f.restore_s >= 0 && f.recompute_s >= 0 && f.rejoin_s >= 0 &&
                 std::isfinite(f.downtime_s() + f.recompute_s),
             "a measured failure's cost is negative or not finite (resilience/time_lost)");
   if (in.process == GoodputInputs::Process::kWeibull)
@@ -75,6 +76,9 @@ void validate(const GoodputInputs& in) {
             fmt::format("the run's fault {} has an MTBF of {:g} s: it must be above zero", r->fault, r->mtbf_s));
     require(std::isfinite(r->shape) && r->shape > 0,
             fmt::format("the run's fault {} has a Weibull shape of {:g}: it must be above zero", r->fault, r->shape));
+    require(r->probability > 0 && r->probability <= 1,
+            fmt::format("the run's fault {} fires with probability {:g}: it must lie in (0, 1]", r->fault,
+                        r->probability));
   }
 }
 

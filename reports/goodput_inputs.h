@@ -30,10 +30,12 @@ struct GoodputInputs {
   // whose inter-arrival times are Weibull with mean M and shape k (scale M / Γ(1 + 1/k)).
   enum class Process { kPoisson, kWeibull };
 
-  // One measured failure's costs (a resilience/time_lost record per part).
+  // One measured failure's costs (a resilience/time_lost record per part). Rejoin is the
+  // pause of an elastic job that re-forms to admit the ranks the failure ended, once they
+  // are back: a second stop, counted with the downtime.
   struct FailureCost {
-    double detect_s = 0, restart_s = 0, restore_s = 0, recompute_s = 0;
-    double downtime_s() const { return detect_s + restart_s + restore_s; }
+    double detect_s = 0, restart_s = 0, restore_s = 0, recompute_s = 0, rejoin_s = 0;
+    double downtime_s() const { return detect_s + restart_s + restore_s + rejoin_s; }
   };
 
   // The run's own failure process, from its scenario's fault with random arrivals (a
@@ -47,13 +49,14 @@ struct GoodputInputs {
     double offset_s = 0;                       // the fault's `at`: arrivals start there
     double dead_time_s = 0;                    // its `duration`: one occurrence at a time
     int max_occurrences = 1000;                // the schedule stops there
-    double mean_s() const;                     // the mean time between arrivals
+    double probability = 1;                    // each occurrence fires with this probability
+    double mean_s() const;                     // the mean time between firing arrivals
   };
 
   Value step_time_s;
   Value checkpoint_interval_s;  // seconds of work between checkpoints
   Value checkpoint_cost_s;      // blocking time per save
-  Value detect_s, restart_s, restore_s, recompute_s;  // per failure (medians)
+  Value detect_s, restart_s, restore_s, recompute_s, rejoin_s;  // per failure (medians)
   Value startup_s;              // once per job
   LostWork lost_work = LostWork::kCheckpoint;
   Value lost_work_source;       // provenance of lost_work (value unused)
@@ -77,7 +80,7 @@ struct GoodputInputs {
   std::optional<double> measured_mtti_s;       // resilience/mtti_observed{phase=overall}
   std::vector<std::string> notes;              // what was missing and what stood in for it
 
-  double downtime_s() const { return detect_s.value + restart_s.value + restore_s.value; }
+  double downtime_s() const { return detect_s.value + restart_s.value + restore_s.value + rejoin_s.value; }
 };
 
 // "measured", "scenario", "given", "assumed".

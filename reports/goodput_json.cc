@@ -35,6 +35,7 @@ json inputs_json(const GoodputReport& report) {
   j["restart_s"] = value(in.restart_s);
   j["restore_s"] = value(in.restore_s);
   j["recompute_s"] = value(in.recompute_s);
+  j["rejoin_s"] = value(in.rejoin_s);
   j["downtime_s"] = number(in.downtime_s());
   j["startup_s"] = value(in.startup_s);
   j["lost_work"] = {{"mode", to_string(in.lost_work)},
@@ -52,7 +53,8 @@ json inputs_json(const GoodputReport& report) {
     failures.push_back({{"detect_s", number(f.detect_s)},
                         {"restart_s", number(f.restart_s)},
                         {"restore_s", number(f.restore_s)},
-                        {"recompute_s", number(f.recompute_s)}});
+                        {"recompute_s", number(f.recompute_s)},
+                        {"rejoin_s", number(f.rejoin_s)}});
   j["measured_failures"] = failures;
   j["run"] = run_inputs(in);
   return j;
@@ -104,6 +106,7 @@ json prediction_json(const std::optional<GoodputReport::RunPrediction>& run) {
            {"offset_s", number(f.offset_s)},
            {"dead_time_s", number(f.dead_time_s)},
            {"max_occurrences", f.max_occurrences},
+           {"probability", number(f.probability)},
            {"work_s", number(run->work_s)},
            {"startup_s", number(run->startup_s)},
            {"jobs", j.jobs},

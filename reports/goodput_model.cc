@@ -20,7 +20,8 @@ SimulationSetup base_setup(const GoodputInputs& in) {
   s.interval_s = in.checkpoint_interval_s.value;
   s.cost_s = in.checkpoint_cost_s.value;
   s.lost_work = in.lost_work;
-  s.fixed_cost = {in.detect_s.value, in.restart_s.value, in.restore_s.value, in.recompute_s.value};
+  s.fixed_cost = {in.detect_s.value, in.restart_s.value, in.restore_s.value, in.recompute_s.value,
+                  in.rejoin_s.value};
   if (use_bootstrap(in)) s.bootstrap = in.measured_failures;
   return s;
 }
@@ -114,7 +115,13 @@ std::optional<GoodputReport::RunPrediction> predict_run(const GoodputModel& mode
   p.startup_s = in.startup_s.value;
   auto setup = base_setup(in);
   const auto& f = p.failures;
-  setup.arrivals = {f.process, f.mtbf_s, f.shape, f.offset_s, f.dead_time_s, f.max_occurrences};
+  setup.arrivals = {.process = f.process,
+                    .scale_s = f.mtbf_s,
+                    .shape = f.shape,
+                    .offset_s = f.offset_s,
+                    .dead_time_s = f.dead_time_s,
+                    .max_occurrences = f.max_occurrences,
+                    .probability = f.probability};
   setup.startup_s = p.startup_s;
   setup.work_s = p.work_s;
   p.jobs = predict_job(setup, model.trials, model.seed);
@@ -133,9 +140,10 @@ std::optional<GoodputReport::RunPrediction> predict_run(const GoodputModel& mode
 
 bool use_bootstrap(const GoodputInputs& in) {
   using P = GoodputInputs::Provenance;
-  return in.measured_failures.size() >= kMinBootstrapFailures && in.detect_s.provenance == P::kMeasured &&
-         in.restart_s.provenance == P::kMeasured && in.restore_s.provenance == P::kMeasured &&
-         in.recompute_s.provenance == P::kMeasured;
+  // A given (or assumed) part would be ignored by the draws from the measured failures.
+  for (const auto* v : {&in.detect_s, &in.restart_s, &in.restore_s, &in.recompute_s, &in.rejoin_s})
+    if (v->provenance != P::kMeasured && v->provenance != P::kAssumed) return false;
+  return in.measured_failures.size() >= kMinBootstrapFailures && in.detect_s.provenance == P::kMeasured;
 }
 
 int chart_nodes_for(const std::vector<int>& grid) {

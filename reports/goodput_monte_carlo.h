@@ -19,7 +19,7 @@ inline constexpr long kSteadyStateFailures = 50000;
 
 struct SteadyState {
   double goodput = 0;  // work / wall, a fraction
-  double ettr = 0;     // (wall - downtime - lost - saves) / wall
+  double ettr = 0;     // work / (wall - startup); with no startup, goodput
   double saves = 0, lost = 0, downtime = 0;  // shares of the wall time
   long failures = 0;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -93,7 +94,8 @@ std::string median_of_text(std::size_t n) {
 }
 
 // The parts of a failure's cost: resilience/time_lost's `part` label, the median input
-// and the per-failure field.
+// and the per-failure field. A part a run does not report (rejoin, outside elastic
+// recovery) stays at its default, 0.
 struct CostPart {
   const char* name;
   Value GoodputInputs::*median;
@@ -103,12 +105,14 @@ constexpr CostPart kCostParts[] = {
     {"detect", &GoodputInputs::detect_s, &GoodputInputs::FailureCost::detect_s},
     {"restart", &GoodputInputs::restart_s, &GoodputInputs::FailureCost::restart_s},
     {"restore", &GoodputInputs::restore_s, &GoodputInputs::FailureCost::restore_s},
-    {"recompute", &GoodputInputs::recompute_s, &GoodputInputs::FailureCost::recompute_s}};
+    {"recompute", &GoodputInputs::recompute_s, &GoodputInputs::FailureCost::recompute_s},
+    {"rejoin", &GoodputInputs::rejoin_s, &GoodputInputs::FailureCost::rejoin_s}};
 
 // resilience/time_lost: one record per failure and part (labels fault, occurrence, part),
 // and one median per part (labels part only; computed from the failures when absent).
 void read_time_lost(const RunResult& run, GoodputInputs& in) {
   std::map<std::pair<std::string, std::string>, GoodputInputs::FailureCost> failures;  // by fault, occurrence
+  std::set<std::string> reported;  // the parts some failure has
   for (const auto& r : run.metrics) {
     if (r.name != "resilience/time_lost" || label_value(r.labels, "phase") != "overall") continue;
     const auto fault = label_value(r.labels, "fault"), part = label_value(r.labels, "part");
@@ -116,6 +120,7 @@ void read_time_lost(const RunResult& run, GoodputInputs& in) {
     auto& cost = failures[{fault, label_value(r.labels, "occurrence")}];
     for (const auto& p : kCostParts)
       if (part == p.name) cost.*p.of_failure = seconds_in(r.value, r.unit);
+    reported.insert(part);
   }
   for (const auto& [key, cost] : failures) in.measured_failures.push_back(cost);
   const auto n = in.measured_failures.size();
@@ -123,7 +128,7 @@ void read_time_lost(const RunResult& run, GoodputInputs& in) {
     if (const auto* r = find_record(run, "resilience/time_lost", {{"phase", "overall"}, {"part", p.name}}))
       in.*p.median = measured(seconds_in(r->value, r->unit),
                               fmt::format("resilience/time_lost{{part={}}}: {}", p.name, median_of_text(n)));
-    else if (n > 0)
+    else if (reported.contains(p.name))
       in.*p.median = measured(median_part(in.measured_failures, p.of_failure),
                               fmt::format("resilience/time_lost{{part={}}}: {} (computed)", p.name, median_of_text(n)));
   }
@@ -201,6 +206,7 @@ void read_soak(const RunResult& run, GoodputInputs& in) {
     r.offset_s = f.at_s.value_or(0);
     r.dead_time_s = f.duration_s.value_or(0);
     r.max_occurrences = f.max_occurrences;
+    r.probability = f.probability;
     in.run_failures = r;
   }
   if (!in.run_failures)
@@ -238,6 +244,7 @@ GoodputInputs assumed_goodput_inputs() {
   in.restart_s = {300, P::kAssumed, a};
   in.restore_s = {180, P::kAssumed, a};
   in.recompute_s = {0, P::kAssumed, a};
+  in.rejoin_s = {0, P::kAssumed, a};
   in.startup_s = {0, P::kAssumed, a};
   in.lost_work_source = {0, P::kAssumed, a};
   const double gpu_days = kLlama3Days * kLlama3Gpus / kLlama3Interruptions;

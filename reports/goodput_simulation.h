@@ -5,7 +5,8 @@
 // completed save (checkpoint mode: a save in progress is lost too) or the failure's
 // recompute (memory mode); then a downtime R = detect + restart + restore passes, which
 // a further failure restarts from zero (with that failure's own costs); then work
-// resumes. A failure during the startup costs its downtime and the startup goes on.
+// resumes. A failure during the startup costs its downtime and the startup goes on. A
+// failure's downtime includes its rejoin (goodput_inputs.h).
 // Each failure's costs are fixed, or drawn with replacement from measured failures (a
 // bootstrap), from a stream of their own: the k-th failure gets the k-th draw whatever
 // the interval, so runs at different intervals share their random numbers.
@@ -45,9 +46,10 @@ struct SimulatedJob {
   long failures = 0;
 
   double goodput() const { return wall_s > 0 ? work_s / wall_s : 0; }
-  // (wall - time lost to failures - time in saves) / wall: the startup counts as
-  // effective time, unlike goodput().
-  double ettr() const { return wall_s > 0 ? (wall_s - downtime_s - lost_s - saves_s) / wall_s : 0; }
+  // Work / (wall - startup), as resilience/ettr measures it (from the first rank's start):
+  // 1 - the share of the job's own time lost to failures and saves. The startup weighs on
+  // goodput() only.
+  double ettr() const { return wall_s > startup_s ? work_s / (wall_s - startup_s) : 0; }
 };
 
 SimulatedJob simulate_job(const SimulationSetup& setup, std::uint64_t seed);

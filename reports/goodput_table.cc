@@ -74,6 +74,7 @@ TextRows goodput_input_rows(const GoodputReport& report) {
   add("restart Rs", in.restart_s, true);
   add("restore Rr", in.restore_s, true);
   add("recompute", in.recompute_s, true);
+  add("rejoin", in.rejoin_s, true);
   add("startup S", in.startup_s, true);
   rows.push_back({"lost work", to_string(in.lost_work), to_string(in.lost_work_source.provenance),
                   in.lost_work_source.source});
@@ -91,10 +92,10 @@ std::string goodput_prediction_text(const GoodputReport& report) {
   if (!report.run) return "";
   const auto& p = *report.run;
   const auto& f = p.failures;
-  const std::string failures =
-      f.process == GoodputInputs::Process::kWeibull
-          ? fmt::format("Weibull scale {} shape {:g}", format_duration_s(f.mtbf_s), f.shape)
-          : fmt::format("MTBF {}", format_duration_s(f.mtbf_s));
+  std::string failures = f.process == GoodputInputs::Process::kWeibull
+                             ? fmt::format("Weibull scale {} shape {:g}", format_duration_s(f.mtbf_s), f.shape)
+                             : fmt::format("MTBF {}", format_duration_s(f.mtbf_s));
+  if (f.probability < 1) failures += fmt::format(" x probability {:g}", f.probability);
   const std::string model = fmt::format("model 95% prediction interval [{}, {}] (median {}) for N={}, {}, {}",
                                         format_goodput(p.jobs.low), format_goodput(p.jobs.high),
                                         format_goodput(p.jobs.median), p.nodes, failures, costs_text(report));

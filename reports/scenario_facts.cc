@@ -119,6 +119,7 @@ std::vector<ScenarioFacts::ArrivalFault> arrival_faults_of(const json& doc) {
       x.max_occurrences = static_cast<int>(std::clamp<std::int64_t>(it->get<std::int64_t>(), 0, 1'000'000'000));
     if (auto it = f.find("name"); it != f.end() && it->is_string()) x.name = it->get<std::string>();
     if (auto it = f.find("type"); it != f.end() && it->is_string()) x.type = it->get<std::string>();
+    if (auto it = f.find("probability"); it != f.end() && it->is_number()) x.probability = it->get<double>();
     x.at_s = seconds_at(f, "at");
     x.duration_s = seconds_at(f, "duration");
     x.restart_after_s = seconds_at(f, "restart_after");

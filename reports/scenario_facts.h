@@ -51,6 +51,7 @@ struct ScenarioFacts {
     double mtbf_s = 0;                     // poisson: arrivals.mtbf; weibull: arrivals.scale
     double shape = 1;                      // weibull: arrivals.shape
     int max_occurrences = 1000;            // arrivals.max_occurrences (the scenario's default)
+    double probability = 1;                // the fault's `probability`: each occurrence fires with it
     std::optional<double> at_s;            // the fault's `at`
     std::optional<double> duration_s;      // its `duration`
     std::optional<double> restart_after_s;

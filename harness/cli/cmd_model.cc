@@ -46,13 +46,15 @@ void print_list(const char* title, const std::vector<std::string>& items, std::o
 
 void print_goodput(const reports::GoodputReport& r, std::ostream& out) {
   const auto& in = r.inputs;
-  out << fmt::format("Goodput model: checkpoint every {} (C {}), downtime per failure {} (D {} + Rs {} + Rr {}), "
+  const std::string rejoin =
+      in.rejoin_s.value > 0 ? " + rejoin " + reports::format_duration_s(in.rejoin_s.value) : std::string();
+  out << fmt::format("Goodput model: checkpoint every {} (C {}), downtime per failure {} (D {} + Rs {} + Rr {}{}), "
                      "per-node MTBF {}, {} failures, {} mode\n",
                      reports::format_duration_s(in.checkpoint_interval_s.value),
                      reports::format_duration_s(in.checkpoint_cost_s.value),
                      reports::format_duration_s(in.downtime_s()), reports::format_duration_s(in.detect_s.value),
                      reports::format_duration_s(in.restart_s.value), reports::format_duration_s(in.restore_s.value),
-                     reports::format_duration_s(in.node_mtbf_s.value), to_string(in.process),
+                     rejoin, reports::format_duration_s(in.node_mtbf_s.value), to_string(in.process),
                      to_string(in.lost_work));
   if (r.run) out << "\n" << reports::goodput_prediction_text(r) << "\n" << reports::goodput_ettr_text(r) << "\n";
   out << "\nGoodput (% of wall time) at the current interval; optimal interval; Monte Carlo goodput there; "

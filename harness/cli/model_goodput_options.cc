@@ -26,6 +26,7 @@ constexpr DurationFlag kDurationFlags[] = {
     {"restart", &GoodputInputs::restart_s, "per failure: time to restart the job"},
     {"restore", &GoodputInputs::restore_s, "per failure: time to load the checkpoint"},
     {"recompute", &GoodputInputs::recompute_s, "per failure: work lost in memory mode"},
+    {"rejoin", &GoodputInputs::rejoin_s, "per failure: pause to admit the ended ranks back (elastic)"},
 };
 
 bool parse_int(const std::string& text, long long& out) {

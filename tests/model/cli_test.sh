@@ -49,6 +49,7 @@ assert p["goodput_inside"] in (True, False)
 assert d["inputs"]["step_time_s"]["provenance"] == "measured"
 assert d["inputs"]["node_mtbf_s"]["provenance"] == "assumed"
 assert d["inputs"]["bootstrap"] is True
+assert d["inputs"]["rejoin_s"]["provenance"] == "assumed"  # no failure of a restart soak rejoins
 assert len(d["interval_curve"]["points"]) == 41
 PY
 
