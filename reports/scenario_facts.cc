@@ -1,5 +1,6 @@
 #include "reports/scenario_facts.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -86,6 +87,47 @@ void read_train_settings(const json& doc, ScenarioFacts& f) {
   if (const json* v = at(doc, "/workload/parallel/microbatches"); v && v->is_number()) f.microbatches = v->get<double>();
 }
 
+// A duration as the resolved scenario writes it: a string such as "30s", or seconds.
+std::optional<double> seconds_of(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (!v.is_string()) return std::nullopt;
+  auto d = common::parse_duration(v.get<std::string>());
+  if (!d) return std::nullopt;
+  return d->seconds();
+}
+
+std::optional<double> seconds_at(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() ? std::nullopt : seconds_of(*it);
+}
+
+std::vector<ScenarioFacts::ArrivalFault> arrival_faults_of(const json& doc) {
+  std::vector<ScenarioFacts::ArrivalFault> out;
+  const json* faults = at(doc, "/faults");
+  if (!faults || !faults->is_array()) return out;
+  for (const auto& f : *faults) {
+    if (!f.is_object() || !f.contains("arrivals") || !f["arrivals"].is_object()) continue;
+    const json& a = f["arrivals"];
+    ScenarioFacts::ArrivalFault x;
+    x.process = "poisson";
+    if (auto it = a.find("process"); it != a.end()) x.process = it->is_string() ? it->get<std::string>() : "";
+    const auto mean = seconds_at(a, x.process == "weibull" ? "scale" : "mtbf");
+    if (!mean || (x.process != "poisson" && x.process != "weibull")) continue;
+    x.mtbf_s = *mean;
+    if (auto it = a.find("shape"); it != a.end() && it->is_number()) x.shape = it->get<double>();
+    if (auto it = a.find("max_occurrences"); it != a.end() && it->is_number_integer())
+      x.max_occurrences = static_cast<int>(std::clamp<std::int64_t>(it->get<std::int64_t>(), 0, 1'000'000'000));
+    if (auto it = f.find("name"); it != f.end() && it->is_string()) x.name = it->get<std::string>();
+    if (auto it = f.find("type"); it != f.end() && it->is_string()) x.type = it->get<std::string>();
+    if (auto it = f.find("probability"); it != f.end() && it->is_number()) x.probability = it->get<double>();
+    x.at_s = seconds_at(f, "at");
+    x.duration_s = seconds_at(f, "duration");
+    x.restart_after_s = seconds_at(f, "restart_after");
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 }  // namespace
 
 ScenarioFacts scenario_facts_of(const std::string& scenario_json) {
@@ -96,6 +138,8 @@ ScenarioFacts scenario_facts_of(const std::string& scenario_json) {
   if (const json* v = at(doc, "/cluster/nodes"); v && v->is_number()) f.cluster_nodes = v->get<double>();
   read_train_settings(doc, f);
   f.tolerances = tolerances_of(doc);
+  if (const json* v = at(doc, "/workload/steps"); v && v->is_number()) f.steps = v->get<double>();
+  f.arrival_faults = arrival_faults_of(doc);
   return f;
 }
 

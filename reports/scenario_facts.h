@@ -41,6 +41,23 @@ struct ScenarioFacts {
   std::optional<double> microbatches;
 
   std::vector<CheckTolerance> tolerances;  // in the scenario's order (a later one wins)
+
+  // A fault with random arrivals (a soak), as the goodput model (goodput_run_inputs.h)
+  // reads it; durations in seconds. Faults whose arrivals do not parse are left out.
+  struct ArrivalFault {
+    std::string name;
+    std::string type;
+    std::string process;                   // "poisson" or "weibull"
+    double mtbf_s = 0;                     // poisson: arrivals.mtbf; weibull: arrivals.scale
+    double shape = 1;                      // weibull: arrivals.shape
+    int max_occurrences = 1000;            // arrivals.max_occurrences (the scenario's default)
+    double probability = 1;                // the fault's `probability`: each occurrence fires with it
+    std::optional<double> at_s;            // the fault's `at`
+    std::optional<double> duration_s;      // its `duration`
+    std::optional<double> restart_after_s;
+  };
+  std::optional<double> steps;              // workload.steps, when a number
+  std::vector<ArrivalFault> arrival_faults;  // in the scenario's order
 };
 
 // The facts of a resolved scenario (JSON text). Lenient, as reports are: what is missing

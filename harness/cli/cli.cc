@@ -22,7 +22,7 @@ struct Command {
   bool listed;
 };
 
-constexpr std::array<Command, 14> kCommands{{
+constexpr std::array<Command, 15> kCommands{{
     {"run", "run a scenario: cluster, workload, faults, metrics, checks, reports", cmd_run, true},
     {"validate", "check scenario files: schema and semantics, with precise errors", cmd_validate, true},
     {"faults", "the fault catalogue: types, parameters, units, defaults", cmd_faults, true},
@@ -31,6 +31,7 @@ constexpr std::array<Command, 14> kCommands{{
     {"doctor", "what this host can inject, and with which backend", cmd_doctor, true},
     {"compare", "compare two results files per metric; --gate fails on significant regressions", cmd_compare, true},
     {"history", "keep runs per testbed x scenario; gate a run against the last K, with change points", cmd_history, true},
+    {"model", "goodput model: goodput, ETTR and the optimal checkpoint interval from 1 to 100,000 nodes", cmd_model, true},
     {"cleanup", "revert everything journaled by runs that died", cmd_cleanup, true},
     {"stop", "the kill switch: stop a running run now (faults reverted, verdict aborted, exit 4)", cmd_stop, true},
     {"bench", "benchmarks: the micro-benchmark suite and the harness's own (cluster, delay line, shaper)", cmd_bench, true},

@@ -15,6 +15,7 @@
 #include "harness/cli/cli_options.h"
 #include "harness/cli/exit_code.h"
 #include "harness/cli/report_output.h"
+#include "harness/cli/results_file.h"
 #include "harness/cli/text_table.h"
 #include "reports/gate.h"
 #include "reports/judgement.h"
@@ -26,14 +27,7 @@ namespace {
 
 // nullopt (and the reason on stderr, naming the file) when the file cannot be read or is
 // not a results file.
-std::optional<reports::RunResult> load_results(const std::string& file) {
-  try {
-    return reports::read_results_file(file);
-  } catch (const std::exception& e) {
-    std::cerr << fmt::format("chaosbench compare: {}: {}\n", file, e.what());
-    return std::nullopt;
-  }
-}
+std::optional<reports::RunResult> load_results(const std::string& file) { return load_results_file("compare", file); }
 
 // A run that stopped itself measured only up to its abort (its fault phase is cut short):
 // the comparison still runs, and stderr says so, naming the file.

@@ -11,6 +11,7 @@
 #include "harness/cli/cli_options.h"
 #include "harness/cli/environment_check.h"
 #include "harness/cli/exit_code.h"
+#include "harness/cli/results_file.h"
 #include "reports/history_file.h"
 #include "reports/history_store.h"
 #include "reports/json_io.h"
@@ -135,12 +136,7 @@ int history_add(const Args& args) {
 }  // namespace
 
 std::optional<reports::RunResult> load_history_results(const std::string& file) {
-  try {
-    return reports::read_results_file(file);
-  } catch (const std::exception& e) {
-    std::cerr << fmt::format("chaosbench history: {}: {}\n", file, e.what());
-    return std::nullopt;
-  }
+  return load_results_file("history", file);
 }
 
 void print_history_notes(const std::vector<std::string>& notes) {

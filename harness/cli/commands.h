@@ -30,5 +30,6 @@ int cmd_worker(const Args& args);
 int cmd_agent(const Args& args);
 int cmd_compare(const Args& args);
 int cmd_history(const Args& args);
+int cmd_model(const Args& args);
 
 }  // namespace chaosbench::harness

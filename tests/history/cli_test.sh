@@ -22,17 +22,8 @@ results() {
 JSON
 }
 
-# expect CODE COMMAND...: runs it, output in $work/out and $work/err, fails unless it exits CODE.
-expect() {
-  local want=$1 got=0
-  shift
-  "$@" >"$work/out" 2>"$work/err" || got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL: $* exited $got, expected $want"; cat "$work/out" "$work/err"; exit 1
-  fi
-}
-grep_err() { grep -qF -- "$1" "$work/err" || { echo "FAIL: stderr lacks \"$1\":"; cat "$work/err"; exit 1; }; }
-grep_out() { grep -qF -- "$1" "$work/out" || { echo "FAIL: stdout lacks \"$1\":"; cat "$work/out"; exit 1; }; }
+# shellcheck source=tests/cli_expect.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"
 
 i=0
 for ms in 100 101 99 102 98 100 101 99; do
