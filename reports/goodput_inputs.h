@@ -58,6 +58,12 @@ struct GoodputInputs {
   Value checkpoint_cost_s;      // blocking time per save
   Value detect_s, restart_s, restore_s, recompute_s, rejoin_s;  // per failure (medians)
   Value startup_s;              // once per job
+  // Productive step time / wall time while nothing fails, checkpoint saves aside (the
+  // gaps between steps): resilience/running_efficiency with the saves' share taken out.
+  // The run's prediction runs its steps at step time / this and counts step time as
+  // productive, as resilience/goodput does. 1 (assumed) without a measure.
+  Value running_efficiency{1.0, Provenance::kAssumed, "no gaps between steps"};
+  std::optional<double> baseline_ettr;  // resilience/running_efficiency, what the efficiency comes from
   LostWork lost_work = LostWork::kCheckpoint;
   Value lost_work_source;       // provenance of lost_work (value unused)
   std::string unrecoverable;    // why a failure would end the job (recovery "none"); "" when it recovers

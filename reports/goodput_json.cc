@@ -38,6 +38,7 @@ json inputs_json(const GoodputReport& report) {
   j["rejoin_s"] = value(in.rejoin_s);
   j["downtime_s"] = number(in.downtime_s());
   j["startup_s"] = value(in.startup_s);
+  j["running_efficiency"] = value(in.running_efficiency);
   j["lost_work"] = {{"mode", to_string(in.lost_work)},
                     {"provenance", to_string(in.lost_work_source.provenance)},
                     {"source", in.lost_work_source.source}};

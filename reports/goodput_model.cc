@@ -123,8 +123,14 @@ std::optional<GoodputReport::RunPrediction> predict_run(const GoodputModel& mode
                     .max_occurrences = f.max_occurrences,
                     .probability = f.probability};
   setup.startup_s = p.startup_s;
-  setup.work_s = p.work_s;
+  // The steps take step time / efficiency of wall time while nothing fails; only their
+  // step time counts as productive (resilience/goodput's measure).
+  const double efficiency = in.running_efficiency.value;
+  setup.work_s = p.work_s / efficiency;
   p.jobs = predict_job(setup, model.trials, model.seed);
+  for (double* q : {&p.jobs.low, &p.jobs.median, &p.jobs.high, &p.jobs.ettr_low, &p.jobs.ettr_median, &p.jobs.ettr_high})
+    *q *= efficiency;
+  for (double& g : p.jobs.goodputs) g *= efficiency;
   if (in.measured_goodput_pct) {
     p.measured_goodput = *in.measured_goodput_pct / 100;
     p.goodput_inside = *p.measured_goodput >= p.jobs.low && *p.measured_goodput <= p.jobs.high;

@@ -1,6 +1,7 @@
 #include "reports/goodput_run_inputs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <map>
 #include <set>
@@ -49,8 +50,19 @@ double median_seconds(const MetricRecord& r) { return seconds_in(r.stats ? r.sta
 
 Value measured(double v, std::string source) { return {v, P::kMeasured, std::move(source)}; }
 
+// The step time: the mean productive step (resilience/goodput x duration_s / steps) when
+// the run finished its steps, since that is the work its goodput counts and a soak's
+// baseline is short (its first failure may come seconds in, before the steps settle);
+// else the baseline's p50.
 void read_step_time(const RunResult& run, GoodputInputs& in) {
-  if (const auto* r = find_record(run, "train/step_time", {{"phase", "baseline"}})) {
+  const auto* goodput = find_record(run, "resilience/goodput", {{"phase", "overall"}});
+  // Finished: passed, or failed only its checks (not stopped, not out of time).
+  const bool finished = run.verdict == Verdict::kPass ||
+                        (run.verdict == Verdict::kFail && !run.abort && run.reason.find("timeout") == std::string::npos);
+  if (goodput && finished && in.run_steps && *in.run_steps > 0 && goodput->value > 0 && run.duration_s > 0) {
+    in.step_time_s = measured(goodput->value / 100 * run.duration_s / *in.run_steps,
+                              "mean productive step: resilience/goodput x duration_s / workload.steps");
+  } else if (const auto* r = find_record(run, "train/step_time", {{"phase", "baseline"}})) {
     in.step_time_s = measured(median_seconds(*r), "train/step_time{phase=baseline} p50");
   } else if (const auto* o = find_record(run, "train/step_time", {{"phase", "overall"}})) {
     in.step_time_s = measured(median_seconds(*o), "train/step_time{phase=overall} p50 (no baseline phase)");
@@ -197,6 +209,10 @@ void read_soak(const RunResult& run, GoodputInputs& in) {
                                      in.run_failures->fault));
       continue;
     }
+    if (!(f.probability > 0)) {
+      in.notes.push_back(fmt::format("the scenario's fault {} never fires (probability 0): not modelled", f.name));
+      continue;
+    }
     GoodputInputs::RunFailures r;
     r.fault = f.name;
     r.type = f.type;
@@ -218,10 +234,22 @@ void read_outcome(const RunResult& run, GoodputInputs& in) {
   if (const auto* r = find_record(run, "resilience/ettr", {{"phase", "overall"}})) in.measured_ettr = r->value;
   if (const auto* r = find_record(run, "resilience/mtti_observed", {{"phase", "overall"}}))
     in.measured_mtti_s = seconds_in(r->value, r->unit);
+  // Taken apart from the saves' share once the interval is final (derive_checkpoint_interval).
+  if (const auto* r = find_record(run, "resilience/running_efficiency", {{"phase", "overall"}});
+      r && std::isfinite(r->value) && r->value > 0 && r->value <= 1)
+    in.baseline_ettr = r->value;
   if (const auto* r = find_record(run, "resilience/badput", {{"phase", "overall"}, {"bucket", "startup"}}))
     in.startup_s = measured(r->value * run.duration_s / 100, "resilience/badput{bucket=startup} x duration_s");
   else
     in.notes.push_back("no resilience/badput{bucket=startup} record: the startup is assumed");
+}
+
+void derive_interval(GoodputInputs& in) {
+  if (!in.checkpoint_every_steps || in.checkpoint_interval_s.provenance == P::kGiven) return;
+  const auto& step = in.step_time_s;
+  in.checkpoint_interval_s = {*in.checkpoint_every_steps * step.value, P::kScenario,
+                              fmt::format("workload.checkpoint.every_steps {:g} x step time ({})",
+                                          *in.checkpoint_every_steps, to_string(step.provenance))};
 }
 
 }  // namespace
@@ -276,11 +304,13 @@ void read_run_inputs(const RunResult& run, GoodputInputs& in) {
 }
 
 void derive_checkpoint_interval(GoodputInputs& in) {
-  if (!in.checkpoint_every_steps || in.checkpoint_interval_s.provenance == P::kGiven) return;
-  const auto& step = in.step_time_s;
-  in.checkpoint_interval_s = {*in.checkpoint_every_steps * step.value, P::kScenario,
-                              fmt::format("workload.checkpoint.every_steps {:g} x step time ({})",
-                                          *in.checkpoint_every_steps, to_string(step.provenance))};
+  derive_interval(in);
+  if (!in.baseline_ettr) return;
+  // The saves' share of fault-free running is the model's own (C per interval).
+  const double tau = in.checkpoint_interval_s.value, c = in.checkpoint_cost_s.value;
+  const double saves = in.checkpoint_every_steps && tau > 0 ? tau / (tau + c) : 1.0;
+  in.running_efficiency = measured(std::min(1.0, *in.baseline_ettr / saves),
+                                   "resilience/running_efficiency, checkpoint saves taken out");
 }
 
 }  // namespace chaosbench::reports

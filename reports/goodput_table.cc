@@ -76,6 +76,7 @@ TextRows goodput_input_rows(const GoodputReport& report) {
   add("recompute", in.recompute_s, true);
   add("rejoin", in.rejoin_s, true);
   add("startup S", in.startup_s, true);
+  add("running efficiency (run only)", in.running_efficiency, false);
   rows.push_back({"lost work", to_string(in.lost_work), to_string(in.lost_work_source.provenance),
                   in.lost_work_source.source});
   add("per-node MTBF M_node", in.node_mtbf_s, true);

@@ -74,6 +74,21 @@ TEST_CASE("scenario: bad random schedules are errors at their JSON path", "[scen
              Catch::Contains("faults[0].probability:"));
 }
 
+TEST_CASE("scenario: an exclusive fault needs a duration; the schedule holds at most 10000 occurrences",
+          "[scenario][soak]") {
+  CHECK_THAT(errors(with_faults(R"({"type": "marker", "at": "1s", "exclusive": true})")),
+             Catch::Contains("faults[0].exclusive: an exclusive fault needs a \"duration\""));
+  const std::string soak = R"({"type": "marker", "duration": "1s",
+                               "arrivals": {"process": "poisson", "mtbf": "1s", "max_occurrences": 6000}})";
+  CHECK(errors(with_faults(soak)).empty());
+  CHECK_THAT(errors(with_faults(soak + ", " + soak)),
+             Catch::Contains("faults[1]: the faults up to this one plan up to 12000 occurrences; at most 10000"));
+  CHECK_THAT(errors(with_faults(R"({"name": "a", "type": "marker", "duration": "1s",
+                                    "arrivals": {"process": "poisson", "mtbf": "1s", "max_occurrences": 6000}},
+                                   {"type": "marker", "after": "a", "duration": "1s"})")),
+             Catch::Contains("faults[1]: the faults up to this one plan up to 12000"));
+}
+
 TEST_CASE("scenario: after chains name a fault and make no cycle", "[scenario][soak]") {
   auto cycle = errors(with_faults(R"({"name": "a", "type": "marker", "after": "c"},
                                       {"name": "b", "type": "marker", "after": "a"},

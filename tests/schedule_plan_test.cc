@@ -112,10 +112,10 @@ TEST_CASE("schedule: an exclusive fault waits for the others and holds them off"
   c.at = d(3500ms);
   c.duration = d(1s);
   std::vector<FaultSpec> faults{a, b, c};
-  auto lines = describe_schedule(faults, plan_schedule(faults, 2, 1, 100));
+  auto lines = describe_schedule(faults, plan_schedule(faults, 2, 1, 100), 100);
   REQUIRE(lines.size() == 3);
   CHECK_THAT(lines[0], Catch::Contains("applied 1.000s, reverted 3.000s"));
-  CHECK_THAT(lines[1], Catch::Contains("applied 3.000s (waited for another fault's end), reverted 4.000s"));
+  CHECK_THAT(lines[1], Catch::Contains("applied 3.000s (waited for an occurrence in effect to end), reverted 4.000s"));
   CHECK_THAT(lines[2], Catch::Contains("applied 4.000s (waited"));
 }
 
@@ -129,4 +129,22 @@ TEST_CASE("schedule: a chain whose parent failed is over", "[schedule]") {
   CHECK_FALSE(s.finished());
   s.mark_failed(0);
   CHECK(s.finished());
+}
+
+TEST_CASE("schedule: a chained occurrence whose parent failed does not hold up the next", "[schedule]") {
+  FaultSpec a = marker("a");
+  a.at = d(1s);
+  a.duration = d(1s);
+  a.repeat = RepeatSpec{d(5s), 2};
+  FaultSpec b = marker("b");
+  b.after = "a";
+  b.duration = d(500ms);
+  std::vector<FaultSpec> faults{a, b};
+  FaultSchedule s(faults, plan_schedule(faults, 2, 1, 100));
+  s.mark_failed(0);        // a#1 could not be applied: b#1 never comes
+  s.mark_applied(1, 6.0);  // a#2
+  auto due = s.due(6.0, -1);
+  REQUIRE(due.size() == 1);
+  CHECK(due[0].occurrence == 3);  // b#2
+  CHECK(*s.next_deadline() == Approx(6.0));
 }

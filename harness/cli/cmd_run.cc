@@ -41,7 +41,7 @@ void print_plan(const Scenario& s) {
   for (const auto& l : plan_workload(s, ctx))
     std::cout << fmt::format("  rank {} on node{}: {}\n", l.rank, l.node, fmt::join(l.spec.argv, " "));
   const auto plan = plan_schedule(s.faults, s.cluster.nodes, s.seed, s.timeout.seconds());
-  for (const auto& line : describe_schedule(s.faults, plan)) std::cout << "  " << line << "\n";
+  for (const auto& line : describe_schedule(s.faults, plan, s.timeout.seconds())) std::cout << "  " << line << "\n";
   for (const auto& p : sweep_points(s.sweep)) std::cout << fmt::format("  sweep point: {}\n", p.label);
   for (const auto& c : s.checks)
     std::cout << fmt::format("  check {}{}{}\n", c.metric, c.min ? fmt::format(" >= {:g}", *c.min) : "",
@@ -54,6 +54,12 @@ void print_schedule_json(const Scenario& s) {
   nlohmann::ordered_json j = {{"scenario", s.name}, {"seed", s.seed},
                               {"schedule", reports::schedule_to_json(schedule_entries(s.faults, plan))}};
   std::cout << j.dump(2) << "\n";
+}
+
+int dry_run(const Scenario& s, bool json) {
+  if (json) print_schedule_json(s);
+  else print_plan(s);
+  return kExitPass;
 }
 
 // --metrics-listen, --grafana and --grafana-dashboard, checked before anything runs.
@@ -164,11 +170,7 @@ int cmd_run(const Args& args) {
   auto loaded = parse_scenario(text, report_options.scenario_file, load);
   for (const auto& w : loaded.warnings) std::cerr << format_diagnostic(w) << "\n";
   if (cl.vm.count("json") && !cl.vm.count("dry-run")) throw UsageError("--json goes with --dry-run");
-  if (cl.vm.count("dry-run")) {
-    if (cl.vm.count("json")) print_schedule_json(loaded.scenario);
-    else print_plan(loaded.scenario);
-    return kExitPass;
-  }
+  if (cl.vm.count("dry-run")) return dry_run(loaded.scenario, cl.vm.count("json") > 0);
   if (cl.vm.count("out")) run.out_dir = cl.vm["out"].as<std::string>();
   run.quiet = cl.vm.count("quiet") > 0;
   auto plan = read_repeat_plan(cl.vm, load);

@@ -57,9 +57,14 @@ std::vector<ScheduledAction> FaultSchedule::due(double now_s, std::int64_t max_s
       active.push_back(i);
   }
   std::vector<std::pair<double, std::size_t>> candidates;  // (trigger time, index)
+  std::optional<std::size_t> last_fault;
   for (std::size_t i = 0; i < occurrences_.size(); ++i) {
     const auto& o = occurrences_[i];
-    if (o.state != OccurrenceState::kPending) continue;
+    if (o.state != OccurrenceState::kPending || orphaned(i)) continue;
+    // A fault's occurrences come in order: only its first pending one can be next (so a
+    // soak of thousands costs one candidate per fault, not one per occurrence).
+    if (last_fault == o.fault) continue;
+    last_fault = o.fault;
     auto when = trigger_time(i);
     if (when && now_s >= *when) candidates.emplace_back(*when, i);
     else if (!when && o.due_step && max_step >= *o.due_step) candidates.emplace_back(now_s, i);
@@ -86,8 +91,11 @@ std::optional<double> FaultSchedule::next_deadline() const {
     active.push_back(i);
     if (o.duration_s && o.applied_s) consider(*o.applied_s + *o.duration_s);
   }
+  std::optional<std::size_t> last_fault;
   for (std::size_t i = 0; i < occurrences_.size(); ++i) {
-    if (occurrences_[i].state != OccurrenceState::kPending) continue;
+    if (occurrences_[i].state != OccurrenceState::kPending || orphaned(i) || last_fault == occurrences_[i].fault)
+      continue;
+    last_fault = occurrences_[i].fault;  // only a fault's first pending occurrence can be next
     auto when = trigger_time(i);
     if (when && !must_wait(i, active)) consider(*when);
   }
@@ -135,16 +143,22 @@ bool FaultSchedule::any_applied() const {
   return std::any_of(occurrences_.begin(), occurrences_.end(), [](const Occurrence& o) { return o.applied_s.has_value(); });
 }
 
+bool FaultSchedule::orphaned(std::size_t i) const {
+  // Up the chain (a parent may sit before or after its child; the hops are bounded).
+  for (std::size_t hops = 0; hops <= occurrences_.size() && occurrences_[i].after; ++hops) {
+    const std::size_t p = *occurrences_[i].after;
+    const auto state = occurrences_[p].state;
+    if (state == OccurrenceState::kFailed || state == OccurrenceState::kSkipped) return true;
+    if (state != OccurrenceState::kPending) return false;
+    i = p;
+  }
+  return false;
+}
+
 bool FaultSchedule::finished() const {
-  for (const auto& o : occurrences_) {
-    if (o.state == OccurrenceState::kActive) return false;
-    if (o.state != OccurrenceState::kPending) continue;
-    // A chained occurrence whose parent failed or was skipped can never come.
-    const Occurrence* parent = o.after ? &occurrences_[*o.after] : nullptr;
-    while (parent && parent->state == OccurrenceState::kPending && parent->after) parent = &occurrences_[*parent->after];
-    if (!parent || parent->state == OccurrenceState::kPending || parent->state == OccurrenceState::kActive ||
-        parent->state == OccurrenceState::kDone)
-      return false;
+  for (std::size_t i = 0; i < occurrences_.size(); ++i) {
+    const auto state = occurrences_[i].state;
+    if (state == OccurrenceState::kActive || (state == OccurrenceState::kPending && !orphaned(i))) return false;
   }
   return true;
 }

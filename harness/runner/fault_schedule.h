@@ -81,6 +81,8 @@ class FaultSchedule {
   std::optional<double> trigger_time(std::size_t i) const;
 
  private:
+  // A chained occurrence whose parent (or an ancestor) failed or was skipped: it can never come.
+  bool orphaned(std::size_t i) const;
   // Whether i must wait because of the occurrences in effect (`active`, by index).
   bool must_wait(std::size_t i, const std::vector<std::size_t>& active) const;
 

@@ -6,6 +6,7 @@
 
 #include "harness/runner/aggregator.h"
 #include "harness/runner/gpu_fault_derivation.h"
+#include "harness/runner/running_efficiency.h"
 #include "reports/text_format.h"
 
 namespace chaosbench::harness {
@@ -68,6 +69,8 @@ std::vector<Disruption> find_disruptions(const TrainingInputs& in, const TrainTi
     if (failure == tl.failures.end()) continue;
     out.push_back({&f, applied, failure->t, recovery_round(tl, failure->t)});
   }
+  // In time order: the faults come grouped by fault, not by time.
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.applied < b.applied; });
   return out;
 }
 
@@ -165,9 +168,10 @@ double clean_step_s(const TrainTimeline& tl, const std::vector<Disruption>& disr
 
 // When the disruption after `d` began (none: +inf).
 double next_applied(const std::vector<Disruption>& disruptions, const Disruption& d) {
+  double next = 1e300;
   for (const auto& other : disruptions)
-    if (other.applied > d.applied) return other.applied;
-  return 1e300;
+    if (other.applied > d.applied) next = std::min(next, other.applied);
+  return next;
 }
 
 // Elastic recovery: the ended ranks come back later and the job forms once more to admit
@@ -233,23 +237,6 @@ void per_disruption_records(const TrainTimeline& tl, const std::vector<Disruptio
   }
 }
 
-// ETTR before the first failure: each step's median step_ms over the steps completed in
-// [started, until), over that stretch. What running costs without failures (checkpoint
-// saves, the harness's own gaps between steps): the goodput model's fault-free share.
-std::optional<double> fault_free_ettr(const TrainTimeline& tl, double started, double until) {
-  std::map<std::int64_t, std::vector<double>> by_step;
-  double last = started;
-  for (const auto& s : tl.steps) {
-    if (s.t < started || s.t >= until || !s.step_ms) continue;
-    by_step[s.step].push_back(*s.step_ms);
-    last = std::max(last, s.t);
-  }
-  if (by_step.size() < 10 || last <= started) return std::nullopt;
-  double productive_s = 0;
-  for (const auto& [step, ms] : by_step) productive_s += compute_stats(ms).p50 * 1e-3;
-  return productive_s / (last - started);
-}
-
 void goodput_records(const TrainingInputs& in, const TrainTimeline& tl, const std::vector<Disruption>& disruptions,
                      std::vector<reports::MetricRecord>& out) {
   const bool timed = std::any_of(tl.steps.begin(), tl.steps.end(), [](const auto& s) { return s.step_ms.has_value(); });
@@ -262,8 +249,11 @@ void goodput_records(const TrainingInputs& in, const TrainTimeline& tl, const st
   // From the first rank's start: the job's own time, which a long job's start-up does not
   // weigh on (the goodput model's steady state).
   const double started = tl.starts.empty() ? 0.0 : std::max(0.0, tl.starts.front().t);
-  if (auto e = fault_free_ettr(tl, started, disruptions.empty() ? wall : disruptions.front().applied))
-    out.push_back(catalogue_record("resilience/ettr", phase_labels("baseline"), *e));
+  std::vector<double> applied;
+  for (const auto& f : in.faults)
+    if (f.applied_at_s) applied.push_back(*f.applied_at_s);
+  if (auto e = running_efficiency(tl, applied))
+    out.push_back(catalogue_record("resilience/running_efficiency", phase_labels("overall"), *e));
   if (wall > started) {
     out.push_back(catalogue_record("resilience/ettr", phase_labels("overall"), productive_ms * 1e-3 / (wall - started)));
     if (!disruptions.empty())

@@ -3,8 +3,8 @@
 // probability draw of each occurrence, the nodes a random target picks for it, and the
 // links of `after` chains. Pure and deterministic: the same faults, node count, seed and
 // horizon give the same plan, byte for byte in `run --dry-run` and results.json.
-// Each fault draws from streams of its own (its index mixed into the seed), so adding a
-// fault does not move another's arrivals.
+// Each fault draws from streams of its own (its index mixed into the seed), so appending a
+// fault does not move another's draws.
 #pragma once
 
 #include <cstddef>

@@ -38,7 +38,7 @@ std::string trigger_text(const FaultSpec& f, const PlannedOccurrence& o, const s
 }  // namespace
 
 std::vector<std::string> describe_schedule(const std::vector<FaultSpec>& faults,
-                                           const std::vector<PlannedOccurrence>& plan) {
+                                           const std::vector<PlannedOccurrence>& plan, double horizon_s) {
   FaultSchedule s(faults, plan);
   play(s);
   std::vector<std::string> lines;
@@ -48,16 +48,19 @@ std::vector<std::string> describe_schedule(const std::vector<FaultSpec>& faults,
     std::string line = fmt::format("fault {} ({}) #{} {}", f.name, f.type, o.number, trigger_text(f, o, plan, faults));
     if (!o.nodes.empty()) line += fmt::format(" on nodes [{}]", fmt::join(o.nodes, ","));
     if (!o.fires) {
-      line += f.probability ? fmt::format(": not fired (probability {:g})", *f.probability)
-                            : std::string(": not fired (the fault it follows does not fire)");
+      const bool parent_fires = !o.after || plan[*o.after].fires;
+      line += parent_fires ? fmt::format(": not fired (probability {:g})", f.probability.value_or(1))
+                           : std::string(": not fired (the occurrence it follows does not fire)");
       lines.push_back(std::move(line));
       continue;
     }
     const auto& played = s.occurrences()[fired++];
-    if (played.applied_s) {
+    if (played.applied_s && *played.applied_s > horizon_s) {
+      line += fmt::format(": never (it would wait until {:.3f}s, past the timeout)", *played.applied_s);
+    } else if (played.applied_s) {
       line += fmt::format(": applied {:.3f}s", *played.applied_s);
       const auto trigger = s.trigger_time(fired - 1);
-      if (trigger && *played.applied_s > *trigger + 1e-9) line += " (waited for another fault's end)";
+      if (trigger && *played.applied_s > *trigger + 1e-9) line += " (waited for an occurrence in effect to end)";
       line += played.reverted_s ? fmt::format(", reverted {:.3f}s", *played.reverted_s) : std::string(", until the end");
     } else {
       line += o.due_step || o.after ? ": when its trigger comes" : ": never (waits for a fault that never ends)";

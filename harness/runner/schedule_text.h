@@ -14,8 +14,9 @@
 
 namespace chaosbench::harness {
 
-// One line per planned occurrence, in schedule order.
+// One line per planned occurrence, in schedule order; one that would wait past
+// `horizon_s` (the scenario's timeout) is said never to come.
 std::vector<std::string> describe_schedule(const std::vector<FaultSpec>& faults,
-                                           const std::vector<PlannedOccurrence>& plan);
+                                           const std::vector<PlannedOccurrence>& plan, double horizon_s);
 
 }  // namespace chaosbench::harness

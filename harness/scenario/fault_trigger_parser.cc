@@ -11,6 +11,10 @@
 namespace chaosbench::harness {
 namespace {
 
+// The most occurrences a scenario's faults may plan, all together: each is a record in
+// results.json and a line in the dry run, and the schedule scans them on every tick.
+constexpr std::int64_t kMaxOccurrences = 10000;
+
 void parse_repeat(ParseContext& ctx, ObjectReader& r, const json& rep, FaultSpec& spec) {
   ObjectReader rr(ctx, rep, r.path_of("repeat"), {"every", "count"});
   rr.require("every", "a duration between applications");
@@ -74,7 +78,7 @@ void parse_arrivals(ParseContext& ctx, ObjectReader& r, const json& value, Fault
     ar.require("mtbf", "the mean time between failures, a duration above zero");
     mean = positive_duration(ar, "mtbf", "the MTBF");
   }
-  if (auto m = ar.integer("max_occurrences", 1, 100000)) a.max_occurrences = static_cast<int>(*m);
+  if (auto m = ar.integer("max_occurrences", 1, kMaxOccurrences)) a.max_occurrences = static_cast<int>(*m);
   if (!process || !mean || ctx.failed_under(path)) return;
   a.mtbf = *mean;
   spec.arrivals = a;
@@ -132,6 +136,9 @@ void parse_trigger(ParseContext& ctx, ObjectReader& r, const std::string& path, 
   spec.duration = r.duration("duration", /*allow_zero=*/false);
   parse_probability(ctx, r, spec);
   if (auto x = r.boolean("exclusive")) spec.exclusive = *x;
+  if (spec.exclusive && !r.has("duration"))
+    ctx.error(r.path_of("exclusive"), "an exclusive fault needs a \"duration\": without one it is in effect until the "
+                                      "workload ends, and every other fault would wait for it");
   if (const json* rep = r.raw("repeat")) {
     if (has_step || has_after || has_arrivals)
       ctx.error(r.path_of("repeat"), "\"repeat\" works with \"at\", not with \"at_step\", \"after\" or \"arrivals\"");
@@ -139,6 +146,24 @@ void parse_trigger(ParseContext& ctx, ObjectReader& r, const std::string& path, 
   }
   if (const json* arr = r.raw("arrivals")) parse_arrivals(ctx, r, *arr, spec);
 }
+
+namespace {
+
+// Up to how many occurrences fault i plans: its arrivals' max, its repeat count, 1, or
+// (a chain) its parent's; nullopt inside a cycle.
+std::optional<std::int64_t> planned_count(const std::vector<FaultSpec>& faults,
+                                          const std::map<std::string, std::size_t>& index, std::size_t i) {
+  for (std::size_t hops = 0; hops <= faults.size(); ++hops) {
+    const auto& f = faults[i];
+    if (!f.after) return f.arrivals ? f.arrivals->max_occurrences : f.repeat ? f.repeat->count : 1;
+    auto parent = index.find(*f.after);
+    if (parent == index.end()) return 1;
+    i = parent->second;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 void check_fault_chains(ParseContext& ctx, const std::vector<FaultSpec>& faults) {
   std::map<std::string, std::size_t> index;
@@ -169,6 +194,15 @@ void check_fault_chains(ParseContext& ctx, const std::vector<FaultSpec>& faults)
         break;
       }
       at = next->second;
+    }
+  }
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    total += planned_count(faults, index, i).value_or(0);
+    if (total > kMaxOccurrences) {
+      ctx.error(join_path("faults", i), fmt::format("the faults up to this one plan up to {} occurrences; at most {} in "
+                                                    "all (lower max_occurrences or repeat.count)", total, kMaxOccurrences));
+      return;
     }
   }
 }
