@@ -38,6 +38,19 @@ FaultSpec soak(double mtbf_s, int max, std::optional<double> probability = std::
   return f;
 }
 
+// a: at 1s and 6s for 1s each; b: `delay` after each of a's, for `duration`.
+std::pair<FaultSpec, FaultSpec> chain(Duration delay, Duration duration) {
+  FaultSpec a = marker("a");
+  a.at = d(1s);
+  a.duration = d(1s);
+  a.repeat = RepeatSpec{d(5s), 2};
+  FaultSpec b = marker("b");
+  b.after = "a";
+  b.delay = delay;
+  b.duration = duration;
+  return {a, b};
+}
+
 }  // namespace
 
 TEST_CASE("plan: the same seed gives the same schedule, another seed another", "[schedule]") {
@@ -80,14 +93,7 @@ TEST_CASE("plan: probability fires about that share, seeded; random targets are 
 }
 
 TEST_CASE("schedule: an after chain fires delay after each applied occurrence of its parent", "[schedule]") {
-  FaultSpec a = marker("a");
-  a.at = d(1s);
-  a.duration = d(1s);
-  a.repeat = RepeatSpec{d(5s), 2};
-  FaultSpec b = marker("b");
-  b.after = "a";
-  b.delay = d(500ms);
-  b.duration = d(200ms);
+  auto [a, b] = chain(d(500ms), d(200ms));
   std::vector<FaultSpec> faults{b, a};  // the chained one first: order in the file does not matter
   auto plan = plan_schedule(faults, 2, 1, 100);
   REQUIRE(plan.size() == 4);
@@ -132,13 +138,7 @@ TEST_CASE("schedule: a chain whose parent failed is over", "[schedule]") {
 }
 
 TEST_CASE("schedule: a chained occurrence whose parent failed does not hold up the next", "[schedule]") {
-  FaultSpec a = marker("a");
-  a.at = d(1s);
-  a.duration = d(1s);
-  a.repeat = RepeatSpec{d(5s), 2};
-  FaultSpec b = marker("b");
-  b.after = "a";
-  b.duration = d(500ms);
+  auto [a, b] = chain(d(0s), d(500ms));
   std::vector<FaultSpec> faults{a, b};
   FaultSchedule s(faults, plan_schedule(faults, 2, 1, 100));
   s.mark_failed(0);        // a#1 could not be applied: b#1 never comes

@@ -21,6 +21,7 @@ constexpr const char* kStyle =
     "table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}"
     "th,td{border-bottom:1px solid #e3e6ea;padding:4px 8px;text-align:right;white-space:nowrap}"
     "th:first-child,td:first-child{text-align:left}.text{text-align:left}"
+    "td.text{white-space:normal;overflow-wrap:anywhere}"
     "tr.run td{background:#f3f7ff}td.no{color:#b3261e}.note{color:#5f6b76;font-size:12px}"
     ".prediction{padding:10px 12px;border-left:4px solid #3b6fd8;background:#f6f8fb}"
     "svg.chart{width:100%;max-width:760px;height:auto;display:block;margin:8px 0}"
