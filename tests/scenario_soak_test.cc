@@ -74,7 +74,7 @@ TEST_CASE("scenario: bad random schedules are errors at their JSON path", "[scen
              Catch::Contains("faults[0].probability:"));
 }
 
-TEST_CASE("scenario: an exclusive fault needs a duration; the schedule holds at most 10000 occurrences",
+TEST_CASE("scenario: an exclusive fault needs a duration, and the schedule holds at most 10000 occurrences",
           "[scenario][soak]") {
   CHECK_THAT(errors(with_faults(R"({"type": "marker", "at": "1s", "exclusive": true})")),
              Catch::Contains("faults[0].exclusive: an exclusive fault needs a \"duration\""));

@@ -74,7 +74,7 @@ TEST_CASE("plan: arrivals stop at max_occurrences and at the horizon", "[schedul
   CHECK(mean == Approx(2.0).epsilon(0.1));  // 2000 draws: the mean within ~5 %
 }
 
-TEST_CASE("plan: probability fires about that share, seeded; random targets are drawn per occurrence",
+TEST_CASE("plan: probability fires about that share (seeded), and random targets are drawn per occurrence",
           "[schedule]") {
   auto plan = plan_schedule({soak(1, 1000, 0.3)}, 8, 11, 1e9);
   int fired = 0;
