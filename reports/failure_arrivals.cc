@@ -16,11 +16,14 @@ FailureArrivals::Model FailureArrivals::Model::with_mean(GoodputInputs::Process 
   return m;
 }
 
-double FailureArrivals::draw_gap() {
+double inter_arrival_s(SplitMix64& rng, bool weibull, double scale_s, double shape) {
   // Inversion: -ln U is exponential with mean 1; its 1/k-th power is Weibull with shape k.
-  const double e = -std::log(open_unit(rng_));
-  return model_.process == GoodputInputs::Process::kWeibull ? model_.scale_s * std::pow(e, 1 / model_.shape)
-                                                            : model_.scale_s * e;
+  const double e = -std::log(open_unit(rng));
+  return weibull ? scale_s * std::pow(e, 1 / shape) : scale_s * e;
+}
+
+double FailureArrivals::draw_gap() {
+  return inter_arrival_s(rng_, model_.process == GoodputInputs::Process::kWeibull, model_.scale_s, model_.shape);
 }
 
 double FailureArrivals::next() {

@@ -52,4 +52,9 @@ class FailureArrivals {
 // A uniform draw in (0, 1), never 0 or 1: (the top 53 bits + 1/2) / 2^53.
 double open_unit(SplitMix64& rng);
 
+// One inter-arrival time by inversion: exponential with mean `scale_s`, or Weibull with
+// that scale and `shape`. The one draw both the fault schedule (a soak's arrivals) and
+// the goodput model's simulation use.
+double inter_arrival_s(SplitMix64& rng, bool weibull, double scale_s, double shape);
+
 }  // namespace chaosbench::reports

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 
+#include "reports/failure_arrivals.h"
 #include "reports/split_mix64.h"
 
 namespace chaosbench::harness {
@@ -18,15 +19,9 @@ reports::SplitMix64 stream(std::uint64_t seed, std::size_t fault_index, std::uin
   return reports::SplitMix64(mix.next());
 }
 
-// A uniform number in (0, 1]: never 0, so its logarithm is finite.
-double open_unit(reports::SplitMix64& rng) { return (static_cast<double>(rng.next() >> 11) + 1.0) * 0x1.0p-53; }
-
-// Inverse transform: exponential with mean m is -m ln U; Weibull with scale l and shape
-// k is l (-ln U)^(1/k).
+// The goodput model simulates the same draw (reports/failure_arrivals.h).
 double inter_arrival(const ArrivalSpec& a, reports::SplitMix64& rng) {
-  const double e = -std::log(open_unit(rng));
-  const double scale = a.mtbf.seconds();
-  return a.process == ArrivalSpec::Process::kPoisson ? scale * e : scale * std::pow(e, 1.0 / a.shape);
+  return reports::inter_arrival_s(rng, a.process == ArrivalSpec::Process::kWeibull, a.mtbf.seconds(), a.shape);
 }
 
 // The trigger times of one fault without `after`: at (+ repeats), at_step, or arrivals.
@@ -122,7 +117,7 @@ std::vector<PlannedOccurrence> plan_schedule(const std::vector<FaultSpec>& fault
     for (std::size_t k = 0; k < mine.size(); ++k) {
       auto& o = mine[k];
       o.number = static_cast<int>(k) + 1;
-      const double u = open_unit(draw);  // drawn for every occurrence: the stream stays aligned
+      const double u = reports::open_unit(draw);  // drawn for every occurrence: the stream stays aligned
       if (f.probability && u > *f.probability) o.fires = false;
       if (nodes > 0 && f.target.form == faults::TargetForm::kRandom)
         o.nodes = pick_nodes(nodes, f.target.count, seed, i, o.number);
