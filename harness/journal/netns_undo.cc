@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <stdexcept>
+#include <thread>
 #include <unistd.h>
 
 #include "common/netns.h"
@@ -35,6 +36,10 @@ int find_netns(const JournalEntry& e) {
   return -1;
 }
 
+bool gone_device(const std::string& tc_err) {
+  return tc_err.find("Cannot find device") != std::string::npos;
+}
+
 struct Fd {
   int fd;
   ~Fd() {
@@ -51,18 +56,25 @@ std::string undo_tc_root(const JournalEntry& e, bool dry_run) {
   Fd ns{find_netns(e)};
   if (ns.fd < 0) return fmt::format("qdisc {} on {} in {}: the namespace is gone, and the qdisc with it", handle, iface, id);
   if (dry_run) return fmt::format("would delete qdisc {} (root) of {} in {}", handle, iface, id);
-  auto out = common::run_in_netns(ns.fd, {"tc", "qdisc", "del", "dev", iface, "root", "handle", handle},
-                                  std::chrono::seconds(10));
-  if (out.exit_code != 0 && out.err.find("Cannot find device") != std::string::npos)
-    return fmt::format("qdisc {} on {} in {}: the interface is gone (its veth peer's namespace went), and the qdisc "
-                       "with it", handle, iface, id);
-  if (out.exit_code != 0) {
+  // The interface can be going while we look: when the bridge's namespace dies with the
+  // harness, the kernel tears down each veth pair asynchronously, and for a moment the
+  // device is there without its qdisc (the delete says "Invalid handle") or no longer
+  // there at all. Either way the qdisc is gone; anything else is retried, then reported.
+  std::string last_err;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto out = common::run_in_netns(ns.fd, {"tc", "qdisc", "del", "dev", iface, "root", "handle", handle},
+                                    std::chrono::seconds(10));
+    if (out.exit_code == 0) return fmt::format("deleted qdisc {} of {} in {}", handle, iface, id);
     auto show = common::run_in_netns(ns.fd, {"tc", "qdisc", "show", "dev", iface, "root"}, std::chrono::seconds(10));
+    if (gone_device(out.err) || gone_device(show.err))
+      return fmt::format("qdisc {} on {} in {}: the interface is gone (its veth peer's namespace went), and the qdisc "
+                         "with it", handle, iface, id);
     if (show.exit_code == 0 && show.out.find("qdisc htb " + handle) == std::string::npos)
       return fmt::format("qdisc {} on {} in {}: already gone", handle, iface, id);
-    throw std::runtime_error(fmt::format("cannot delete qdisc {} of {} in {}: {}", handle, iface, id, out.err));
+    last_err = fmt::format("{} (tc qdisc show: exit {}, {}{})", out.err, show.exit_code, show.out, show.err);
   }
-  return fmt::format("deleted qdisc {} of {} in {}", handle, iface, id);
+  throw std::runtime_error(fmt::format("cannot delete qdisc {} of {} in {}: {}", handle, iface, id, last_err));
 }
 
 std::string undo_iptables_chain(const JournalEntry& e, bool dry_run) {
