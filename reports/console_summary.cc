@@ -6,6 +6,8 @@
 #include <map>
 
 #include "common/metric_catalogue.h"
+#include "reports/diagnoser.h"
+#include "reports/diagnosis_output.h"
 #include "reports/text_format.h"
 
 namespace chaosbench::reports {
@@ -105,6 +107,20 @@ std::string probe_lines(const RunResult& run) {
 
 }  // namespace
 
+// What the blind diagnosis names (diagnoser.h), for runs that measured for it: the top
+// culprits, one line each.
+std::string diagnosis_lines(const RunResult& run) {
+  const bool measured = std::any_of(run.series.begin(), run.series.end(), [](const Series& s) {
+    return s.name == "net/pair_rtt" || s.name == "node/cpu_wait";
+  });
+  if (!measured) return "";
+  const Diagnosis d = diagnose_series(run.series, run.processes);
+  if (d.culprits.empty()) return "\n  diagnosis (blind): nothing stands out\n";
+  std::string out = "\n  diagnosis (blind, from the measurements alone; chaosbench diagnose results.json):\n";
+  for (std::size_t i = 0; i < d.culprits.size() && i < 5; ++i) out += fmt::format("  {}. {}\n", i + 1, culprit_line(d.culprits[i]));
+  return out;
+}
+
 std::string format_value(double value, const std::string& unit) {
   if (!std::isfinite(value)) return "n/a";
   std::string num;
@@ -154,6 +170,7 @@ std::string console_summary(const RunResult& run, const std::string& run_dir) {
   out += fault_lines(run);
   out += probe_lines(run);
   out += phase_effects(run);
+  out += diagnosis_lines(run);
   // Other metrics: the overall value of each (first 20).
   std::size_t shown = 0;
   for (const auto& m : run.metrics) {

@@ -13,6 +13,7 @@
 #include "reports/html/probe_track.h"
 #include "reports/html/rank_heatmap.h"
 #include "reports/html/repeat_runs.h"
+#include "reports/html/mesh_matrix.h"
 #include "reports/html/sections.h"
 
 namespace chaosbench::reports {
@@ -71,6 +72,7 @@ std::string render_html(const RunResult& run) {
       {"PHASE_TABLE", phase_table_html(run)},
       {"FAULT_TABLE", fault_table_html(run)},
       {"HEATMAP", combined_without_series(run) ? per_run_note(run, "per-rank series") : rank_heatmap_html(run)},
+      {"DIAGNOSIS", diagnosis_section_html(run)},
       {"RECOVERY", recovery_html(run)},
       {"ADVICE", advice_html(run)},
       {"ENVIRONMENT", environment_html(run)},

@@ -92,6 +92,21 @@ double percentile(std::vector<double> values, double p) {
   return values[k];
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  if (values.size() % 2 == 1) return *mid;
+  return (*mid + *std::max_element(values.begin(), mid)) / 2;
+}
+
+double median_sorted_without(const std::vector<double>& sorted, std::size_t skip) {
+  const std::size_t n = sorted.size() - (skip < sorted.size() ? 1 : 0);
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  auto at = [&](std::size_t k) { return sorted[skip < sorted.size() && k >= skip ? k + 1 : k]; };
+  return n % 2 == 1 ? at(n / 2) : (at(n / 2 - 1) + at(n / 2)) / 2;
+}
+
 std::vector<double> upper_tail(std::vector<double> values, double p) {
   if (values.empty()) return values;
   std::sort(values.begin(), values.end());

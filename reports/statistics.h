@@ -18,6 +18,12 @@ namespace chaosbench::reports {
 double percentile(std::vector<double> values, double p);
 double percentile_sorted(const std::vector<double>& sorted, double p);
 
+// The middle value (the mean of the two middle ones for an even count); NaN when empty.
+double median(std::vector<double> values);
+// The median of ascending `sorted` without its element at `skip` (a value against its
+// peers): O(1). NaN when nothing is left.
+double median_sorted_without(const std::vector<double>& sorted, std::size_t skip);
+
 // The values at or above the sample's p-th percentile (nearest rank), ascending: the
 // tail a high-percentile comparison tests.
 std::vector<double> upper_tail(std::vector<double> values, double p);

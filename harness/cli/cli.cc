@@ -22,7 +22,7 @@ struct Command {
   bool listed;
 };
 
-constexpr std::array<Command, 15> kCommands{{
+constexpr std::array<Command, 16> kCommands{{
     {"run", "run a scenario: cluster, workload, faults, metrics, checks, reports", cmd_run, true},
     {"validate", "check scenario files: schema and semantics, with precise errors", cmd_validate, true},
     {"faults", "the fault catalogue: types, parameters, units, defaults", cmd_faults, true},
@@ -32,6 +32,7 @@ constexpr std::array<Command, 15> kCommands{{
     {"compare", "compare two results files per metric; --gate fails on significant regressions", cmd_compare, true},
     {"history", "keep runs per testbed x scenario; gate a run against the last K, with change points", cmd_history, true},
     {"model", "goodput model: goodput, ETTR and the optimal checkpoint interval from 1 to 100,000 nodes", cmd_model, true},
+    {"diagnose", "name the culprit of a run's slowdown (node, link, NIC, device) from its measurements alone", cmd_diagnose, true},
     {"cleanup", "revert everything journaled by runs that died", cmd_cleanup, true},
     {"stop", "the kill switch: stop a running run now (faults reverted, verdict aborted, exit 4)", cmd_stop, true},
     {"bench", "benchmarks: the micro-benchmark suite and the harness's own (cluster, delay line, shaper)", cmd_bench, true},
@@ -47,7 +48,7 @@ void print_usage(std::ostream& out) {
     if (c.listed) out << fmt::format("  {:<10} {}\n", c.name, c.summary);
   out << "\n`chaosbench COMMAND --help` describes each command.\n"
          "Exit codes: 0 pass, 1 a check or gate failed, 2 usage or scenario error,\n"
-         "3 the host cannot do what was asked, 130 interrupted.\n";
+         "3 the host cannot do what was asked, 4 aborted (a stop condition or chaosbench stop), 130 interrupted.\n";
 }
 
 void setup_logging() {

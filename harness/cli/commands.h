@@ -31,5 +31,6 @@ int cmd_agent(const Args& args);
 int cmd_compare(const Args& args);
 int cmd_history(const Args& args);
 int cmd_model(const Args& args);
+int cmd_diagnose(const Args& args);
 
 }  // namespace chaosbench::harness

@@ -9,6 +9,7 @@
 
 #include "harness/runner/aggregator.h"
 #include "harness/runner/check_evaluator.h"
+#include "harness/runner/diagnosis_derivation.h"
 #include "harness/runner/host_fingerprint.h"
 #include "harness/runner/probe_derivation.h"
 #include "harness/runner/train_derivation.h"
@@ -80,6 +81,7 @@ reports::RunResult build_result(const ResultInputs& in, const reports::Judgement
     r.events.push_back({e.event.time - in.t0_wall, e.event.rank, e.event.name, to_report_labels(e.event.fields)});
   }
   std::stable_sort(r.events.begin(), r.events.end(), [](const auto& a, const auto& b) { return a.t < b.t; });
+  for (auto& m : diagnosis_metrics(r.events, r.faults, in.diagnosed)) r.metrics.push_back(std::move(m));
   r.probes = in.probes;
   r.abort = in.abort;
   for (auto& m : probe_metrics(r.probes, r.abort)) r.metrics.push_back(std::move(m));

@@ -26,6 +26,7 @@ struct ResultInputs {
   std::vector<std::string> malformed_examples;
   std::vector<reports::ProbeRecord> probes;  // the live probes' records
   std::optional<reports::AbortRecord> abort;  // when the run stopped itself
+  bool diagnosed = false;  // the live diagnosis ran (diagnosis_derivation.h)
 };
 
 // `verdict` is the run's own (a pass unless something failed or it was interrupted);

@@ -28,8 +28,11 @@
 #include "harness/prometheus/scraper.h"
 #include "harness/runner/fault_driver.h"
 #include "harness/runner/kill_switch.h"
+#include "harness/runner/link_mesh.h"
+#include "harness/runner/live_diagnosis.h"
 #include "harness/runner/live_status.h"
 #include "harness/runner/metrics_server.h"
+#include "harness/runner/node_telemetry.h"
 #include "harness/runner/probe_engine.h"
 #include "harness/runner/progress_line.h"
 #include "harness/runner/rank_table.h"
@@ -88,6 +91,11 @@ class Run {
   void note_abort_reverted();
   void probe_result(const ProbeSpec& spec, const reports::ProbeTransition& r, bool changed);
 
+  // run_telemetry.cc: the link mesh and the nodes' telemetry, from bring-up to the unwind.
+  void start_telemetry();
+  void stop_telemetry();
+  void start_live_diagnosis();  // when the workload starts (its time origin)
+
   // run_exposure.cc: the live state and who reads it (--metrics-listen, --grafana).
   void start_listener();
   void start_live_outputs();
@@ -104,6 +112,10 @@ class Run {
   // After env_ and store_: its threads write into both until it is destroyed (stopped).
   std::unique_ptr<prometheus::Scraper> scraper_;
   std::unique_ptr<MetricsServer> server_;
+  std::unique_ptr<LinkMesh> mesh_;                 // none when off or not namespaced
+  std::unique_ptr<NodeTelemetry> node_telemetry_;  // none without node cgroups
+  std::unique_ptr<LiveDiagnosis> diagnosis_;       // none without the mesh and the node telemetry
+  bool diagnosed_ = false;                         // the live diagnosis ran
   std::vector<PlannedOccurrence> plan_;  // the realised fault schedule, drawn in bring_up
   std::unique_ptr<FaultDriver> faults_;
   std::unique_ptr<RankTable> ranks_;

@@ -50,6 +50,8 @@ class RunEnvironment {
   TimelineLog& timeline() { return *timeline_; }
   NodeSite& site() { return *site_; }
   bool namespaced() const { return namespaced_; }
+  // The nodes' cgroups, or null where none could be made (or the nodes are agents').
+  const NodeCgroups* cgroups() const { return cgroups_available_ ? cgroups_.get() : nullptr; }
   // The site of agents, or null when the nodes are on this machine.
   const RemoteSite* remote() const { return remote_; }
   // How the cluster was made, for results.json's environment.cluster.

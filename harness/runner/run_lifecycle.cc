@@ -28,6 +28,11 @@ Run::~Run() {
   // After an unwind that threw, its threads still write the store and the timeline, and
   // read t0_wall_, which goes before it.
   if (scraper_) scraper_->stop();
+  // The same for the mesh, the node telemetry and the live diagnosis (which writes the
+  // timeline through harness_event); their sockets hold the nodes' namespaces.
+  if (diagnosis_) diagnosis_->stop();
+  mesh_.reset();
+  node_telemetry_.reset();
   if (!env_) return;
   try {
     env_->site().stop_all();  // idempotent: nothing happens after a normal unwind
@@ -67,6 +72,7 @@ void Run::bring_up() {
   } catch (const std::runtime_error& e) {
     throw HostError(fmt::format("cannot listen for metrics: {}", e.what()));
   }
+  start_telemetry();
   NodeSite& site = env_->site();
   plan_ = plan_schedule(scenario_.faults, scenario_.cluster.nodes, scenario_.seed, scenario_.timeout.seconds());
   faults_ = std::make_unique<FaultDriver>(
@@ -154,6 +160,7 @@ void Run::unwind(bool timed_out) {
   note_abort_reverted();
   if (probes_) probes_->stop();  // before the workload stops: its end is no probe failure
   stop_scraper();  // before the targets stop: their going away is not an outage
+  stop_telemetry();  // before the nodes go: their sockets hold the namespaces
   std::vector<std::string> errors = env_->site().stop_all();
   for (pid_t pid : ranks_->unended()) on_exit(pid);
   server_->stop();
@@ -168,7 +175,7 @@ void Run::unwind(bool timed_out) {
 RunOutcome Run::outcome(double end_s) {
   ResultInputs in{scenario_, env_->started_at(), t0_wall_, end_s, faults_->schedule(), faults_->records(),
                   ranks_->records(), store_, server_->malformed(), server_->malformed_examples(),
-                  probes_ ? probes_->records() : std::vector<reports::ProbeRecord>{}, abort_};
+                  probes_ ? probes_->records() : std::vector<reports::ProbeRecord>{}, abort_, diagnosed_};
   RunOutcome out;
   out.run_dir = env_->out();
   out.result = build_result(in, verdict_.judgement());

@@ -124,6 +124,7 @@ void Run::start_workload() {
   for (const auto& l : ranks_->launches()) site.control_block(l.rank);
   interposer_ = gpu_interposer_for(scenario_, ctx.self_exe);
   start_scraper();
+  start_live_diagnosis();
   for (std::size_t i = 0; i < ranks_->launches().size(); ++i) start_rank(i);
   if (probes_) probes_->start();
 }

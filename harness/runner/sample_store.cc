@@ -79,6 +79,12 @@ void SampleStore::visit_recent(double received_since, const std::function<void(c
   for (auto it = samples_.rbegin(); it != samples_.rend() && it->received_at >= received_since; ++it) visit(*it);
 }
 
+std::size_t SampleStore::visit_from(std::size_t from, const std::function<void(const StoredSample&)>& visit) const {
+  std::lock_guard lock(mutex_);
+  for (std::size_t i = from; i < samples_.size(); ++i) visit(samples_[i]);
+  return std::max(from, samples_.size());
+}
+
 std::vector<StoredEvent> SampleStore::events() const {
   std::lock_guard lock(mutex_);
   return events_;

@@ -54,6 +54,10 @@ class SampleStore {
   // `visit` must be quick and must not call back into the store (the metrics server's
   // thread waits meanwhile).
   void visit_recent(double received_since, const std::function<void(const StoredSample&)>& visit) const;
+  // Calls `visit` for the samples from arrival index `from` on, in arrival order, and
+  // returns the index after the last: a reader that keeps it as a cursor sees every sample
+  // once, however late its receive time was stamped. Under the store's lock, as above.
+  std::size_t visit_from(std::size_t from, const std::function<void(const StoredSample&)>& visit) const;
   std::vector<StoredEvent> events() const;
   std::uint64_t sample_count() const;
   std::uint64_t event_count() const;

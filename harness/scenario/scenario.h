@@ -25,6 +25,7 @@
 #include "faults/target.h"
 #include "common/units.h"
 #include "harness/scenario/host_spec.h"
+#include "harness/scenario/mesh_spec.h"
 #include "harness/scenario/probe_spec.h"
 #include "harness/scenario/remote_spec.h"
 #include "harness/scenario/scrape_spec.h"
@@ -194,6 +195,7 @@ struct Scenario {
   std::vector<ProbeSpec> probes;
   std::optional<AbortSpec> abort;
   std::vector<ScrapeSpec> scrape;
+  MeshSpec mesh;
 
   std::string source_path;    // the file as named on the command line
   std::string resolved_json;  // the document after --set overrides, for results.json

@@ -187,7 +187,7 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   s.source_path = file;
   ObjectReader top(ctx, doc, "",
                    {"schema_version", "name", "description", "seed", "timeout", "cluster", "workload", "faults", "checks", "scrape",
-                    "sweep", "probes", "abort"});
+                    "sweep", "probes", "abort", "mesh"});
   if (!top.ok()) throw ScenarioError(ctx.take());
   top.require("schema_version", "the format version, 1");
   top.require("name", "a short name such as \"collective-sweep\"");
@@ -212,6 +212,7 @@ LoadResult parse_scenario(std::string_view text, const std::string& file, const 
   if (const json* f = top.raw("faults")) s.faults = parse_faults(ctx, *f, s.cluster, workload ? &s.workload : nullptr);
   if (const json* c = top.raw("checks")) s.checks = parse_checks(ctx, *c);
   if (const json* sc = top.raw("scrape")) s.scrape = parse_scrapes(ctx, *sc, s.cluster);
+  if (const json* m = top.raw("mesh")) s.mesh = parse_mesh(ctx, *m);
   if (const json* p = top.raw("probes")) s.probes = parse_probes(ctx, *p, s.cluster, s.faults);
   if (const json* a = top.raw("abort")) s.abort = parse_abort(ctx, *a, s.probes);
   check_phases(ctx, s);

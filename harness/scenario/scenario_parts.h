@@ -60,6 +60,8 @@ void check_fault_chains(ParseContext& ctx, const std::vector<FaultSpec>& faults)
 std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value);
 // scrape: Prometheus/OpenMetrics endpoints read during the run (scrape_parser.cc).
 std::vector<ScrapeSpec> parse_scrapes(ParseContext& ctx, const json& value, const ClusterSpec& cluster);
+// mesh: false, or the link mesh's settings (mesh_parser.cc).
+MeshSpec parse_mesh(ParseContext& ctx, const json& value);
 // probes (probe_parser.cc): `during:NAME` modes name one of `faults`.
 std::vector<ProbeSpec> parse_probes(ParseContext& ctx, const json& value, const ClusterSpec& cluster,
                                     const std::vector<FaultSpec>& faults);

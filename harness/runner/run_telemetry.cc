@@ -1,0 +1,79 @@
+// The run's own measurements of its nodes: the link mesh (every pair's round trip and
+// loss) and each node's CPU and memory telemetry, both blind to the fault list, which the
+// diagnosis reads (docs/diagnosis.md).
+#include <fmt/format.h>
+
+#include "harness/cluster/node_identity.h"
+#include "harness/runner/run.h"
+
+namespace chaosbench::harness {
+
+using TL = TimelineLog;
+
+void Run::start_telemetry() {
+  NodeSite& site = env_->site();
+  const int n = scenario_.cluster.nodes;
+  auto sink = [this](const bench::Sample& s) { store_.add(s, bench::wall_time_now()); };
+  // The mesh probes the cluster's network: nodes in namespaces of this machine (on
+  // loopback every pair is one kernel path, and agents' hosts are another story).
+  if (scenario_.mesh.enabled && env_->namespaced() && n >= 2) {
+    std::vector<MeshNode> nodes;
+    for (int i = 0; i < n; ++i) nodes.push_back({site.netns_fd(i), site.address(i), NodeIdentity::hostname(i)});
+    try {
+      mesh_ = std::make_unique<LinkMesh>(std::move(nodes), scenario_.mesh, sink);
+      mesh_->start();
+    } catch (const std::runtime_error& e) {
+      mesh_.reset();
+      env_->timeline().write(now_s(), "mesh_unavailable", {{"reason", TL::str(e.what())}});
+    }
+  }
+  if (const NodeCgroups* cg = env_->cgroups()) {
+    std::vector<NodeTelemetrySource> sources;
+    const bool v2 = cg->version() == 2;
+    for (int i = 0; i < n; ++i) {
+      NodeTelemetrySource s;
+      s.name = NodeIdentity::hostname(i);
+      const std::string pids = cg->dir(i, "pids");
+      if (pids.empty()) {
+        env_->timeline().write(now_s(), "node_telemetry_unavailable",
+                               {{"reason", TL::str("no pids cgroup: no list of a node's threads")}});
+        return;
+      }
+      s.threads_file = pids + (v2 ? "/cgroup.threads" : "/tasks");
+      if (auto cpu = cg->dir(i, "cpu"); !cpu.empty()) s.cpu_stat = cpu + "/cpu.stat";
+      if (auto mem = cg->dir(i, "memory"); !mem.empty()) s.memory_usage = mem + (v2 ? "/memory.current" : "/memory.usage_in_bytes");
+      sources.push_back(std::move(s));
+    }
+    node_telemetry_ = std::make_unique<NodeTelemetry>(std::move(sources), scenario_.mesh.window, sink);
+    node_telemetry_->start();
+  }
+}
+
+// Blind: it reads the store only. A culprit named is a harness event (the timeline shows
+// it; diagnosis/time_to_localise is derived from it). Runs on the diagnosis's thread:
+// harness_event writes only the store and the timeline, which are thread-safe.
+void Run::start_live_diagnosis() {
+  if (!mesh_ && !node_telemetry_) return;
+  diagnosis_ = std::make_unique<LiveDiagnosis>(store_, t0_wall_, scenario_.mesh.window.seconds(), [this](const reports::DiagnosisCulprit& c, int /*named so far*/) {
+    harness_event("diagnosis_named", {{"class", c.cls}, {"component", c.component}, {"what", c.what},
+                                      {"confidence", c.confidence}, {"abnormal_since_s", c.start_s}});
+  });
+  for (const auto& l : ranks_->launches()) diagnosis_->set_rank_node(l.rank, NodeIdentity::hostname(l.node));
+  diagnosis_->start();
+  diagnosed_ = true;
+}
+
+void Run::stop_telemetry() {
+  if (diagnosis_) diagnosis_->stop();
+  diagnosis_.reset();
+  if (mesh_) {
+    mesh_->stop();
+    env_->timeline().write(now_s(), "mesh_stopped", {{"probes", TL::num(static_cast<double>(mesh_->probes_sent()))},
+                                                      {"echoes", TL::num(static_cast<double>(mesh_->echoes_received()))}});
+  }
+  mesh_.reset();
+  if (node_telemetry_) node_telemetry_->stop();
+  node_telemetry_.reset();
+}
+
+}  // namespace chaosbench::harness
