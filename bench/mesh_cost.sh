@@ -8,7 +8,11 @@
 #       (about 20 s here); train/throughput (samples/s, baseline phase).
 # Runs alternate on/off in pairs, which side goes first alternating too, so both see the
 # same machine noise. Prints each pair, the medians on and off, and the cost
-# (off - on) / off in % (goal: <= 1 % for busbw and throughput; avg_busbw is shown only).
+# (off - on) / off in % (goal: <= 1 % for busbw and throughput; avg_busbw is shown only);
+# and the mesh thread's own CPU time (timeline event mesh_stopped), which bounds what it
+# can take from a CPU-bound workload more tightly than the A/B noise allows (on this 2-core
+# VM one run's busbw or throughput differs from the next by 10-20 %, so 5 pairs cannot
+# resolve 1 % either way; bench/mesh_cpu.sh measures the mesh's CPU on an idle cluster).
 # Exit 0 when both goals are met, 1 when one is not, 2 on a usage error.
 #   bench/mesh_cost.sh [--pairs N] [--rate R] [--keep] [--selftest]
 #     --pairs N   pairs of each workload (default 5; about 95 s a pair here)
@@ -120,6 +124,22 @@ print(f"pair {sys.argv[2]}: busbw 16MiB on {c_on[0]:.4f} off {c_off[0]:.4f} GB/s
       f"train on {t_on[0]:.0f} off {t_off[0]:.0f} samples/s ({cost(t_on[0], t_off[0]):+.2f} %)", flush=True)
 EOF
 done
+
+# The mesh's own CPU time, from each "on" run's timeline (mesh_stopped: cpu_s over wall_s):
+# the share of one CPU and of this machine its thread took, beside the A/B figures below.
+python3 - "$tmp" "$(nproc)" <<'EOF'
+import glob, json, statistics, sys
+shares = []
+for path in glob.glob(f"{sys.argv[1]}/*-on-*/timeline.jsonl"):
+  for line in open(path):
+    e = json.loads(line)
+    if e.get("event") == "mesh_stopped" and e.get("wall_s"):
+      shares.append(100 * e["cpu_s"] / e["wall_s"])
+if shares:
+  m = statistics.median(shares)
+  print(f"mesh thread CPU: median {m:.3f} % of one CPU over {len(shares)} runs (max {max(shares):.3f} %), "
+        f"{m / int(sys.argv[2]):.3f} % of this {sys.argv[2]}-CPU machine")
+EOF
 
 python3 - "$rows" "$selftest" <<'EOF'
 import math, statistics, sys

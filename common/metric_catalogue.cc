@@ -170,7 +170,7 @@ constexpr std::array kCatalogue = std::to_array<MetricSpec>({
     {"node/memory_used", "bytes", B::kNone, A::kMax, "per node with a memory cgroup: its memory use (memory.usage_in_bytes, v2 memory.current)"},
     {"host/cpu_steal", "%", B::kLower, A::kMean, "share of the host's CPU time its hypervisor gave to others (/proc/stat steal)"},
     {"net/pair_rtt", "ms", B::kLower, A::kMean, "link mesh, per ordered pair of nodes (labels src, dst): median round trip of the window's probes, UDP node to node and back, without the reflector's hold time"},
-    {"net/pair_loss", "%", B::kLower, A::kMean, "link mesh, per ordered pair: share of the window's probes that got no echo within 1 s"},
+    {"net/pair_loss", "%", B::kLower, A::kMean, "link mesh, per ordered pair: share of the window's probes that got no echo within the timeout (1 s; 3 ticks at rates under 3 a second)"},
     {"diagnosis/time_to_localise", "s", B::kLower, A::kMin, "the first fault's start -> the live diagnosis first names a culprit (blind: it never reads the fault list)"},
     {"diagnosis/culprits", "count", B::kNone, A::kMax, "the live diagnosis, once a second: culprits it has named so far (0 before any); a metric probe with max 0 stops a run that found one"},
     {"net/tx_bytes", "bytes", B::kNone, A::kMax, "per node interface counters"},

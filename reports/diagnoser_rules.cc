@@ -26,6 +26,7 @@ constexpr int kCarryWindows = 5;
 // Beyond these the mesh is not judged (each window costs nodes x pairs).
 constexpr std::size_t kMaxMeshNodes = 256;
 constexpr std::size_t kMaxRanks = 65536;
+constexpr std::size_t kMaxEvidence = 4;
 
 double spread_of(const std::vector<double>& v, double centre) {
   std::vector<double> dev;
@@ -126,13 +127,21 @@ std::vector<Diagnoser::Verdict> Diagnoser::group_links(const std::vector<PairFin
   const auto [hub, deg] = *std::max_element(degree.begin(), degree.end(), [](auto& a, auto& b) { return a.second < b.second; });
   const int links_of_hub = static_cast<int>(node_count) - 1;
   const int others = static_cast<int>(links.size()) - deg;
-  auto verdict_of = [](const std::vector<const PairFinding*>& fs, std::string cls, std::string component) {
+  // The evidence: the strongest pairs, at most kMaxEvidence of them (a NIC of a large
+  // cluster is abnormal on hundreds), and a line saying how many more.
+  auto verdict_of = [](std::vector<const PairFinding*> fs, std::string cls, std::string component) {
     Verdict v{std::move(cls), std::move(component), "", 0, {}};
     bool loss = false, delay = false;
+    std::stable_sort(fs.begin(), fs.end(), [](auto* a, auto* b) { return a->strength > b->strength; });
     for (const auto* f : fs) {
       v.strength = std::max(v.strength, f->strength);
-      v.evidence.push_back(f->evidence);
+      if (v.evidence.size() < kMaxEvidence) v.evidence.push_back(f->evidence);
       (f->loss ? loss : delay) = true;
+    }
+    if (fs.size() > kMaxEvidence) {
+      DiagnosisEvidence more = fs.front()->evidence;
+      more.text = fmt::format("and {} more pairs of {} like these", fs.size() - kMaxEvidence, v.component);
+      v.evidence.push_back(more);
     }
     const std::string kind = v.cls == "nic" ? "NIC" : "link";
     v.what = loss && delay ? "slow, lossy " + kind : loss ? "lossy " + kind : "slow " + kind;

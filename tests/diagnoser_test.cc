@@ -117,7 +117,7 @@ TEST_CASE("diagnosis: loss on one link names that link as lossy", "[diagnosis]")
   CHECK(d.culprits[0].what == "lossy link");
 }
 
-TEST_CASE("diagnosis: a slow rank whose node waits for CPU is the node; one that does not is its device", "[diagnosis]") {
+TEST_CASE("diagnosis: a slow rank whose node waits for CPU is the node, and one whose node does not is its device", "[diagnosis]") {
   for (bool starved : {true, false}) {
     Synthetic s;
     s.from_s = 20;

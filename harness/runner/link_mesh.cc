@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <chrono>
 #include <random>
 #include <stdexcept>
 #include <sys/eventfd.h>
@@ -24,10 +25,12 @@ namespace {
 constexpr std::uint32_t kMagic = 0x43424d50;  // "CBMP"
 constexpr std::size_t kPacketBytes = 40;
 constexpr unsigned char kProbe = 1, kEcho = 2;
-// A probe without its echo this long after it was sent is lost.
+// A probe without its echo this long after it was sent is lost: 1 s, or 3 ticks when
+// they are longer (a probe is echoed at the reflector's next tick and its echo read at
+// the tick after).
 constexpr std::int64_t kTimeoutNs = 1'000'000'000;
 constexpr std::size_t kMaxNodes = 256;
-constexpr int kMaxReadsPerWake = 64;
+constexpr std::size_t kMaxReadsPerWake = 64;
 
 void put(unsigned char* p, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * (bytes - 1 - i)));
@@ -65,6 +68,10 @@ common::UniqueFd node_socket(const MeshNode& node, std::uint32_t address, std::u
     int on = 1;
     auto a = ipv4(address, 0);
     socklen_t len = sizeof a;
+    // Room for a tick's datagrams of a large cluster (root may pass rmem_max).
+    int buffer = 1 << 20;
+    if (::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer) != 0)
+      ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
     if (::setsockopt(fd.get(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0 ||
         ::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
         ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0)
@@ -150,36 +157,43 @@ void LinkMesh::stop() {
   thread_.join();
 }
 
-// One source node per tick, round robin: each sends one probe to every other node, so
-// every pair is probed `rate` times a second and the probes spread over the second.
+// Wakes only at ticks (`rate` a second): reads what arrived since (echoing probes, which
+// say how long they waited, and taking echoes: the kernel stamped each on arrival, so
+// reading late changes no round trip), closes the windows that ended, and sends every
+// node's probe to every other node. So the mesh costs the machine `rate` wake-ups a
+// second, not one per datagram: on an oversubscribed machine every wake-up of a thread
+// outside the workload can pre-empt a rank.
 void LinkMesh::loop() {
   const std::size_t n = nodes_.size();
-  const auto tick_ns = static_cast<std::int64_t>(1e9 / (spec_.rate * static_cast<double>(n)));
-  std::vector<pollfd> fds;
-  for (const auto& s : sockets_) fds.push_back({s.fd.get(), POLLIN, 0});
-  fds.push_back({stop_fd_.get(), POLLIN, 0});
+  const auto tick_ns = static_cast<std::int64_t>(1e9 / spec_.rate);
+  timeout_ns_ = std::max(kTimeoutNs, 3 * tick_ns);
+  pollfd stop{stop_fd_.get(), POLLIN, 0};
   origin_mono_ns_ = mono_ns();
   origin_wall_ns_ = wall_ns();
   std::int64_t next_tick = origin_mono_ns_;
-  std::size_t src = 0;
   for (;;) {
+    for (std::size_t i = 0; i < n; ++i) drain(i);
     const std::int64_t now = mono_ns();
     const std::int64_t window = (now - origin_mono_ns_) / window_ns_;
-    if (window > current_window_) close_windows(window, false);
+    if (window > current_window_) close_windows(window);
     if (now >= next_tick) {
-      send_probes(src, window);
-      src = (src + 1) % n;
+      for (std::size_t src = 0; src < n; ++src) send_probes(src, window);
       next_tick += tick_ns;
       if (next_tick < now) next_tick = now + tick_ns;  // stalled: skip, never burst
     }
     const std::int64_t wake = std::min(next_tick, origin_mono_ns_ + (current_window_ + 1) * window_ns_);
     const auto wait_ms = std::max<std::int64_t>(0, (wake - mono_ns() + 999'999) / 1'000'000);
-    if (::poll(fds.data(), fds.size(), static_cast<int>(wait_ms)) < 0 && errno != EINTR) break;
-    if (fds.back().revents & POLLIN) break;
-    for (std::size_t i = 0; i < n; ++i)
-      if (fds[i].revents & POLLIN) drain(i);
+    if (::poll(&stop, 1, static_cast<int>(wait_ms)) < 0 && errno != EINTR) break;
+    if (stop.revents & POLLIN) break;
   }
-  close_windows(current_window_ + 1, true);
+  // The last probes' echoes: reflected now, taken a moment later; what is still out then
+  // is not counted either way.
+  for (std::size_t i = 0; i < n; ++i) drain(i);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (std::size_t i = 0; i < n; ++i) drain(i);
+  close_windows(current_window_ + 1);
+  cpu_ns_ = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  wall_ran_ns_ = mono_ns() - origin_mono_ns_;
 }
 
 void LinkMesh::send_probes(std::size_t src, std::int64_t window) {
@@ -204,7 +218,10 @@ bool LinkMesh::from_node(const sockaddr_in& from, std::size_t node) const {
 void LinkMesh::drain(std::size_t node) {
   unsigned char buf[kPacketBytes + 1];
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
-  for (int reads = 0; reads < kMaxReadsPerWake; ++reads) {
+  // A tick brings each socket 2 (N - 1) datagrams (probes to echo, echoes to take); more
+  // than twice that is a flood, left for the next tick.
+  const std::size_t most = 4 * nodes_.size() + kMaxReadsPerWake;
+  for (std::size_t reads = 0; reads < most; ++reads) {
     sockaddr_in from{};
     iovec iov{buf, sizeof buf};
     msghdr msg{};
@@ -249,7 +266,7 @@ void LinkMesh::on_echo(std::size_t node, const Packet& p, const sockaddr_in&, st
 
 // Closes the windows before `window`: each pair's round trips of the one gathered, and
 // the loss of every window whose probes have all had their timeout.
-void LinkMesh::close_windows(std::int64_t window, bool final) {
+void LinkMesh::close_windows(std::int64_t window) {
   const double t = static_cast<double>(origin_wall_ns_ + window * window_ns_) / 1e9;
   const std::int64_t now = wall_ns();
   const std::size_t n = nodes_.size();
@@ -258,7 +275,7 @@ void LinkMesh::close_windows(std::int64_t window, bool final) {
       if (src == dst) continue;
       auto& w = pairs_[src * n + dst];
       if (auto rtt = w.take_rtt_ms()) emit("net/pair_rtt", src, dst, *rtt, "ms", t);
-      for (const auto& loss : w.settle(now, kTimeoutNs, final)) {
+      for (const auto& loss : w.settle(now, timeout_ns_)) {
         if (loss.sent == 0) continue;
         // Stamped at the end of the window the probes were sent in: when the loss was.
         const double at = static_cast<double>(origin_wall_ns_ + (loss.window + 1) * window_ns_) / 1e9;

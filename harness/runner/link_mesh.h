@@ -14,20 +14,25 @@
 // sends), and the time a busy machine keeps the mesh's thread from reading an arrival
 // does not enter it.
 //
-// Budget: each node sends `rate` probes a second to each other node, spread over the
-// second (one source node per tick), 40-byte datagrams: rate x N x (N - 1) probes and as
-// many echoes a second.
+// Budget: each node sends `rate` probes a second to each other node, 40-byte datagrams:
+// rate x N x (N - 1) probes and as many echoes a second. The thread wakes only at ticks,
+// `rate` a second: it reads what arrived since (the kernel stamped each datagram on
+// arrival, and a reflector's echo says how long the probe waited), so reading late
+// changes no round trip, and sends the next probes. One wake-up per datagram instead
+// cost a collective on an oversubscribed 2-core machine a measurable share of its
+// bandwidth (every wake-up of a thread outside the workload can pre-empt a rank).
 //
 // Per window (MeshSpec::window) and ordered pair: net/pair_rtt{src,dst} is the median
 // round trip of the echoes that came in the window (none: no sample), net/pair_loss{src,
-// dst} the share of the probes sent in the window that got no echo within kTimeout,
-// emitted once that timeout has passed for all of them.
+// dst} the share of the probes sent in the window that got no echo within the timeout (1
+// s, or 3 ticks at rates under 3 a second), emitted once it has passed for all of them;
+// the probes still out when the mesh stops count neither way.
 //
 // Hostile datagrams (a workload process in a node's namespace can send to the sockets):
 // each carries a random token of the run; an echo counts only from the address and port
 // of the node it claims, for a probe still waiting, with the probe's own send time; a
-// hold time outside the round trip is refused; each wake-up reads at most 64 datagrams per
-// socket, so a flood cannot hold the thread. Ticks and windows follow CLOCK_MONOTONIC; the
+// hold time outside the round trip is refused; each tick reads at most 4 N + 64 datagrams
+// per socket, so a flood cannot hold the thread. Ticks and windows follow CLOCK_MONOTONIC; the
 // round trips and sample times the wall clock (the kernel's receive stamps are on it).
 //
 // Threads: start() and stop() from one thread; one thread of its own between them, which
@@ -68,7 +73,8 @@ class LinkMesh {
   LinkMesh& operator=(const LinkMesh&) = delete;
 
   void start();
-  // Ends the thread (within one tick) and emits what the last windows have; idempotent.
+  // Ends the thread (within one tick, plus 20 ms for the last echoes) and emits what the
+  // last windows have; idempotent.
   void stop();
 
   // Probes sent and echoes taken so far (for the mesh's own cost, and tests).
@@ -77,6 +83,10 @@ class LinkMesh {
   // Datagrams refused: not ours (wrong size, magic or run token), from an address and
   // port that is not the node they claim, or an echo of no waiting probe.
   std::uint64_t refused() const { return refused_.load(); }
+  // The CPU time the mesh's thread used, and how long it ran (seconds; final after stop()):
+  // its own cost, beside the workload's.
+  double cpu_seconds() const { return static_cast<double>(cpu_ns_.load()) / 1e9; }
+  double wall_seconds() const { return static_cast<double>(wall_ran_ns_.load()) / 1e9; }
   // The UDP port node `node`'s socket is bound to.
   std::uint16_t port(std::size_t node) const { return sockets_.at(node).port; }
 
@@ -92,7 +102,7 @@ class LinkMesh {
   bool from_node(const sockaddr_in& from, std::size_t node) const;
   void on_probe(std::size_t node, Packet p, const sockaddr_in& from, std::int64_t rx_ns);
   void on_echo(std::size_t node, const Packet& p, const sockaddr_in& from, std::int64_t rx_ns);
-  void close_windows(std::int64_t window, bool final);
+  void close_windows(std::int64_t window);
   void emit(const char* name, std::size_t src, std::size_t dst, double value, const char* unit, double t);
 
   std::vector<MeshNode> nodes_;
@@ -103,12 +113,14 @@ class LinkMesh {
   std::vector<MeshWindow> pairs_;  // src * N + dst
   std::uint64_t token_ = 0;        // this run's: a datagram without it is not ours
   std::int64_t window_ns_ = 0;
+  std::int64_t timeout_ns_ = 0;  // a probe without its echo this long after it was sent is lost
   std::int64_t origin_mono_ns_ = 0;  // when the loop began (CLOCK_MONOTONIC): window k starts k windows later
   std::int64_t origin_wall_ns_ = 0;  // the same instant on the wall clock, for sample times
   std::int64_t current_window_ = 0;  // the window the round trips being gathered fall in
   std::thread thread_;
   common::UniqueFd stop_fd_;  // eventfd: stop() wakes the loop
   std::atomic<std::uint64_t> sent_{0}, received_{0}, refused_{0};
+  std::atomic<std::int64_t> cpu_ns_{0}, wall_ran_ns_{0};
 };
 
 }  // namespace chaosbench::harness

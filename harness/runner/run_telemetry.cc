@@ -68,8 +68,11 @@ void Run::stop_telemetry() {
   diagnosis_.reset();
   if (mesh_) {
     mesh_->stop();
-    env_->timeline().write(now_s(), "mesh_stopped", {{"probes", TL::num(static_cast<double>(mesh_->probes_sent()))},
-                                                      {"echoes", TL::num(static_cast<double>(mesh_->echoes_received()))}});
+    env_->timeline().write(now_s(), "mesh_stopped",
+                           {{"probes", TL::num(static_cast<double>(mesh_->probes_sent()))},
+                            {"echoes", TL::num(static_cast<double>(mesh_->echoes_received()))},
+                            {"refused", TL::num(static_cast<double>(mesh_->refused()))},
+                            {"cpu_s", TL::num(mesh_->cpu_seconds())}, {"wall_s", TL::num(mesh_->wall_seconds())}});
   }
   mesh_.reset();
   if (node_telemetry_) node_telemetry_->stop();

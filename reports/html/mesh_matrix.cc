@@ -53,7 +53,7 @@ std::string matrix_html(const std::string& phase, const Matrix& m, const Matrix&
       // A step under 1 ms stays white: idle round trips are tens of microseconds apart.
       const double ratio = c.rtt - base < 1.0 ? 1.0 : c.rtt / base;
       const std::string loss = std::isfinite(c.loss) && c.loss > 0 ? fmt::format(" {:.0f}%", c.loss) : "";
-      out += fmt::format("<td class=\"mono\" style=\"background:{};width:auto;padding:0 4px\" title=\"{} -> {}: {:.3f} ms"
+      out += fmt::format("<td class=\"mono\" style=\"background:{};width:auto;padding:0 4px\" title=\"{} to {}: {:.3f} ms"
                          "{}\">{:.2f}{}</td>", heat_colour(std::isfinite(c.loss) && c.loss >= 5 ? 4.0 : ratio),
                          escape(src), escape(dst), c.rtt, loss.empty() ? "" : ", loss" + loss, c.rtt, loss);
     }
