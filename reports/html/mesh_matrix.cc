@@ -36,7 +36,8 @@ std::string culprits_html(const Diagnosis& d) {
 std::string matrix_html(const std::string& phase, const Matrix& m, const Matrix& first) {
   std::set<std::string> nodes;
   for (const auto& [k, c] : m) nodes.insert(k.first), nodes.insert(k.second);
-  std::string out = fmt::format("<h3>{}</h3>\n<table class=\"heat mesh\"><tr><th>src \\ dst</th>", escape(phase));
+  std::string out = fmt::format("<h3>{}</h3>\n<table class=\"heat mesh\" style=\"width:auto;min-width:0\"><tr><th>src \\ dst</th>",
+                                escape(phase));
   for (const auto& n : nodes) out += fmt::format("<th>{}</th>", escape(n));
   out += "</tr>\n";
   for (const auto& src : nodes) {
@@ -53,9 +54,11 @@ std::string matrix_html(const std::string& phase, const Matrix& m, const Matrix&
       // A step under 1 ms stays white: idle round trips are tens of microseconds apart.
       const double ratio = c.rtt - base < 1.0 ? 1.0 : c.rtt / base;
       const std::string loss = std::isfinite(c.loss) && c.loss > 0 ? fmt::format(" {:.0f}%", c.loss) : "";
-      out += fmt::format("<td class=\"mono\" style=\"background:{};width:auto;padding:0 4px\" title=\"{} to {}: {:.3f} ms"
-                         "{}\">{:.2f}{}</td>", heat_colour(std::isfinite(c.loss) && c.loss >= 5 ? 4.0 : ratio),
-                         escape(src), escape(dst), c.rtt, loss.empty() ? "" : ", loss" + loss, c.rtt, loss);
+      const double shade = std::isfinite(c.loss) && c.loss >= 5 ? 4.0 : ratio;
+      out += fmt::format("<td class=\"mono\" style=\"background:{};color:{};width:auto;padding:0 4px\" title=\"{} to {}: "
+                         "{:.3f} ms{}\">{}{}</td>", heat_colour(shade), shade >= 2 ? "#fff" : "inherit", escape(src),
+                         escape(dst), c.rtt, loss.empty() ? "" : ", loss" + loss,
+                         c.rtt < 1 ? fmt::format("{:.3f}", c.rtt) : fmt::format("{:.2f}", c.rtt), loss);
     }
     out += "</tr>\n";
   }
