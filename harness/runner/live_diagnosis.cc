@@ -13,29 +13,9 @@ LiveDiagnosis::~LiveDiagnosis() { stop(); }
 
 void LiveDiagnosis::set_rank_node(int rank, const std::string& node) { engine_.set_rank_node(rank, node); }
 
-void LiveDiagnosis::start() {
-  if (thread_.joinable()) return;
-  thread_ = std::thread([this] { loop(); });
-}
+void LiveDiagnosis::start() { thread_.start(std::chrono::seconds(1), [this] { tick(); }); }
 
-void LiveDiagnosis::stop() {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-void LiveDiagnosis::loop() {
-  std::unique_lock lock(mu_);
-  while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
-    lock.unlock();
-    tick();
-    lock.lock();
-  }
-}
+void LiveDiagnosis::stop() { thread_.stop(); }
 
 // The samples that arrived since the last tick (a cursor into the store: each once), the
 // ones the engine reads copied out under the store's lock, then the windows the lag has

@@ -10,11 +10,9 @@
 // alone calls `named`.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
-#include <thread>
 
+#include "harness/runner/periodic_thread.h"
 #include "harness/runner/sample_store.h"
 #include "reports/diagnoser.h"
 
@@ -35,7 +33,6 @@ class LiveDiagnosis {
   void stop();  // idempotent
 
  private:
-  void loop();
   void tick();
 
   SampleStore& store_;
@@ -44,10 +41,7 @@ class LiveDiagnosis {
   reports::Diagnoser engine_;
   std::size_t cursor_ = 0;  // the store's arrival index read up to
   int culprits_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  PeriodicThread thread_;  // last: stopped before the members its ticks use go
 };
 
 }  // namespace chaosbench::harness

@@ -44,35 +44,20 @@ NodeTelemetry::NodeTelemetry(std::vector<NodeTelemetrySource> nodes, common::Dur
 
 NodeTelemetry::~NodeTelemetry() { stop(); }
 
+// The first sample only sets the counters (it emits nothing), so it runs here; each tick
+// then emits the deltas over the time since the one before.
 void NodeTelemetry::start() {
-  if (thread_.joinable()) return;
-  thread_ = std::thread([this] { loop(); });
-}
-
-void NodeTelemetry::stop() {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-void NodeTelemetry::loop() {
-  auto last = std::chrono::steady_clock::now();
+  last_ = std::chrono::steady_clock::now();
   sample(bench::wall_time_now(), 0, true);
-  std::unique_lock lock(mu_);
-  for (;;) {
-    if (cv_.wait_until(lock, last + window_.value, [this] { return stopping_; })) return;
+  thread_.start(window_.value, [this] {
     const auto now = std::chrono::steady_clock::now();
-    const double window_s = std::chrono::duration<double>(now - last).count();
-    last = now;
-    lock.unlock();
+    const double window_s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
     sample(bench::wall_time_now(), window_s, false);
-    lock.lock();
-  }
+  });
 }
+
+void NodeTelemetry::stop() { thread_.stop(); }
 
 // Each node's deltas since the last sample; a thread new since then counts from its
 // start, one gone since then is lost for its last window (the kernel keeps no tally).

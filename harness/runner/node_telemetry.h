@@ -14,17 +14,16 @@
 // alone calls the sink.
 #pragma once
 
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench/protocol/record.h"
 #include "common/units.h"
+#include "harness/runner/periodic_thread.h"
 
 namespace chaosbench::harness {
 
@@ -43,8 +42,8 @@ class NodeTelemetry {
   NodeTelemetry(const NodeTelemetry&) = delete;
   NodeTelemetry& operator=(const NodeTelemetry&) = delete;
 
-  void start();
-  void stop();  // idempotent
+  void start();  // takes the first counters now, then samples once a window
+  void stop();   // idempotent
 
   // One thread's counters from /proc/<tid>/schedstat: on-CPU and run-delay nanoseconds.
   struct ThreadTimes {
@@ -63,7 +62,6 @@ class NodeTelemetry {
     std::uint64_t throttled_ns = 0;
     bool have_throttled = false;
   };
-  void loop();
   void sample(double now, double window_s, bool first);
   void sample_steal(double now, bool first);
 
@@ -72,10 +70,8 @@ class NodeTelemetry {
   common::Duration window_;
   Sink sink_;
   std::uint64_t steal_ = 0, total_ = 0;  // /proc/stat jiffies at the last sample
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  std::chrono::steady_clock::time_point last_;  // the last sample (the thread's, after start())
+  PeriodicThread thread_;  // last: stopped before the members its ticks use go
 };
 
 }  // namespace chaosbench::harness
