@@ -3,6 +3,8 @@
 # per host: MODE "ssh" (a real sshd per host, the system ssh client) or "slurm" (Debian's
 # slurmctld and a slurmd per host; the agents are one srun step).
 #   - a collective and a train run with node.kill + restart_after pass across 4 hosts;
+#   - the agents' link mesh and node telemetry: a hidden network.delay on h2 is named,
+#     blind, as nic node2 (live within 15 s, and by `chaosbench diagnose`);
 #   - SIGKILL of the controller mid-fault: within agent_timeout + 2 s no rank, agent,
 #     paused process, qdisc, rule or agent state remains on any host;
 #   - bad input is exit 3 with the host named, and nothing is left on any host: ssh, an
@@ -181,6 +183,36 @@ JSON
   check "network.delay on h0: +40 ms to h1 (in the job), nothing to h3 (not in it)" passed "$work/nonjob/results.json"
   check "nothing is left on any host" all_clean
 fi
+
+# 3c. Blind diagnosis across hosts (docs/diagnosis.md): the agents run the link mesh and
+# their nodes' telemetry. A hidden 4 ms network.delay on h2's interface (both ways) from
+# 8 s on must be named from the series alone (faults, phases, metrics removed): NIC node2
+# first; and live, within 15 s of the fault.
+scenario "$work/blind.json" "$(cluster "$dir/inventory.json" "$dir/ssh_config")" \
+  '{"kind": "train", "model": {"layers": [256, 1024, 1024, 16]}, "batch_size": 1024, "steps": 300, "recovery": {"mode": "none"}}' \
+  '[{"name": "x-hidden", "type": "network.delay", "target": {"nodes": [2]}, "direction": "both", "delay": "4ms", "at": "8s", "duration": "60s"}]'
+ctl "$cb" run "$work/blind.json" --out "$work/blind" -q >/dev/null 2>"$work/blind.err" || tail -5 "$work/blind.err"
+check "the agents' mesh measured every pair (12 net/pair_rtt series)" python3 -c "
+import json,sys; r=json.load(open(sys.argv[1]))
+pairs={(m['labels'].get('src'),m['labels'].get('dst')) for m in r['metrics'] if m['name']=='net/pair_rtt'}
+print('  mesh pairs:', len(pairs)); sys.exit(len(pairs) != 12)" "$work/blind/results.json"
+check "the agents' node telemetry reached the controller (node/cpu_wait of 4 nodes)" python3 -c "
+import json,sys; r=json.load(open(sys.argv[1]))
+sys.exit(len({m['labels'].get('node') for m in r['metrics'] if m['name']=='node/cpu_wait'}) != 4)" "$work/blind/results.json"
+check "the live diagnosis named a culprit within 15 s of the fault" python3 -c "
+import json,sys; r=json.load(open(sys.argv[1]))
+v=[m['value'] for m in r['metrics'] if m['name']=='diagnosis/time_to_localise']
+print('  live time to localise (s):', v); sys.exit(not (v and v[0] <= 15))" "$work/blind/results.json"
+python3 -c "
+import json,sys; sys.path.insert(0, sys.argv[3]); from blind_copy import blind_copy
+json.dump(blind_copy(json.load(open(sys.argv[1])), {'type': 'network.delay'}), open(sys.argv[2], 'w'))" \
+  "$work/blind/results.json" "$work/blind-copy.json" "$root/bench"
+"$cb" diagnose "$work/blind-copy.json" --json > "$work/blind-diagnosis.json" 2>&1
+check "blind: the first culprit is h2's NIC (nic node2)" python3 -c "
+import json,sys; d=json.load(open(sys.argv[1])); top=d['culprits'][0] if d['culprits'] else None
+print('  first culprit:', top and (top['class'], top['component'], top['confidence']))
+sys.exit(not (top and top['class']=='nic' and top['component']=='node2'))" "$work/blind-diagnosis.json"
+check "nothing is left on any host" all_clean
 
 # 3b. An agent SIGKILLed mid-fault cannot clean up after itself: `cleanup --hosts` does,
 # from its journal on that host.

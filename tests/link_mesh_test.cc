@@ -7,6 +7,8 @@
 #include <arpa/inet.h>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -81,6 +83,46 @@ TEST_CASE("link mesh: every ordered pair gets round trips and no loss, and forge
   }
   CHECK(rtts.size() == 6);
   CHECK(loss == 0);
+}
+
+TEST_CASE("link mesh across agents: each mesh probes from its own node to the others' ports, one token", "[mesh]") {
+  // Three meshes of one local node each, as three agents run them: peers are known by the
+  // ports their own meshes bound; a mesh with another token is not the run's.
+  Collected got;
+  MeshSpec spec;
+  spec.rate = 20;
+  spec.window = common::Duration{std::chrono::milliseconds(250)};
+  const std::uint64_t token = 0x1234abcd5678ef01ULL;
+  std::vector<std::unique_ptr<LinkMesh>> meshes;
+  for (int me = 0; me < 3; ++me) {
+    std::vector<MeshNode> nodes;
+    for (int i = 0; i < 3; ++i) nodes.push_back({-1, "127.0.0.1", "node" + std::to_string(i), i == me, 0});
+    meshes.push_back(std::make_unique<LinkMesh>(nodes, spec, [&](const bench::Sample& s) { got(s); }, token));
+    CHECK(meshes.back()->token() == token);
+  }
+  // Another run's mesh, probing node 0's port with its own token.
+  std::vector<MeshNode> stranger_nodes{{-1, "127.0.0.1", "node0", false, 0}, {-1, "127.0.0.1", "node1", true, 0}};
+  LinkMesh stranger(stranger_nodes, spec, [](const bench::Sample&) {}, token + 1);
+  stranger.set_peer_port(0, meshes[0]->port(0));
+  for (int me = 0; me < 3; ++me)
+    for (int i = 0; i < 3; ++i)
+      if (i != me) meshes[static_cast<std::size_t>(me)]->set_peer_port(static_cast<std::size_t>(i), meshes[static_cast<std::size_t>(i)]->port(static_cast<std::size_t>(i)));
+  CHECK_THROWS(meshes[0]->set_peer_port(0, 1));  // its own node is bound, not set
+  for (auto& m : meshes) m->start();
+  stranger.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  stranger.stop();
+  for (auto& m : meshes) m->stop();
+  CHECK(meshes[0]->refused() > 0);  // the stranger's probes
+  CHECK(stranger.echoes_received() == 0);
+  std::map<std::pair<std::string, std::string>, int> rtts;
+  for (const auto& s : got.samples)
+    if (s.name == "net/pair_rtt") ++rtts[{bench::label_to_string(s.labels.at("src")), bench::label_to_string(s.labels.at("dst"))}];
+  CHECK(rtts.size() == 6);
+  for (const auto& s : got.samples)
+    if (s.name == "net/pair_loss") CHECK(s.value == 0);
+  CHECK_THROWS_WITH(LinkMesh({{-1, "127.0.0.1", "a", false, 1}, {-1, "127.0.0.1", "b", false, 2}}, spec, [](const bench::Sample&) {}),
+                    Catch::Contains("no node of it is local"));
 }
 
 TEST_CASE("node telemetry: schedstat and cpu.stat are read, anything else is refused", "[mesh]") {

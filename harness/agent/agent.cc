@@ -108,17 +108,20 @@ void Agent::make_runtime_dir() {
   if (::mkdir(runtime_dir_.c_str(), 0700) != 0)
     throw std::runtime_error(fmt::format("cannot make {}: {}", runtime_dir_, std::strerror(errno)));
   // The ranks' lines go to the controller as they came: it decodes and judges each once.
-  auto on_line = [this](std::string_view line, double) {
-    std::lock_guard lock(records_mutex_);
-    // Bounded while the link is slow: past it, lines are dropped and counted (said at the end).
-    if (records_.size() > kRecordsBufferMax) {
-      ++records_dropped_;
-      return;
-    }
-    records_.append(line);
-    records_.push_back('\n');
-  };
+  auto on_line = [this](std::string_view line, double) { queue_line(line); };
   metrics_ = MetricsServer::relay(runtime_dir_ + "/metrics.sock", on_line);
+}
+
+void Agent::queue_line(std::string_view line, bool own) {
+  std::lock_guard lock(records_mutex_);
+  std::string& buffer = own ? telemetry_lines_ : records_;
+  // Bounded while the link is slow: past it, lines are dropped and counted (said at the end).
+  if (buffer.size() > kRecordsBufferMax) {
+    ++records_dropped_;
+    return;
+  }
+  buffer.append(line);
+  buffer.push_back('\n');
 }
 
 // The loop: frames from the controller, exits of ranks, records out, the dead-man switch.
@@ -192,22 +195,27 @@ void Agent::report_exits() {
 }
 
 void Agent::flush_records() {
-  std::string batch;
+  std::string batch, own;
   {
     std::lock_guard lock(records_mutex_);
-    if (records_.empty()) return;
     batch.swap(records_);
+    own.swap(telemetry_lines_);
   }
   try {
-    for (std::size_t at = 0; at < batch.size();) {
-      // Whole lines, at most kRecordsBatch bytes a frame (a line is at most 1 MiB).
-      std::size_t end = std::min(batch.size(), at + kRecordsBatch);
-      if (end < batch.size()) end = batch.rfind('\n', end - 1) + 1;
-      if (end <= at) end = batch.find('\n', at) + 1;
-      link_->send(MessageType::kRecords, std::string_view(batch).substr(at, end - at));
-      at = end;
-    }
+    send_lines(MessageType::kRecords, batch);
+    send_lines(MessageType::kTelemetry, own);
   } catch (const LinkError&) {
+  }
+}
+
+// Whole lines, at most kRecordsBatch bytes a frame (a line is at most 1 MiB).
+void Agent::send_lines(MessageType type, const std::string& batch) {
+  for (std::size_t at = 0; at < batch.size();) {
+    std::size_t end = std::min(batch.size(), at + kRecordsBatch);
+    if (end < batch.size()) end = batch.rfind('\n', end - 1) + 1;
+    if (end <= at) end = batch.find('\n', at) + 1;
+    link_->send(type, std::string_view(batch).substr(at, end - at));
+    at = end;
   }
 }
 
@@ -225,6 +233,7 @@ std::vector<std::string> Agent::stop_everything() {
   }
   faults_.clear();
   plane_.reset();
+  telemetry_.reset();  // before the ranks go: it reads their cgroup
   supervisor_.stop_all();
   if (metrics_) metrics_->stop();
   if (records_dropped_ > 0)

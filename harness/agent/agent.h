@@ -25,6 +25,7 @@
 
 #include "common/unique_fd.h"
 #include "faults/fault.h"
+#include "harness/agent/agent_telemetry.h"
 #include "harness/agent/link_channel.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
@@ -76,10 +77,16 @@ class Agent {
   json op_revert(const json& c);
   json op_node_state();
   json op_stop();
+  json op_telemetry_open(const json& c);
+  json op_telemetry_start(const json& c);
   void make_cgroups(const json& c);
   std::vector<std::string> stop_everything();
   void report_exits();
   void flush_records();
+  void send_lines(MessageType type, const std::string& batch);
+  // Queues one metrics-protocol line for the controller (any thread): a rank's record, or
+  // (`own`) a sample of the agent's telemetry, which travels in telemetry frames.
+  void queue_line(std::string_view line, bool own = false);
   std::string control_block(int rank);
   void make_runtime_dir();
   void send_event(const json& event);
@@ -99,8 +106,10 @@ class Agent {
   std::vector<std::string> addresses_;  // the job's hosts by node (setup)
   std::string interface_;               // where network faults act (setup)
   std::unique_ptr<MetricsServer> metrics_;
+  std::unique_ptr<AgentTelemetry> telemetry_;  // the mesh and node telemetry (telemetry_open)
   std::mutex records_mutex_;
   std::string records_;  // encoded lines waiting to go to the controller
+  std::string telemetry_lines_;  // the agent's own samples waiting, under records_mutex_
   std::uint64_t records_dropped_ = 0;  // under records_mutex_
   std::chrono::steady_clock::time_point last_heard_;
   bool bye_ = false;

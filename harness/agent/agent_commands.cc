@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "bench/protocol/record.h"
 #include "common/program_path.h"
 #include "common/control_block.h"
 #include "common/fault_control.h"
@@ -50,6 +51,9 @@ json Agent::execute(const json& c) {
     if (op == "revert") return op_revert(c);
     if (op == "node_state") return op_node_state();
     if (op == "stop") return op_stop();
+    if (op == "telemetry_open") return op_telemetry_open(c);
+    if (op == "telemetry_start") return op_telemetry_start(c);
+    if (op == "telemetry_stop") return ok({{"mesh", telemetry_ ? telemetry_->stop() : json()}});
     return {{"ok", false}, {"error", fmt::format("unknown command {}", op)}};
   } catch (const std::exception& e) {
     return {{"ok", false}, {"error", e.what()}};
@@ -181,6 +185,27 @@ json Agent::op_stop() {
   }
   reply["processes"] = std::move(processes);
   return reply;
+}
+
+// The node's end of the link mesh and its telemetry (agent_telemetry.h): opened here, its
+// mesh port in the reply, started once the controller has every node's port.
+json Agent::op_telemetry_open(const json& c) {
+  if (telemetry_) throw std::runtime_error("telemetry_open: already open");
+  if (addresses_.empty()) throw std::runtime_error("telemetry_open: before setup");
+  // The protocol's lines carry a rank; the telemetry frame says whose they really are (the
+  // controller files them as its own samples, rank -1).
+  telemetry_ = std::make_unique<AgentTelemetry>(c, options_.node, addresses_, cgroups_.get(), [this](bench::Sample s) {
+    s.rank = 0;
+    queue_line(bench::encode_record(s), true);
+  });
+  return ok({{"port", telemetry_->port()}, {"mesh_error", telemetry_->mesh_error()},
+             {"telemetry_error", telemetry_->telemetry_error()}});
+}
+
+json Agent::op_telemetry_start(const json& c) {
+  if (!telemetry_) throw std::runtime_error("telemetry_start: not open");
+  telemetry_->start(c.at("ports").get<std::vector<int>>());
+  return ok();
 }
 
 json Agent::op_node_state() {

@@ -14,6 +14,16 @@
 
 namespace chaosbench::harness {
 
+namespace {
+
+// What an agent's telemetry sends: samples of the link mesh and the node telemetry.
+bool telemetry_sample(const bench::Record& r) {
+  const auto* s = std::get_if<bench::Sample>(&r);
+  return s && (s->name.starts_with("net/pair_") || s->name.starts_with("node/") || s->name == "host/cpu_steal");
+}
+
+}  // namespace
+
 using json = nlohmann::json;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
@@ -117,7 +127,8 @@ void AgentHub::read_agent(int node) {
 
 void AgentHub::on_frame(int node, const Frame& frame) {
   auto& a = *agents_[static_cast<std::size_t>(node)];
-  if (frame.type == MessageType::kRecords) return on_records(node, frame.payload);
+  if (frame.type == MessageType::kRecords) return on_records(node, frame.payload, false);
+  if (frame.type == MessageType::kTelemetry) return on_records(node, frame.payload, true);
   const double t3 = bench::wall_time_now();
   json j = json::parse(frame.payload, nullptr, false);
   if (!j.is_object()) return mark_lost(node, fmt::format("a {} frame that is not a JSON object",
@@ -150,8 +161,10 @@ void AgentHub::on_frame(int node, const Frame& frame) {
   changed_.notify_all();
 }
 
-// Records as the workload wrote them, each moved onto the controller's clock.
-void AgentHub::on_records(int node, const std::string& lines) {
+// Records as the workload wrote them, each moved onto the controller's clock. `own`: the
+// agent's telemetry samples (link mesh, node telemetry), filed as the controller's own
+// (rank -1), only under those families' names.
+void AgentHub::on_records(int node, const std::string& lines, bool own) {
   double offset = 0;
   {
     std::lock_guard lock(mutex_);
@@ -164,16 +177,17 @@ void AgentHub::on_records(int node, const std::string& lines) {
     if (end == std::string::npos) end = lines.size();
     auto decoded = bench::decode_record(std::string_view(lines).substr(at, end - at));
     at = end + 1;
-    if (!decoded.ok) {
+    if (!decoded.ok || (own && !telemetry_sample(decoded.record))) {
       malformed_.fetch_add(1);
       continue;
     }
     const int rank = std::visit([&](auto& r) {
       if (r.time > 0) r.time -= offset;  // no time: the receive time stands (the protocol's rule)
+      if (own) r.rank = -1;
       return r.rank;
     }, decoded.record);
-    // As the local metrics server does: one runaway rank cannot grow the controller.
-    if (records_by_rank_[rank]++ >= MetricsServer::kDefaultMaxRecordsPerRank) {
+    // As the local metrics server does: one runaway rank (or agent) cannot grow the controller.
+    if ((own ? telemetry_by_node_[node] : records_by_rank_[rank])++ >= MetricsServer::kDefaultMaxRecordsPerRank) {
       malformed_.fetch_add(1);
       continue;
     }

@@ -120,7 +120,7 @@ class AgentHub {
   void ping_all();
   void read_agent(int node);
   void on_frame(int node, const Frame& frame);
-  void on_records(int node, const std::string& lines);
+  void on_records(int node, const std::string& lines, bool own);
   void mark_lost(int node, const std::string& why);
 
   std::string run_id_;
@@ -141,6 +141,7 @@ class AgentHub {
   std::atomic<bool> stopping_{false};
   bool stopped_ = false;
   std::map<int, std::uint64_t> records_by_rank_;  // the I/O thread's
+  std::map<int, std::uint64_t> telemetry_by_node_;  // the I/O thread's
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> malformed_{0};
   std::uint64_t sink_failures_ = 0;  // the I/O thread's: the first is logged

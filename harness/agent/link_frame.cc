@@ -6,8 +6,8 @@
 namespace chaosbench::harness {
 namespace {
 
-constexpr std::array<std::string_view, 12> kNames{"",      "hello",   "welcome", "refused", "ping", "pong", "command",
-                                                  "reply", "records", "event",   "bye",     "proof"};
+constexpr std::array<std::string_view, 13> kNames{"",      "hello",   "welcome", "refused", "ping",     "pong", "command",
+                                                  "reply", "records", "event",   "bye",     "proof", "telemetry"};
 
 }  // namespace
 

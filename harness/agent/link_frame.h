@@ -27,6 +27,7 @@ enum class MessageType : std::uint8_t {
   kEvent = 9,    // agent -> controller: a process exited, a node event
   kBye = 10,     // either way: a clean end
   kProof = 11,   // agent -> controller: the agent's proof; nothing else is accepted before it
+  kTelemetry = 12,  // agent -> controller: the agent's own samples (mesh, node telemetry), as records' lines
 };
 
 // The largest frame accepted (type + payload): a records batch is well below it.

@@ -59,7 +59,7 @@ sockaddr_in ipv4(std::uint32_t address, std::uint16_t port) {
 
 // The node's socket: made in its namespace (a socket belongs to the namespace it is made
 // in, wherever it is used from), timestamps on, bound to the node's address.
-common::UniqueFd node_socket(const MeshNode& node, std::uint32_t address, std::uint16_t* port) {
+common::UniqueFd node_socket(const MeshNode& node, std::uint32_t address, bool kernel_stamps, std::uint16_t* port) {
   common::UniqueFd fd;
   std::string err;
   auto make = [&] {
@@ -72,7 +72,7 @@ common::UniqueFd node_socket(const MeshNode& node, std::uint32_t address, std::u
     int buffer = 1 << 20;
     if (::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer) != 0)
       ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
-    if (::setsockopt(fd.get(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0 ||
+    if ((kernel_stamps && ::setsockopt(fd.get(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) ||
         ::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
         ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0)
       err = std::strerror(errno);
@@ -122,25 +122,39 @@ struct LinkMesh::Packet {
   }
 };
 
-LinkMesh::LinkMesh(std::vector<MeshNode> nodes, const MeshSpec& spec, Sink sink)
-    : nodes_(std::move(nodes)), spec_(spec), sink_(std::move(sink)) {
+LinkMesh::LinkMesh(std::vector<MeshNode> nodes, const MeshSpec& spec, Sink sink, std::uint64_t token, MeshStamps stamps)
+    : nodes_(std::move(nodes)), spec_(spec), sink_(std::move(sink)), token_(token), stamps_(stamps) {
   if (nodes_.size() < 2 || nodes_.size() > kMaxNodes)
     throw std::runtime_error(fmt::format("link mesh: {} nodes; it probes 2 to {}", nodes_.size(), kMaxNodes));
   window_ns_ = std::max<std::int64_t>(1'000'000, spec_.window.value.count());
   pairs_.resize(nodes_.size() * nodes_.size());
-  std::random_device rd;
-  token_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(wall_ns());
-  for (const auto& node : nodes_) {
+  if (token_ == 0) {
+    std::random_device rd;
+    token_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(wall_ns());
+  }
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const MeshNode& node = nodes_[i];
     in_addr a{};
     if (::inet_pton(AF_INET, node.address.c_str(), &a) != 1)
       throw std::runtime_error(fmt::format("link mesh: {}'s address \"{}\" is not IPv4", node.name, node.address));
     addresses_.push_back(a.s_addr);
     Socket s;
-    s.fd = node_socket(node, a.s_addr, &s.port);  // what was made before a throw closes with it
+    s.port = node.port;
+    if (node.local) {
+      s.fd = node_socket(node, a.s_addr, stamps_ == MeshStamps::kKernel, &s.port);  // what was made before a throw closes with it
+      local_.push_back(i);
+    }
     sockets_.push_back(std::move(s));
   }
+  if (local_.empty()) throw std::runtime_error("link mesh: no node of it is local");
   stop_fd_ = common::UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!stop_fd_) throw std::runtime_error(fmt::format("link mesh: eventfd: {}", std::strerror(errno)));
+}
+
+void LinkMesh::set_peer_port(std::size_t node, std::uint16_t port) {
+  if (node >= nodes_.size() || nodes_[node].local || thread_.joinable())
+    throw std::logic_error("link mesh: a peer's port is set for a remote node, before start()");
+  sockets_[node].port = port;
 }
 
 LinkMesh::~LinkMesh() { stop(); }
@@ -162,35 +176,38 @@ void LinkMesh::stop() {
 // reading late changes no round trip), closes the windows that ended, and sends every
 // node's probe to every other node. So the mesh costs the machine `rate` wake-ups a
 // second, not one per datagram: on an oversubscribed machine every wake-up of a thread
-// outside the workload can pre-empt a rank.
+// outside the workload can pre-empt a rank. With user stamps (an agent's mesh, link_mesh.h)
+// it also wakes for each datagram, which it stamps as it reads it.
 void LinkMesh::loop() {
-  const std::size_t n = nodes_.size();
   const auto tick_ns = static_cast<std::int64_t>(1e9 / spec_.rate);
   timeout_ns_ = std::max(kTimeoutNs, 3 * tick_ns);
-  pollfd stop{stop_fd_.get(), POLLIN, 0};
+  // The stop eventfd first; with user stamps, every local socket too (a wake-up each).
+  std::vector<pollfd> fds{{stop_fd_.get(), POLLIN, 0}};
+  if (stamps_ == MeshStamps::kUser)
+    for (std::size_t i : local_) fds.push_back({sockets_[i].fd.get(), POLLIN, 0});
   origin_mono_ns_ = mono_ns();
   origin_wall_ns_ = wall_ns();
   std::int64_t next_tick = origin_mono_ns_;
   for (;;) {
-    for (std::size_t i = 0; i < n; ++i) drain(i);
+    for (std::size_t i : local_) drain(i);
     const std::int64_t now = mono_ns();
     const std::int64_t window = (now - origin_mono_ns_) / window_ns_;
     if (window > current_window_) close_windows(window);
     if (now >= next_tick) {
-      for (std::size_t src = 0; src < n; ++src) send_probes(src, window);
+      for (std::size_t src : local_) send_probes(src, window);
       next_tick += tick_ns;
       if (next_tick < now) next_tick = now + tick_ns;  // stalled: skip, never burst
     }
     const std::int64_t wake = std::min(next_tick, origin_mono_ns_ + (current_window_ + 1) * window_ns_);
     const auto wait_ms = std::max<std::int64_t>(0, (wake - mono_ns() + 999'999) / 1'000'000);
-    if (::poll(&stop, 1, static_cast<int>(wait_ms)) < 0 && errno != EINTR) break;
-    if (stop.revents & POLLIN) break;
+    if (::poll(fds.data(), fds.size(), static_cast<int>(wait_ms)) < 0 && errno != EINTR) break;
+    if (fds[0].revents & POLLIN) break;
   }
   // The last probes' echoes: reflected now, taken a moment later; what is still out then
   // is not counted either way.
-  for (std::size_t i = 0; i < n; ++i) drain(i);
+  for (std::size_t i : local_) drain(i);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  for (std::size_t i = 0; i < n; ++i) drain(i);
+  for (std::size_t i : local_) drain(i);
   close_windows(current_window_ + 1);
   cpu_ns_ = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   wall_ran_ns_ = mono_ns() - origin_mono_ns_;
@@ -199,7 +216,7 @@ void LinkMesh::loop() {
 void LinkMesh::send_probes(std::size_t src, std::int64_t window) {
   unsigned char buf[kPacketBytes];
   for (std::size_t dst = 0; dst < nodes_.size(); ++dst) {
-    if (dst == src) continue;
+    if (dst == src || sockets_[dst].port == 0) continue;  // a peer without a mesh: nothing to measure
     Packet p{kProbe, static_cast<std::uint16_t>(src), static_cast<std::uint16_t>(dst), 0, wall_ns(), 0, token_};
     p.seq = pairs_[src * nodes_.size() + dst].sent(p.sent_ns, window);
     p.encode(buf);
@@ -240,7 +257,7 @@ void LinkMesh::drain(std::size_t node) {
         std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
         rx_ns = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
       }
-    if (rx_ns == 0) rx_ns = wall_ns();
+    if (rx_ns == 0) rx_ns = wall_ns();  // user stamps (none asked for), or the kernel gave none
     Packet p;
     const bool ours = p.decode(buf, static_cast<std::size_t>(got)) && p.token == token_ && p.src < nodes_.size() &&
                       p.dst < nodes_.size() && p.src != p.dst;
@@ -270,7 +287,7 @@ void LinkMesh::close_windows(std::int64_t window) {
   const double t = static_cast<double>(origin_wall_ns_ + window * window_ns_) / 1e9;
   const std::int64_t now = wall_ns();
   const std::size_t n = nodes_.size();
-  for (std::size_t src = 0; src < n; ++src)
+  for (std::size_t src : local_)
     for (std::size_t dst = 0; dst < n; ++dst) {
       if (src == dst) continue;
       auto& w = pairs_[src * n + dst];

@@ -35,6 +35,16 @@
 // per socket, so a flood cannot hold the thread. Ticks and windows follow CLOCK_MONOTONIC; the
 // round trips and sample times the wall clock (the kernel's receive stamps are on it).
 //
+// Across hosts (the agent modes) each agent runs a mesh of one local node: the others are
+// remote peers, probed at the address and port their own agents bound (MeshNode::local,
+// ::port), and every agent of the run shares one token. Each agent then measures the
+// pairs its node sends from; the controller gathers them all. There the arrival is
+// stamped in user space (MeshStamps::kUser) and the thread wakes for every datagram: the
+// kernel stamps a datagram as the interface takes it, before the host's INPUT hook, where
+// a network fault's delay line holds what a host receives (and where any host-stack delay
+// the workload meets is), so a kernel stamp would not see it. A host's agent wakes
+// 2 rate (N - 1) times a second for it.
+//
 // Threads: start() and stop() from one thread; one thread of its own between them, which
 // alone calls the sink.
 #pragma once
@@ -58,16 +68,24 @@ struct MeshNode {
   int netns_fd = -1;    // the node's network namespace (-1: this process's), borrowed
   std::string address;  // IPv4, the node's address as its peers reach it
   std::string name;     // "node3", the label value
+  bool local = true;    // this mesh binds its socket and probes from it; else a peer's
+  std::uint16_t port = 0;  // a peer's UDP port (set_peer_port); a local node's is bound
 };
+
+// When a datagram's arrival is stamped: by the kernel as the interface takes it (read at
+// ticks), or by the mesh's thread as it reads it (woken for each).
+enum class MeshStamps { kKernel, kUser };
 
 class LinkMesh {
  public:
   using Sink = std::function<void(const bench::Sample&)>;
 
-  // Makes and binds every node's socket; throws std::runtime_error saying which node
-  // when one cannot be made (nothing of it is left open then). Sends nothing before
-  // start().
-  LinkMesh(std::vector<MeshNode> nodes, const MeshSpec& spec, Sink sink);
+  // Makes and binds every local node's socket; throws std::runtime_error saying which
+  // node when one cannot be made (nothing of it is left open then), or when no node is
+  // local. `token`: the run's, shared by every agent's mesh; 0 draws one. Sends nothing
+  // before start().
+  LinkMesh(std::vector<MeshNode> nodes, const MeshSpec& spec, Sink sink, std::uint64_t token = 0,
+           MeshStamps stamps = MeshStamps::kKernel);
   ~LinkMesh();  // stop()
   LinkMesh(const LinkMesh&) = delete;
   LinkMesh& operator=(const LinkMesh&) = delete;
@@ -87,12 +105,15 @@ class LinkMesh {
   // its own cost, beside the workload's.
   double cpu_seconds() const { return static_cast<double>(cpu_ns_.load()) / 1e9; }
   double wall_seconds() const { return static_cast<double>(wall_ran_ns_.load()) / 1e9; }
-  // The UDP port node `node`'s socket is bound to.
+  // The UDP port node `node`'s socket is bound to (a peer's: as set).
   std::uint16_t port(std::size_t node) const { return sockets_.at(node).port; }
+  // Where a remote node's socket is, as its agent reported; before start() only.
+  void set_peer_port(std::size_t node, std::uint16_t port);
+  std::uint64_t token() const { return token_; }
 
  private:
   struct Socket {
-    common::UniqueFd fd;
+    common::UniqueFd fd;  // none for a remote node
     std::uint16_t port = 0;
   };
   struct Packet;
@@ -109,9 +130,11 @@ class LinkMesh {
   std::vector<std::uint32_t> addresses_;  // nodes_' addresses, network order
   MeshSpec spec_;
   Sink sink_;
-  std::vector<Socket> sockets_;
+  std::vector<Socket> sockets_;    // by node
+  std::vector<std::size_t> local_;  // the nodes whose sockets this mesh holds
   std::vector<MeshWindow> pairs_;  // src * N + dst
   std::uint64_t token_ = 0;        // this run's: a datagram without it is not ours
+  MeshStamps stamps_ = MeshStamps::kKernel;
   std::int64_t window_ns_ = 0;
   std::int64_t timeout_ns_ = 0;  // a probe without its echo this long after it was sent is lost
   std::int64_t origin_mono_ns_ = 0;  // when the loop began (CLOCK_MONOTONIC): window k starts k windows later

@@ -39,8 +39,8 @@ bool NodeTelemetry::parse_throttled(const std::string& text, std::uint64_t* ns) 
   return false;
 }
 
-NodeTelemetry::NodeTelemetry(std::vector<NodeTelemetrySource> nodes, common::Duration window, Sink sink)
-    : nodes_(std::move(nodes)), state_(nodes_.size()), window_(window), sink_(std::move(sink)) {}
+NodeTelemetry::NodeTelemetry(std::vector<NodeTelemetrySource> nodes, common::Duration window, Sink sink, std::string host)
+    : nodes_(std::move(nodes)), state_(nodes_.size()), window_(window), sink_(std::move(sink)), host_(std::move(host)) {}
 
 NodeTelemetry::~NodeTelemetry() { stop(); }
 
@@ -114,7 +114,8 @@ void NodeTelemetry::sample_steal(double now, bool first) {
   const bool had = total_ > 0;
   total_ = total;
   steal_ = steal;
-  if (!first && had && dt > 0 && ds <= dt) sink_({-1, now, "host/cpu_steal", 100.0 * static_cast<double>(ds) / static_cast<double>(dt), "%", {}});
+  if (!first && had && dt > 0 && ds <= dt) sink_({-1, now, "host/cpu_steal", 100.0 * static_cast<double>(ds) / static_cast<double>(dt), "%",
+                                                        host_.empty() ? bench::Labels{} : bench::Labels{{"host", host_}}});
 }
 
 }  // namespace chaosbench::harness

@@ -37,7 +37,8 @@ struct NodeTelemetrySource {
 class NodeTelemetry {
  public:
   using Sink = std::function<void(const bench::Sample&)>;
-  NodeTelemetry(std::vector<NodeTelemetrySource> nodes, common::Duration window, Sink sink);
+  // `host`: the label host/cpu_steal carries ({"host": host}); "" for none (one host).
+  NodeTelemetry(std::vector<NodeTelemetrySource> nodes, common::Duration window, Sink sink, std::string host = "");
   ~NodeTelemetry();  // stop()
   NodeTelemetry(const NodeTelemetry&) = delete;
   NodeTelemetry& operator=(const NodeTelemetry&) = delete;
@@ -69,6 +70,7 @@ class NodeTelemetry {
   std::vector<NodeState> state_;
   common::Duration window_;
   Sink sink_;
+  std::string host_;
   std::uint64_t steal_ = 0, total_ = 0;  // /proc/stat jiffies at the last sample
   std::chrono::steady_clock::time_point last_;  // the last sample (the thread's, after start())
   PeriodicThread thread_;  // last: stopped before the members its ticks use go

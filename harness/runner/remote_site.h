@@ -52,6 +52,17 @@ class RemoteSite final : public NodeSite {
   bool frozen(int node) const override;
   bool oom_killed(int node) const override;
 
+  // The run's own measurements on the hosts (docs/diagnosis.md): each agent's end of the
+  // link mesh (with `mesh`: not in local-agents, whose nodes share one loopback) and its
+  // node's telemetry, their samples coming back as the controller's own records. Every
+  // agent opens its part, then all start with every node's mesh port. Returns a note per
+  // part a host could not run (the run goes on without it); throws nothing.
+  std::vector<std::string> start_telemetry(const MeshSpec& spec, bool mesh);
+  // Stops them on every host still there and returns the meshes' own figures summed
+  // (probes, echoes, refused, cpu_s, wall_s: the longest); null when none ran. The agents
+  // stop them too at `stop`, or on their own. Idempotent.
+  nlohmann::json stop_telemetry();
+
   // Each host's name, address, hostname and clock offset, for results.json.
   std::vector<reports::HostRecord> hosts() const;
   std::string description() const;
@@ -78,6 +89,7 @@ class RemoteSite final : public NodeSite {
   pid_t next_synthetic_ = 1 << 22;       // above pid_max's ceiling
   std::uint64_t next_fault_ = 1;
   bool stopped_ = false;
+  bool telemetry_ = false;  // start_telemetry() reached the agents
 };
 
 }  // namespace chaosbench::harness

@@ -93,6 +93,7 @@ class Run {
 
   // run_telemetry.cc: the link mesh and the nodes' telemetry, from bring-up to the unwind.
   void start_telemetry();
+  void start_remote_telemetry(RemoteSite& remote);
   void stop_telemetry();
   void start_live_diagnosis();  // when the workload starts (its time origin)
 
@@ -115,6 +116,7 @@ class Run {
   std::unique_ptr<LinkMesh> mesh_;                 // none when off or not namespaced
   std::unique_ptr<NodeTelemetry> node_telemetry_;  // none without node cgroups
   std::unique_ptr<LiveDiagnosis> diagnosis_;       // none without the mesh and the node telemetry
+  bool remote_telemetry_ = false;                  // the agents measure (start_remote_telemetry)
   bool diagnosed_ = false;                         // the live diagnosis ran
   std::vector<PlannedOccurrence> plan_;  // the realised fault schedule, drawn in bring_up
   std::unique_ptr<FaultDriver> faults_;

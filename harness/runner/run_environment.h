@@ -54,6 +54,7 @@ class RunEnvironment {
   const NodeCgroups* cgroups() const { return cgroups_available_ ? cgroups_.get() : nullptr; }
   // The site of agents, or null when the nodes are on this machine.
   const RemoteSite* remote() const { return remote_; }
+  RemoteSite* remote() { return remote_; }
   // How the cluster was made, for results.json's environment.cluster.
   std::string description() const;
 

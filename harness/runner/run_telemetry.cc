@@ -13,6 +13,7 @@ using TL = TimelineLog;
 void Run::start_telemetry() {
   NodeSite& site = env_->site();
   const int n = scenario_.cluster.nodes;
+  if (RemoteSite* remote = env_->remote()) return start_remote_telemetry(*remote);
   auto sink = [this](const bench::Sample& s) { store_.add(s, bench::wall_time_now()); };
   // The mesh probes the cluster's network: nodes in namespaces of this machine (on
   // loopback every pair is one kernel path, and agents' hosts are another story).
@@ -49,11 +50,21 @@ void Run::start_telemetry() {
   }
 }
 
+// Across hosts each agent measures its node (remote_site.h start_telemetry); the samples
+// come back as records into the store, where the live diagnosis reads them as here.
+void Run::start_remote_telemetry(RemoteSite& remote) {
+  const bool mesh = scenario_.mesh.enabled && scenario_.cluster.nodes >= 2 &&
+                    scenario_.cluster.mode != ClusterMode::kLocalAgents;  // one loopback: no network to probe
+  for (const auto& note : remote.start_telemetry(scenario_.mesh, mesh))
+    env_->timeline().write(now_s(), "telemetry_unavailable", {{"reason", TL::str(note)}});
+  remote_telemetry_ = true;
+}
+
 // Blind: it reads the store only. A culprit named is a harness event (the timeline shows
 // it; diagnosis/time_to_localise is derived from it). Runs on the diagnosis's thread:
 // harness_event writes only the store and the timeline, which are thread-safe.
 void Run::start_live_diagnosis() {
-  if (!mesh_ && !node_telemetry_) return;
+  if (!mesh_ && !node_telemetry_ && !remote_telemetry_) return;
   diagnosis_ = std::make_unique<LiveDiagnosis>(store_, t0_wall_, scenario_.mesh.window.seconds(), [this](const reports::DiagnosisCulprit& c, int /*named so far*/) {
     harness_event("diagnosis_named", {{"class", c.cls}, {"component", c.component}, {"what", c.what},
                                       {"confidence", c.confidence}, {"abnormal_since_s", c.start_s}});
@@ -75,6 +86,15 @@ void Run::stop_telemetry() {
                             {"cpu_s", TL::num(mesh_->cpu_seconds())}, {"wall_s", TL::num(mesh_->wall_seconds())}});
   }
   mesh_.reset();
+  if (RemoteSite* remote = env_->remote(); remote && remote_telemetry_) {
+    remote_telemetry_ = false;
+    const auto m = remote->stop_telemetry();
+    if (m.is_object())
+      env_->timeline().write(now_s(), "mesh_stopped",
+                             {{"probes", TL::num(m["probes"].get<double>())}, {"echoes", TL::num(m["echoes"].get<double>())},
+                              {"refused", TL::num(m["refused"].get<double>())}, {"cpu_s", TL::num(m["cpu_s"].get<double>())},
+                              {"wall_s", TL::num(m["wall_s"].get<double>())}});
+  }
   if (node_telemetry_) node_telemetry_->stop();
   node_telemetry_.reset();
 }
