@@ -97,7 +97,7 @@ TEST_CASE("link mesh across agents: each mesh probes from its own node to the ot
   for (int me = 0; me < 3; ++me) {
     std::vector<MeshNode> nodes;
     for (int i = 0; i < 3; ++i) nodes.push_back({-1, "127.0.0.1", "node" + std::to_string(i), i == me, 0});
-    meshes.push_back(std::make_unique<LinkMesh>(nodes, spec, [&](const bench::Sample& s) { got(s); }, token));
+    meshes.push_back(std::make_unique<LinkMesh>(nodes, spec, [&](const bench::Sample& s) { got(s); }, token, MeshStamps::kUser));
     CHECK(meshes.back()->token() == token);
   }
   // Another run's mesh, probing node 0's port with its own token.
@@ -110,7 +110,7 @@ TEST_CASE("link mesh across agents: each mesh probes from its own node to the ot
   CHECK_THROWS(meshes[0]->set_peer_port(0, 1));  // its own node is bound, not set
   for (auto& m : meshes) m->start();
   stranger.start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // user stamps: probes begin after 1 s
   stranger.stop();
   for (auto& m : meshes) m->stop();
   CHECK(meshes[0]->refused() > 0);  // the stranger's probes

@@ -106,7 +106,6 @@ class Agent {
   std::vector<std::string> addresses_;  // the job's hosts by node (setup)
   std::string interface_;               // where network faults act (setup)
   std::unique_ptr<MetricsServer> metrics_;
-  std::unique_ptr<AgentTelemetry> telemetry_;  // the mesh and node telemetry (telemetry_open)
   std::mutex records_mutex_;
   std::string records_;  // encoded lines waiting to go to the controller
   std::string telemetry_lines_;  // the agent's own samples waiting, under records_mutex_
@@ -114,6 +113,9 @@ class Agent {
   std::chrono::steady_clock::time_point last_heard_;
   bool bye_ = false;
   bool stopped_ = false;
+  // The mesh and node telemetry (telemetry_open). Last: its threads' sink uses the record
+  // buffers and their mutex, so it goes first.
+  std::unique_ptr<AgentTelemetry> telemetry_;
 };
 
 }  // namespace chaosbench::harness

@@ -190,6 +190,7 @@ json Agent::op_stop() {
 // The node's end of the link mesh and its telemetry (agent_telemetry.h): opened here, its
 // mesh port in the reply, started once the controller has every node's port.
 json Agent::op_telemetry_open(const json& c) {
+  if (stopped_) throw std::runtime_error("telemetry_open: after stop");
   if (telemetry_) throw std::runtime_error("telemetry_open: already open");
   if (addresses_.empty()) throw std::runtime_error("telemetry_open: before setup");
   // The protocol's lines carry a rank; the telemetry frame says whose they really are (the
@@ -203,8 +204,15 @@ json Agent::op_telemetry_open(const json& c) {
 }
 
 json Agent::op_telemetry_start(const json& c) {
+  if (stopped_) throw std::runtime_error("telemetry_start: after stop");
   if (!telemetry_) throw std::runtime_error("telemetry_start: not open");
-  telemetry_->start(c.at("ports").get<std::vector<int>>());
+  std::vector<int> ports;
+  for (const auto& p : c.at("ports")) {
+    if (!p.is_number_integer() || p.get<std::int64_t>() < 0 || p.get<std::int64_t>() > 65535)
+      throw std::runtime_error("telemetry_start: a port is not an integer 0..65535");
+    ports.push_back(p.get<int>());
+  }
+  telemetry_->start(ports);
   return ok();
 }
 

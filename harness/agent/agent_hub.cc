@@ -11,15 +11,23 @@
 #include <sys/socket.h>
 
 #include "harness/agent/json_fields.h"
+#include "harness/cluster/node_identity.h"
 
 namespace chaosbench::harness {
 
 namespace {
 
-// What an agent's telemetry sends: samples of the link mesh and the node telemetry.
-bool telemetry_sample(const bench::Record& r) {
+// What an agent's telemetry sends: samples of the link mesh and the node telemetry, each
+// of its own node (the mesh's pairs from it, its node's telemetry, its host's steal).
+bool telemetry_sample(const bench::Record& r, int node) {
   const auto* s = std::get_if<bench::Sample>(&r);
-  return s && (s->name.starts_with("net/pair_") || s->name.starts_with("node/") || s->name == "host/cpu_steal");
+  if (!s) return false;
+  const char* key = s->name.starts_with("net/pair_") ? "src"
+                    : s->name.starts_with("node/")  ? "node"
+                    : s->name == "host/cpu_steal"   ? "host"
+                                                    : nullptr;
+  auto it = key ? s->labels.find(key) : s->labels.end();
+  return it != s->labels.end() && bench::label_to_string(it->second) == NodeIdentity::hostname(node);
 }
 
 }  // namespace
@@ -177,7 +185,7 @@ void AgentHub::on_records(int node, const std::string& lines, bool own) {
     if (end == std::string::npos) end = lines.size();
     auto decoded = bench::decode_record(std::string_view(lines).substr(at, end - at));
     at = end + 1;
-    if (!decoded.ok || (own && !telemetry_sample(decoded.record))) {
+    if (!decoded.ok || (own && !telemetry_sample(decoded.record, node))) {
       malformed_.fetch_add(1);
       continue;
     }

@@ -21,15 +21,13 @@ common::Duration window_of(const json& c) {
 
 std::uint64_t token_of(const json& mesh) {
   const auto text = mesh.at("token").get<std::string>();
-  std::size_t used = 0;
   std::uint64_t token = 0;
-  try {
-    token = std::stoull(text, &used, 16);
-  } catch (const std::exception&) {
-    used = 0;
+  for (char ch : text) {
+    const int digit = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+    if (digit < 0) throw std::runtime_error("telemetry: the mesh token is not 16 lower-case hex digits");
+    token = (token << 4) | static_cast<std::uint64_t>(digit);
   }
-  if (text.size() != 16 || used != text.size() || token == 0)
-    throw std::runtime_error("telemetry: the mesh token is not 16 hex digits");
+  if (text.size() != 16 || token == 0) throw std::runtime_error("telemetry: the mesh token is not 16 hex digits, not all 0");
   return token;
 }
 
@@ -77,12 +75,11 @@ AgentTelemetry::~AgentTelemetry() { stop(); }
 void AgentTelemetry::start(const std::vector<int>& ports) {
   if (started_) throw std::runtime_error("telemetry: already started");
   if (ports.size() != nodes_) throw std::runtime_error(fmt::format("telemetry: {} ports for {} nodes", ports.size(), nodes_));
+  for (int port : ports)
+    if (port < 0 || port > 65535) throw std::runtime_error(fmt::format("telemetry: port {} out of range", port));
   if (mesh_)
-    for (std::size_t i = 0; i < nodes_; ++i) {
-      if (static_cast<int>(i) == node_) continue;
-      if (ports[i] < 0 || ports[i] > 65535) throw std::runtime_error(fmt::format("telemetry: port {} out of range", ports[i]));
-      mesh_->set_peer_port(i, static_cast<std::uint16_t>(ports[i]));
-    }
+    for (std::size_t i = 0; i < nodes_; ++i)
+      if (static_cast<int>(i) != node_) mesh_->set_peer_port(i, static_cast<std::uint16_t>(ports[i]));
   started_ = true;
   if (mesh_) mesh_->start();
   if (telemetry_) telemetry_->start();

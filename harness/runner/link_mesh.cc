@@ -31,6 +31,8 @@ constexpr unsigned char kProbe = 1, kEcho = 2;
 constexpr std::int64_t kTimeoutNs = 1'000'000'000;
 constexpr std::size_t kMaxNodes = 256;
 constexpr std::size_t kMaxReadsPerWake = 64;
+// With user stamps: how long after its start a mesh sends its first probes.
+constexpr std::int64_t kUserSettleNs = 1'000'000'000;
 
 void put(unsigned char* p, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * (bytes - 1 - i)));
@@ -187,13 +189,22 @@ void LinkMesh::loop() {
     for (std::size_t i : local_) fds.push_back({sockets_[i].fd.get(), POLLIN, 0});
   origin_mono_ns_ = mono_ns();
   origin_wall_ns_ = wall_ns();
-  std::int64_t next_tick = origin_mono_ns_;
+  // With user stamps the first probes wait a second: every agent's mesh is reading by then
+  // (the controller starts them within milliseconds), so no probe waits unread in a peer's
+  // socket and counts that wait as round trip.
+  std::int64_t next_tick = origin_mono_ns_ + (stamps_ == MeshStamps::kUser ? kUserSettleNs : 0);
   for (;;) {
-    for (std::size_t i : local_) drain(i);
+    for (std::size_t k = 0; k < local_.size(); ++k) {
+      const bool capped = drain(local_[k]);
+      // A flood: that socket is not polled again before the next tick, so it costs a wake-up
+      // or two a tick, not a spinning thread.
+      if (fds.size() > 1 && capped) fds[k + 1].events = 0;
+    }
     const std::int64_t now = mono_ns();
     const std::int64_t window = (now - origin_mono_ns_) / window_ns_;
     if (window > current_window_) close_windows(window);
     if (now >= next_tick) {
+      for (std::size_t k = 1; k < fds.size(); ++k) fds[k].events = POLLIN;
       for (std::size_t src : local_) send_probes(src, window);
       next_tick += tick_ns;
       if (next_tick < now) next_tick = now + tick_ns;  // stalled: skip, never burst
@@ -232,7 +243,7 @@ bool LinkMesh::from_node(const sockaddr_in& from, std::size_t node) const {
          ntohs(from.sin_port) == sockets_[node].port;
 }
 
-void LinkMesh::drain(std::size_t node) {
+bool LinkMesh::drain(std::size_t node) {
   unsigned char buf[kPacketBytes + 1];
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
   // A tick brings each socket 2 (N - 1) datagrams (probes to echo, echoes to take); more
@@ -249,7 +260,7 @@ void LinkMesh::drain(std::size_t node) {
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
     const ssize_t got = ::recvmsg(sockets_[node].fd.get(), &msg, 0);
-    if (got < 0) return;  // EAGAIN: drained (an ICMP error too: the probe is lost)
+    if (got < 0) return false;  // EAGAIN: drained (an ICMP error too: the probe is lost)
     std::int64_t rx_ns = 0;
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
       if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
@@ -265,6 +276,7 @@ void LinkMesh::drain(std::size_t node) {
     else if (ours && p.kind == kEcho && p.src == node && from_node(from, p.dst)) on_echo(node, p, from, rx_ns);
     else ++refused_;
   }
+  return true;  // the cap: more may wait
 }
 
 // The reflector: the probe goes back to the node it came from, with how long it was held.

@@ -32,7 +32,8 @@
 // each carries a random token of the run; an echo counts only from the address and port
 // of the node it claims, for a probe still waiting, with the probe's own send time; a
 // hold time outside the round trip is refused; each tick reads at most 4 N + 64 datagrams
-// per socket, so a flood cannot hold the thread. Ticks and windows follow CLOCK_MONOTONIC; the
+// per socket, so a flood cannot hold the thread (with user stamps, a socket that hit that
+// cap is not polled again before the next tick). Ticks and windows follow CLOCK_MONOTONIC; the
 // round trips and sample times the wall clock (the kernel's receive stamps are on it).
 //
 // Across hosts (the agent modes) each agent runs a mesh of one local node: the others are
@@ -119,7 +120,8 @@ class LinkMesh {
   struct Packet;
   void loop();
   void send_probes(std::size_t src, std::int64_t window);
-  void drain(std::size_t node);
+  // Reads what waits on `node`'s socket, at most 4 N + 64 datagrams; true when it hit that cap.
+  bool drain(std::size_t node);
   bool from_node(const sockaddr_in& from, std::size_t node) const;
   void on_probe(std::size_t node, Packet p, const sockaddr_in& from, std::int64_t rx_ns);
   void on_echo(std::size_t node, const Packet& p, const sockaddr_in& from, std::int64_t rx_ns);

@@ -55,9 +55,10 @@ class RemoteSite final : public NodeSite {
   // The run's own measurements on the hosts (docs/diagnosis.md): each agent's end of the
   // link mesh (with `mesh`: not in local-agents, whose nodes share one loopback) and its
   // node's telemetry, their samples coming back as the controller's own records. Every
-  // agent opens its part, then all start with every node's mesh port. Returns a note per
-  // part a host could not run (the run goes on without it); throws nothing.
-  std::vector<std::string> start_telemetry(const MeshSpec& spec, bool mesh);
+  // agent opens its part, then all start with every node's mesh port. Whether any part
+  // runs; `notes` gets one line for each part a host could not run (the run goes on
+  // without it). Throws nothing.
+  bool start_telemetry(const MeshSpec& spec, bool mesh, std::vector<std::string>* notes);
   // Stops them on every host still there and returns the meshes' own figures summed
   // (probes, echoes, refused, cpu_s, wall_s: the longest); null when none ran. The agents
   // stop them too at `stop`, or on their own. Idempotent.
@@ -76,6 +77,8 @@ class RemoteSite final : public NodeSite {
   void set_up_agents(const Scenario& scenario);
   pid_t local_pid(int node, pid_t remote);
   void mark_ended(pid_t id, const nlohmann::json& event);
+  std::vector<nlohmann::json> telemetry_round(const nlohmann::json& command, const std::vector<bool>& to,
+                                              std::vector<std::string>* notes);
 
   const ClusterSpec& cluster_;
   std::uint64_t seed_;

@@ -1,6 +1,8 @@
 // The link mesh and the node telemetry across hosts (remote_site.h start_telemetry): two
 // rounds of commands, open (each agent binds its node's mesh socket and says its port)
-// and start (every node's port), then one to stop.
+// and start (every node's port), then one to stop. Each round goes to every agent first
+// and then waits on one deadline, so a hung agent costs it once, and the agents start
+// within milliseconds of each other.
 #include <fmt/format.h>
 #include <iomanip>
 #include <random>
@@ -13,6 +15,7 @@ namespace chaosbench::harness {
 
 using json = nlohmann::json;
 using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -30,44 +33,60 @@ std::string mesh_token() {
 
 }  // namespace
 
-std::vector<std::string> RemoteSite::start_telemetry(const MeshSpec& spec, bool mesh) {
-  std::vector<std::string> notes;
-  const int nodes = cluster_.nodes;
+// `command` to every node in `to` (all when empty), then each reply within one deadline:
+// the replies by node (null where none came), a note for each that failed.
+std::vector<json> RemoteSite::telemetry_round(const json& command, const std::vector<bool>& to,
+                                              std::vector<std::string>* notes) {
+  const auto nodes = static_cast<std::size_t>(cluster_.nodes);
+  std::vector<std::uint64_t> ids(nodes, 0);
+  std::vector<json> replies(nodes);
+  for (std::size_t n = 0; n < nodes; ++n) {
+    if ((!to.empty() && !to[n]) || hub_->lost(static_cast<int>(n))) continue;
+    try {
+      ids[n] = hub_->send(static_cast<int>(n), command);
+    } catch (const AgentError& e) {
+      if (notes) notes->push_back(fmt::format("{}: {}", launcher_->host_label(static_cast<int>(n)), e.what()));
+    }
+  }
+  const auto deadline = Clock::now() + kTelemetryTimeout;
+  for (std::size_t n = 0; n < nodes; ++n) {
+    if (ids[n] == 0) continue;
+    try {
+      const auto left = std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+      replies[n] = hub_->wait_reply(static_cast<int>(n), ids[n], left);
+    } catch (const AgentError& e) {
+      if (notes) notes->push_back(fmt::format("{}: {}", launcher_->host_label(static_cast<int>(n)), e.what()));
+    }
+  }
+  return replies;
+}
+
+bool RemoteSite::start_telemetry(const MeshSpec& spec, bool mesh, std::vector<std::string>* notes) {
+  const auto nodes = static_cast<std::size_t>(cluster_.nodes);
   json open{{"op", "telemetry_open"}, {"window_ms", std::chrono::duration_cast<milliseconds>(spec.window.value).count()}};
   open["mesh"] = mesh ? json{{"rate", spec.rate}, {"token", mesh_token()}} : json();
-  std::vector<std::uint64_t> ids(static_cast<std::size_t>(nodes), 0);
-  std::vector<int> ports(static_cast<std::size_t>(nodes), 0);
-  std::vector<bool> opened(static_cast<std::size_t>(nodes), false);
-  for (int n = 0; n < nodes; ++n) {
-    try {
-      ids[static_cast<std::size_t>(n)] = hub_->send(n, open);
-    } catch (const AgentError& e) {
-      notes.push_back(fmt::format("{}: {}", launcher_->host_label(n), e.what()));
-    }
+  const auto opened = telemetry_round(open, {}, notes);
+  std::vector<int> ports(nodes, 0);
+  std::vector<bool> started(nodes, false);
+  for (std::size_t n = 0; n < nodes; ++n) {
+    if (!opened[n].is_object()) continue;
+    started[n] = true;
+    ports[n] = static_cast<int>(std::clamp<std::int64_t>(json_integer(opened[n], "port", 0), 0, 65535));
+    for (const char* part : {"mesh_error", "telemetry_error"})
+      if (auto why = json_text(opened[n], part); !why.empty())
+        notes->push_back(fmt::format("{}: {}", launcher_->host_label(static_cast<int>(n)), why));
   }
-  for (int n = 0; n < nodes; ++n) {
-    const auto i = static_cast<std::size_t>(n);
-    if (ids[i] == 0) continue;
-    try {
-      const json reply = hub_->wait_reply(n, ids[i], kTelemetryTimeout);
-      opened[i] = true;
-      ports[i] = static_cast<int>(std::clamp<std::int64_t>(json_integer(reply, "port", 0), 0, 65535));
-      for (const char* part : {"mesh_error", "telemetry_error"})
-        if (auto why = json_text(reply, part); !why.empty()) notes.push_back(fmt::format("{}: {}", launcher_->host_label(n), why));
-    } catch (const AgentError& e) {
-      notes.push_back(fmt::format("{}: {}", launcher_->host_label(n), e.what()));
-    }
-  }
+  if (std::find(started.begin(), started.end(), true) == started.end()) return false;
   telemetry_ = true;
-  for (int n = 0; n < nodes; ++n) {
-    if (!opened[static_cast<std::size_t>(n)]) continue;
-    try {
-      hub_->call(n, {{"op", "telemetry_start"}, {"ports", ports}}, kTelemetryTimeout);
-    } catch (const AgentError& e) {
-      notes.push_back(fmt::format("{}: {}", launcher_->host_label(n), e.what()));
-    }
-  }
-  return notes;
+  std::vector<std::string> failed;
+  telemetry_round({{"op", "telemetry_start"}, {"ports", ports}}, started, &failed);
+  if (failed.empty()) return true;
+  // A node whose socket was bound but never reads would look like a lossy NIC to every
+  // peer: a partial start is no start.
+  for (auto& f : failed) notes->push_back(std::move(f));
+  notes->push_back("the agents' telemetry is off for the run: a host could not start it");
+  stop_telemetry();
+  return false;
 }
 
 json RemoteSite::stop_telemetry() {
@@ -75,16 +94,12 @@ json RemoteSite::stop_telemetry() {
   telemetry_ = false;
   json total{{"probes", 0.0}, {"echoes", 0.0}, {"refused", 0.0}, {"cpu_s", 0.0}, {"wall_s", 0.0}};
   bool any = false;
-  for (int n = 0; n < cluster_.nodes; ++n) {
-    if (hub_->lost(n)) continue;
-    try {
-      const json mesh = hub_->call(n, {{"op", "telemetry_stop"}}, kTelemetryTimeout).value("mesh", json());
-      if (!mesh.is_object() || json_number(mesh, "wall_s") <= 0) continue;
-      any = true;
-      for (const char* k : {"probes", "echoes", "refused", "cpu_s"}) total[k] = total[k].get<double>() + json_number(mesh, k);
-      total["wall_s"] = std::max(total["wall_s"].get<double>(), json_number(mesh, "wall_s"));
-    } catch (const AgentError&) {
-    }
+  for (const json& reply : telemetry_round({{"op", "telemetry_stop"}}, {}, nullptr)) {
+    const json mesh = reply.is_object() ? reply.value("mesh", json()) : json();
+    if (!mesh.is_object() || json_number(mesh, "wall_s") <= 0) continue;
+    any = true;
+    for (const char* k : {"probes", "echoes", "refused", "cpu_s"}) total[k] = total[k].get<double>() + json_number(mesh, k);
+    total["wall_s"] = std::max(total["wall_s"].get<double>(), json_number(mesh, "wall_s"));
   }
   return any ? total : json();
 }

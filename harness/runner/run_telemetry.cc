@@ -55,9 +55,9 @@ void Run::start_telemetry() {
 void Run::start_remote_telemetry(RemoteSite& remote) {
   const bool mesh = scenario_.mesh.enabled && scenario_.cluster.nodes >= 2 &&
                     scenario_.cluster.mode != ClusterMode::kLocalAgents;  // one loopback: no network to probe
-  for (const auto& note : remote.start_telemetry(scenario_.mesh, mesh))
-    env_->timeline().write(now_s(), "telemetry_unavailable", {{"reason", TL::str(note)}});
-  remote_telemetry_ = true;
+  std::vector<std::string> notes;
+  remote_telemetry_ = remote.start_telemetry(scenario_.mesh, mesh, &notes);
+  for (const auto& note : notes) env_->timeline().write(now_s(), "telemetry_unavailable", {{"reason", TL::str(note)}});
 }
 
 // Blind: it reads the store only. A culprit named is a harness event (the timeline shows
