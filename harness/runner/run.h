@@ -95,6 +95,7 @@ class Run {
   void start_telemetry();
   void start_remote_telemetry(RemoteSite& remote);
   void stop_telemetry();
+  void mesh_stopped(double probes, double echoes, double refused, double cpu_s, double wall_s);
   void start_live_diagnosis();  // when the workload starts (its time origin)
 
   // run_exposure.cc: the live state and who reads it (--metrics-listen, --grafana).

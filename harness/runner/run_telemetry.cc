@@ -74,26 +74,28 @@ void Run::start_live_diagnosis() {
   diagnosed_ = true;
 }
 
+// The mesh's own cost, on this machine or summed over the agents: one timeline line.
+void Run::mesh_stopped(double probes, double echoes, double refused, double cpu_s, double wall_s) {
+  env_->timeline().write(now_s(), "mesh_stopped",
+                         {{"probes", TL::num(probes)}, {"echoes", TL::num(echoes)}, {"refused", TL::num(refused)},
+                          {"cpu_s", TL::num(cpu_s)}, {"wall_s", TL::num(wall_s)}});
+}
+
 void Run::stop_telemetry() {
   if (diagnosis_) diagnosis_->stop();
   diagnosis_.reset();
   if (mesh_) {
     mesh_->stop();
-    env_->timeline().write(now_s(), "mesh_stopped",
-                           {{"probes", TL::num(static_cast<double>(mesh_->probes_sent()))},
-                            {"echoes", TL::num(static_cast<double>(mesh_->echoes_received()))},
-                            {"refused", TL::num(static_cast<double>(mesh_->refused()))},
-                            {"cpu_s", TL::num(mesh_->cpu_seconds())}, {"wall_s", TL::num(mesh_->wall_seconds())}});
+    mesh_stopped(static_cast<double>(mesh_->probes_sent()), static_cast<double>(mesh_->echoes_received()),
+                 static_cast<double>(mesh_->refused()), mesh_->cpu_seconds(), mesh_->wall_seconds());
   }
   mesh_.reset();
   if (RemoteSite* remote = env_->remote(); remote && remote_telemetry_) {
     remote_telemetry_ = false;
     const auto m = remote->stop_telemetry();
     if (m.is_object())
-      env_->timeline().write(now_s(), "mesh_stopped",
-                             {{"probes", TL::num(m["probes"].get<double>())}, {"echoes", TL::num(m["echoes"].get<double>())},
-                              {"refused", TL::num(m["refused"].get<double>())}, {"cpu_s", TL::num(m["cpu_s"].get<double>())},
-                              {"wall_s", TL::num(m["wall_s"].get<double>())}});
+      mesh_stopped(m["probes"].get<double>(), m["echoes"].get<double>(), m["refused"].get<double>(),
+                   m["cpu_s"].get<double>(), m["wall_s"].get<double>());
   }
   if (node_telemetry_) node_telemetry_->stop();
   node_telemetry_.reset();
