@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -147,7 +148,10 @@ std::set<std::string> agent_dirs() {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
     const std::string name = e.path().filename().string();
-    if (name.starts_with("chaosbench-") && name.size() > 14 && name.find("-n", 11) != std::string::npos) out.insert(name);
+    // Exactly chaosbench-<12 hex>-n<digits>: a test's own temporary directory
+    // (chaosbench-test-XXXXXX) can have "-n" in its random tail.
+    static const std::regex agent_dir("chaosbench-[0-9a-f]{12}-n[0-9]+");
+    if (std::regex_match(name, agent_dir)) out.insert(name);
   }
   return out;
 }
@@ -172,6 +176,7 @@ TEST_CASE("agents: a SIGKILLed controller's local agents revert, stop their rank
   auto r = run_command({binary(), "run", dir.file("s.json"), "--out", dir.file("out"), "--quiet"}, 60s, remember);
   killer.join();
   CHECK(r.exit_code == -1);
+  for (const auto& d : during) UNSCOPED_INFO("new runtime directory while running: " << d);
   REQUIRE(during.size() == 2);  // both agents were there when the controller died
   std::size_t left = during.size();
   for (int i = 0; i < 40 && left > 0; ++i) {  // up to 4 s: the agents clean up at once on SIGTERM
