@@ -90,7 +90,7 @@ std::string check_self(const std::string& path) {
   return "";
 }
 
-fs::path parent_of(const std::string& path) {
+fs::path parent_path_of(const std::string& path) {
   fs::path parent = fs::path(path).parent_path();
   return parent.empty() ? fs::path(".") : parent;
 }
@@ -120,12 +120,12 @@ void share_with_sudo_user(const std::string& path, mode_t mode) {
 std::string check_trusted_directory(const std::string& path_in) {
   const std::string path = without_trailing_slashes(path_in);
   if (std::string why = check_self(path); !why.empty()) return why;
-  return check_chain(parent_of(path), path);
+  return check_chain(parent_path_of(path), path);
 }
 
 std::string make_trusted_directory(const std::string& path_in, mode_t mode) {
   const std::string path = without_trailing_slashes(path_in);
-  const fs::path parent = parent_of(path);
+  const fs::path parent = parent_path_of(path);
   if (std::string why = make_parents(parent); !why.empty()) return why;
   // The chain above first: only then is the name ours until the run ends.
   if (std::string why = check_chain(parent, path); !why.empty()) return why;

@@ -91,7 +91,7 @@ MetricComparison compare_single(const MetricRecord& base, const MetricRecord& cu
   m.change = relative_change(base.value, cur.value);
   const bool regressed = worse_sign(cur.better) * m.change > tolerance;
   m.status = regressed ? GateStatus::kWarn : GateStatus::kPass;
-  m.reason = fmt::format("single value, no test: {}, tolerance {:g}%{}", pct(m.change), tolerance * 100.0,
+  m.reason = fmt::format("single value, no test: {}, tolerance {:g}%{}", signed_pct(m.change), tolerance * 100.0,
                          regressed ? " (a regression beyond the tolerance)" : "");
   return m;
 }
@@ -125,9 +125,10 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
     }
   }
   std::string numbers =
-      m.ci_low ? fmt::format("{} ({:g}% CI {}..{}), p={}, tolerance {:g}%{}", pct(m.change), (1 - options.alpha) * 100,
-                             pct(*m.ci_low), pct(*m.ci_high), p_text(*m.p_value), tolerance * 100.0, tested)
-               : fmt::format("{}, tolerance {:g}%", pct(m.change), tolerance * 100.0);
+      m.ci_low ? fmt::format("{} ({:g}% CI {}..{}), p={}, tolerance {:g}%{}", signed_pct(m.change),
+                             (1 - options.alpha) * 100, signed_pct(*m.ci_low), signed_pct(*m.ci_high),
+                             p_text(*m.p_value), tolerance * 100.0, tested)
+               : fmt::format("{}, tolerance {:g}%", signed_pct(m.change), tolerance * 100.0);
 
   if (test_base.size() < options.min_samples || test_cur.size() < options.min_samples) {
     m.status = GateStatus::kWarn;

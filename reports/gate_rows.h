@@ -16,7 +16,7 @@ MetricComparison row_for(const MetricRecord& r, const std::string& stat, double 
 // +1 when a rise is a regression (lower is better), -1 when a fall is.
 double worse_sign(const std::string& better);
 
-std::string pct(double x);     // "+4.2%", "+inf%"
+std::string signed_pct(double x);  // "+4.2%", "+inf%"
 std::string p_text(double p);  // "0.0032", "3.2e-45"
 
 // The 21 nearest-rank quantiles 0, 5, ..., 100 % of `values` (empty for none): what the

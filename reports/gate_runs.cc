@@ -87,9 +87,10 @@ bool enough_runs(const MetricComparison& m, const GateOptions& options) {
 
 // Status and reason of a run-level row whose p_value is final (adjusted over `family` rows).
 void judge_run_level(MetricComparison& m, std::size_t family, const GateOptions& options) {
-  std::string numbers = pct(m.change);
+  std::string numbers = signed_pct(m.change);
   if (m.ci_low && m.ci_high)
-    numbers += fmt::format(" ({:g}% CI {}..{})", (1 - options.alpha) * 100, pct(*m.ci_low), pct(*m.ci_high));
+    numbers += fmt::format(" ({:g}% CI {}..{})", (1 - options.alpha) * 100, signed_pct(*m.ci_low),
+                           signed_pct(*m.ci_high));
   if (m.p_value)
     numbers += fmt::format(", p={}{}", p_text(*m.p_value), family > 1 ? fmt::format(" (BH, {} rows)", family) : "");
   numbers += fmt::format(", {} vs {} runs, tolerance {:g}%", m.n_baseline, m.n_current, m.tolerance * 100.0);

@@ -11,20 +11,20 @@
 namespace chaosbench::reports {
 namespace {
 
-using nlohmann::json;
+using Json = nlohmann::json;  // the plain (unordered) json: only read here
 
-const json* at(const json& doc, const char* pointer) {
-  json::json_pointer p(pointer);
+const Json* at(const Json& doc, const char* pointer) {
+  Json::json_pointer p(pointer);
   return doc.contains(p) ? &doc.at(p) : nullptr;
 }
 
-std::string string_at(const json& doc, const char* pointer) {
-  const json* v = at(doc, pointer);
+std::string string_at(const Json& doc, const char* pointer) {
+  const Json* v = at(doc, pointer);
   return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 
 // A check's tolerance as a fraction: "10%" (the scenario's own percent syntax) or 10.
-std::optional<double> tolerance_fraction(const json& v) {
+std::optional<double> tolerance_fraction(const Json& v) {
   if (v.is_number()) return v.get<double>() / 100.0;
   if (!v.is_string()) return std::nullopt;
   auto p = common::parse_percent(v.get<std::string>());
@@ -33,16 +33,16 @@ std::optional<double> tolerance_fraction(const json& v) {
 }
 
 // A label value in a check as the text a record's label is compared with.
-std::string label_text(const json& v) {
+std::string label_text(const Json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_number()) return fmt::format("{}", v.get<double>());
   return v.dump();
 }
 
-std::vector<ScenarioFacts::CheckTolerance> tolerances_of(const json& doc) {
+std::vector<ScenarioFacts::CheckTolerance> tolerances_of(const Json& doc) {
   std::vector<ScenarioFacts::CheckTolerance> out;
-  const json* checks = at(doc, "/checks");
+  const Json* checks = at(doc, "/checks");
   if (!checks || !checks->is_array()) return out;
   for (const auto& c : *checks) {
     if (!c.is_object() || !c.contains("tolerance") || !c.contains("metric") || !c["metric"].is_string()) continue;
@@ -58,14 +58,14 @@ std::vector<ScenarioFacts::CheckTolerance> tolerances_of(const json& doc) {
   return out;
 }
 
-void read_train_settings(const json& doc, ScenarioFacts& f) {
-  if (const json* v = at(doc, "/workload/bucket_size")) {
+void read_train_settings(const Json& doc, ScenarioFacts& f) {
+  if (const Json* v = at(doc, "/workload/bucket_size")) {
     f.bucket_size_given = true;
     if (v->is_number_unsigned()) f.bucket_bytes = v->get<std::uint64_t>();
     else if (v->is_string())
       if (auto size = common::parse_size(v->get<std::string>())) f.bucket_bytes = size->bytes;
   }
-  if (const json* layers = at(doc, "/workload/model/layers"); layers && layers->is_array()) {
+  if (const Json* layers = at(doc, "/workload/model/layers"); layers && layers->is_array()) {
     for (const auto& width : *layers) {
       if (!width.is_number()) {
         f.model_layers.clear();
@@ -74,21 +74,22 @@ void read_train_settings(const json& doc, ScenarioFacts& f) {
       f.model_layers.push_back(width.get<double>());
     }
   }
-  if (const json* v = at(doc, "/workload/checkpoint/async"); v && v->is_boolean()) f.checkpoint_async = v->get<bool>();
+  if (const Json* v = at(doc, "/workload/checkpoint/async"); v && v->is_boolean()) f.checkpoint_async = v->get<bool>();
   f.checkpoint_mode = string_at(doc, "/workload/checkpoint/mode");
-  if (const json* v = at(doc, "/workload/checkpoint/every_steps"); v && v->is_number())
+  if (const Json* v = at(doc, "/workload/checkpoint/every_steps"); v && v->is_number())
     f.checkpoint_every = v->get<double>();
   f.recovery_mode = string_at(doc, "/workload/recovery/mode");
   if (f.workload_kind == "train") {
     f.batch_size = 1024;
     f.microbatches = 1;
   }
-  if (const json* v = at(doc, "/workload/batch_size"); v && v->is_number()) f.batch_size = v->get<double>();
-  if (const json* v = at(doc, "/workload/parallel/microbatches"); v && v->is_number()) f.microbatches = v->get<double>();
+  if (const Json* v = at(doc, "/workload/batch_size"); v && v->is_number()) f.batch_size = v->get<double>();
+  if (const Json* v = at(doc, "/workload/parallel/microbatches"); v && v->is_number())
+    f.microbatches = v->get<double>();
 }
 
 // A duration as the resolved scenario writes it: a string such as "30s", or seconds.
-std::optional<double> seconds_of(const json& v) {
+std::optional<double> seconds_of(const Json& v) {
   if (v.is_number()) return v.get<double>();
   if (!v.is_string()) return std::nullopt;
   auto d = common::parse_duration(v.get<std::string>());
@@ -96,18 +97,18 @@ std::optional<double> seconds_of(const json& v) {
   return d->seconds();
 }
 
-std::optional<double> seconds_at(const json& object, const char* key) {
+std::optional<double> seconds_at(const Json& object, const char* key) {
   auto it = object.find(key);
   return it == object.end() ? std::nullopt : seconds_of(*it);
 }
 
-std::vector<ScenarioFacts::ArrivalFault> arrival_faults_of(const json& doc) {
+std::vector<ScenarioFacts::ArrivalFault> arrival_faults_of(const Json& doc) {
   std::vector<ScenarioFacts::ArrivalFault> out;
-  const json* faults = at(doc, "/faults");
+  const Json* faults = at(doc, "/faults");
   if (!faults || !faults->is_array()) return out;
   for (const auto& f : *faults) {
     if (!f.is_object() || !f.contains("arrivals") || !f["arrivals"].is_object()) continue;
-    const json& a = f["arrivals"];
+    const Json& a = f["arrivals"];
     ScenarioFacts::ArrivalFault x;
     x.process = "poisson";
     if (auto it = a.find("process"); it != a.end()) x.process = it->is_string() ? it->get<std::string>() : "";
@@ -132,13 +133,13 @@ std::vector<ScenarioFacts::ArrivalFault> arrival_faults_of(const json& doc) {
 
 ScenarioFacts scenario_facts_of(const std::string& scenario_json) {
   ScenarioFacts f;
-  json doc = common::parse_json_bounded<json>(scenario_json.empty() ? "{}" : scenario_json);
+  Json doc = common::parse_json_bounded<Json>(scenario_json.empty() ? "{}" : scenario_json);
   if (doc.is_discarded() || !doc.is_object()) return f;
   f.workload_kind = string_at(doc, "/workload/kind");
-  if (const json* v = at(doc, "/cluster/nodes"); v && v->is_number()) f.cluster_nodes = v->get<double>();
+  if (const Json* v = at(doc, "/cluster/nodes"); v && v->is_number()) f.cluster_nodes = v->get<double>();
   read_train_settings(doc, f);
   f.tolerances = tolerances_of(doc);
-  if (const json* v = at(doc, "/workload/steps"); v && v->is_number()) f.steps = v->get<double>();
+  if (const Json* v = at(doc, "/workload/steps"); v && v->is_number()) f.steps = v->get<double>();
   f.arrival_faults = arrival_faults_of(doc);
   return f;
 }

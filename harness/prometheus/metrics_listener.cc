@@ -16,7 +16,7 @@ namespace chaosbench::harness::prometheus {
 namespace {
 
 namespace beast = boost::beast;
-namespace http = beast::http;
+namespace bhttp = beast::http;  // not "http": harness/http is chaosbench::harness::http
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
@@ -61,47 +61,48 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(0);
     stream_.expires_after(kRequestTimeout);
-    http::async_read(stream_, buffer_, *parser_,
+    bhttp::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
  private:
   void on_read(beast::error_code ec) {
     if (ec && !parse_error(ec)) return close();  // the client left or stalled, or the socket failed
-    if (ec) return answer(http::status::bad_request, "bad request\n", false);
+    if (ec) return answer(bhttp::status::bad_request, "bad request\n", false);
     const auto& req = parser_->get();
     const std::string_view target(req.target().data(), req.target().size());
     if (target.substr(0, target.find('?')) != "/metrics")
-      return answer(http::status::not_found, "not found; try /metrics\n", req.keep_alive());
-    if (req.method() != http::verb::get) return answer(http::status::method_not_allowed, "only GET\n", req.keep_alive());
+      return answer(bhttp::status::not_found, "not found; try /metrics\n", req.keep_alive());
+    if (req.method() != bhttp::verb::get)
+      return answer(bhttp::status::method_not_allowed, "only GET\n", req.keep_alive());
     std::string body;
     try {
       body = render_();
     } catch (const std::exception& e) {
       spdlog::warn("--metrics-listen: rendering the exposition failed: {}", e.what());
-      return answer(http::status::internal_server_error, "rendering failed\n", false);
+      return answer(bhttp::status::internal_server_error, "rendering failed\n", false);
     }
-    answer(http::status::ok, std::move(body), req.keep_alive());
+    answer(bhttp::status::ok, std::move(body), req.keep_alive());
   }
 
   // A request that arrived and does not parse (bad syntax, headers over the bound, a
   // body), as opposed to one that never came whole.
   static bool parse_error(const beast::error_code& ec) {
-    return ec.category() == http::make_error_code(http::error::bad_method).category() &&
-           ec != http::error::end_of_stream && ec != http::error::partial_message;
+    return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
+           ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
   }
 
-  void answer(http::status status, std::string body, bool keep_alive) {
+  void answer(bhttp::status status, std::string body, bool keep_alive) {
     response_ = {};
     response_.result(status);
     response_.version(11);
-    response_.set(http::field::content_type, status == http::status::ok ? kContentType : "text/plain; charset=utf-8");
-    if (status == http::status::method_not_allowed) response_.set(http::field::allow, "GET");
+    response_.set(bhttp::field::content_type, status == bhttp::status::ok ? kContentType : "text/plain; charset=utf-8");
+    if (status == bhttp::status::method_not_allowed) response_.set(bhttp::field::allow, "GET");
     response_.body() = std::move(body);
     response_.prepare_payload();
     response_.keep_alive(keep_alive);
     stream_.expires_after(kRequestTimeout);
-    http::async_write(stream_, response_, [self = shared_from_this(), keep_alive](beast::error_code e, std::size_t) {
+    bhttp::async_write(stream_, response_, [self = shared_from_this(), keep_alive](beast::error_code e, std::size_t) {
       if (e || !keep_alive) return self->close();
       self->read();
     });
@@ -115,8 +116,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_{kHeaderLimit * 2};  // a bound: a request never grows it past this
-  std::optional<http::request_parser<http::empty_body>> parser_;
-  http::response<http::string_body> response_;
+  std::optional<bhttp::request_parser<bhttp::empty_body>> parser_;
+  bhttp::response<bhttp::string_body> response_;
   const MetricsListener::Render& render_;
   std::size_t& open_;
 };

@@ -9,7 +9,7 @@ namespace {
 
 // One trainer rank per gloo pair of ports, as for the collective (workload_parser.cc).
 constexpr int kMaxTrainRanks = 64;
-constexpr int kMaxWidth = 1 << 16;
+constexpr int kMaxLayerWidth = 1 << 16;
 
 void parse_model(ParseContext& ctx, const json& value, TrainWorkload& w) {
   ObjectReader r(ctx, value, "workload.model", {"layers"});
@@ -23,7 +23,8 @@ void parse_model(ParseContext& ctx, const json& value, TrainWorkload& w) {
   }
   std::vector<int> widths;
   for (std::size_t i = 0; i < layers->size(); ++i)
-    if (auto v = read_integer(ctx, (*layers)[i], join_path(path, i), 1, kMaxWidth)) widths.push_back(static_cast<int>(*v));
+    if (auto v = read_integer(ctx, (*layers)[i], join_path(path, i), 1, kMaxLayerWidth))
+      widths.push_back(static_cast<int>(*v));
   if (widths.size() == layers->size()) w.layers = widths;
 }
 

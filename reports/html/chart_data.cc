@@ -128,7 +128,7 @@ json timelines_json(const RunResult& run) {
 
 bool is_time_unit(const std::string& unit) { return unit == "ns" || unit == "us" || unit == "ms" || unit == "s"; }
 
-bool latency_like(const MetricRecord& m) {
+bool latency_metric(const MetricRecord& m) {
   if (!m.stats || !is_time_unit(m.unit)) return false;
   if (const auto* spec = common::find_metric(m.name)) return spec->display.latency_like;
   return name_looks_latency_like(m.name);
@@ -139,7 +139,7 @@ json percentiles_json(const RunResult& run) {
   std::vector<std::string> names;
   std::map<std::string, std::vector<const MetricRecord*>> by_name;
   for (const auto& m : run.metrics) {
-    if (!latency_like(m)) continue;
+    if (!latency_metric(m)) continue;
     if (!by_name.contains(m.name)) names.push_back(m.name);
     by_name[m.name].push_back(&m);
   }

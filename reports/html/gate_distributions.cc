@@ -11,7 +11,7 @@ namespace chaosbench::reports::html {
 namespace {
 
 using gate_detail::p_text;
-using gate_detail::pct;
+using gate_detail::signed_pct;
 
 int status_rank(GateStatus s) { return s == GateStatus::kFail ? 0 : s == GateStatus::kWarn ? 1 : 2; }
 
@@ -25,12 +25,12 @@ std::string row_name(const MetricComparison& c) {
 
 // " [+15.0%, +25.0%]": the change's confidence interval, "" without one.
 std::string ci_text(const MetricComparison& c) {
-  return c.ci_low && c.ci_high ? fmt::format(" [{}, {}]", pct(*c.ci_low), pct(*c.ci_high)) : "";
+  return c.ci_low && c.ci_high ? fmt::format(" [{}, {}]", signed_pct(*c.ci_low), signed_pct(*c.ci_high)) : "";
 }
 
 // "+20.0% [+15.0%, +25.0%] · p 0.001": the change, its interval and p.
 std::string change_text(const MetricComparison& c) {
-  return pct(c.change) + ci_text(c) + (c.p_value ? " · p " + p_text(*c.p_value) : "");
+  return signed_pct(c.change) + ci_text(c) + (c.p_value ? " · p " + p_text(*c.p_value) : "");
 }
 
 // "10 ms → 12 ms · +20.0% [+15.0%, +25.0%] · p 0.001 · 5 vs 5 runs · tolerance 5%", each
@@ -41,8 +41,8 @@ std::string numbers_html(const MetricComparison& c) {
                                             : fmt::format("n {} vs {} samples", c.n_baseline, c.n_current);
   const std::string p = c.p_value ? "<span>p " + escape(p_text(*c.p_value)) + "</span> · " : "";
   return fmt::format("<span>{} → {}</span> · <span>{}{}</span> · {}<span>{}</span> · <span>tolerance {:g}%</span>",
-                     escape(format_unit(c.baseline, c.unit)), escape(format_unit(c.current, c.unit)), pct(c.change), ci_text(c), p,
-                     n, c.tolerance * 100);
+                     escape(format_unit(c.baseline, c.unit)), escape(format_unit(c.current, c.unit)),
+                     signed_pct(c.change), ci_text(c), p, n, c.tolerance * 100);
 }
 
 // The row's card; `head` false under a line of the list that already names the row.

@@ -44,16 +44,16 @@ void add_into(float* __restrict x, const float* __restrict y, std::size_t n) {
 // (as bench/serve/int8_model.cc does).
 #define CHAOSBENCH_LLM_CLONES __attribute__((target_clones("avx512f", "default")))
 
-// q . k over n floats, summed in kLanes independent lanes then folded: a loop g++
+// q . k over n floats, summed in kDotLanes independent lanes then folded: a loop g++
 // vectorises without reassociating (so the bits do not depend on the vector width).
-constexpr int kLanes = 16;
+constexpr int kDotLanes = 16;
 inline float lane_dot(const float* __restrict q, const float* __restrict k, int n) {
-  float acc[kLanes] = {};
+  float acc[kDotLanes] = {};
   int e = 0;
-  for (; e + kLanes <= n; e += kLanes)
-    for (int j = 0; j < kLanes; ++j) acc[j] += q[e + j] * k[e + j];
+  for (; e + kDotLanes <= n; e += kDotLanes)
+    for (int j = 0; j < kDotLanes; ++j) acc[j] += q[e + j] * k[e + j];
   float dot = 0.0f;
-  for (int j = 0; j < kLanes; ++j) dot += acc[j];
+  for (int j = 0; j < kDotLanes; ++j) dot += acc[j];
   for (; e < n; ++e) dot += q[e] * k[e];
   return dot;
 }
