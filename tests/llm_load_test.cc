@@ -4,8 +4,10 @@
 // Poisson arrivals' rate, and find_peak with a server whose capacity is bounded.
 // At 200 streams the server's admission of the burst is part of TTFT (from the scheduled
 // time); the test checks the client's accuracy after it (see check_ground_truth), and
-// bench/llm_load.sh is the authority for the end-to-end figures.
+// bench/llm_load.sh is the authority for the end-to-end figures. A measurement whose only
+// misses are timing brackets is taken again, up to three times (timing_attempts.h).
 #include <arpa/inet.h>
+#include <cmath>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 
 #include "bench/llm/llm_peak_search.h"
 #include "llm_load_fixture.h"
+#include "timing_attempts.h"
 
 using namespace chaosbench::bench::llm;
 using namespace std::chrono_literals;
@@ -22,6 +25,9 @@ using chaosbench::test::fixed_length;
 using chaosbench::test::plan_for;
 using chaosbench::test::run_plan;
 using chaosbench::test::synthetic_server;
+using chaosbench::test::bracket;
+using chaosbench::test::TimingMisses;
+using chaosbench::test::within_timing_attempts;
 
 namespace {
 
@@ -61,13 +67,24 @@ unsigned short closed_port() {
   return ntohs(a.sin_port);
 }
 
+// One run of `plan` whose counts must hold: `min` answers or more, none failed, `tokens` each.
+LlmLoadResult run_counted(const LlmLoadPlan& plan, int min, int tokens) {
+  auto r = run_plan(plan);
+  INFO(format_llm_load_summary(r));
+  REQUIRE(r.completed >= min);
+  CHECK(r.failed == 0);
+  CHECK(r.output_tokens == tokens * r.completed);
+  return r;
+}
+
 // TTFT counts from the scheduled time, so at 200 streams it includes the client's sending
 // of the burst and the server's admission of it. The server times its first token from
 // its own arrival stamp, which lies between the request's send (send_lag) and the head of
 // its answer (first_byte, written just after): so each TTFT must lie within
 // [send + 150 ms, first byte + 150 ms], give or take the client's reading. That bracket is
 // the client's accuracy; at 1 stream it is narrow and TTFT itself must match.
-void check_ground_truth(const LlmLoadResult& r, int streams) {
+// The counts must hold on every attempt; the timing brackets come back as misses.
+TimingMisses check_ground_truth(const LlmLoadResult& r, int streams) {
   INFO(format_llm_load_summary(r));
   REQUIRE(r.completed >= streams);
   CHECK(r.failed == 0);
@@ -79,13 +96,18 @@ void check_ground_truth(const LlmLoadResult& r, int streams) {
     after_send.push_back(r.ttft_ms[i] - r.send_lag_ms[i]);
     after_head.push_back(r.ttft_ms[i] - r.first_byte_ms[i]);
   }
-  CHECK(*percentile(after_send, 50) >= 149.5);
+  TimingMisses m;
+  const double sent = *percentile(after_send, 50), head = *percentile(after_head, 50);
+  bracket(m, sent >= 149.5, "TTFT after the send, p50 ms", sent, ">= 149.5");
   // 200 first tokens fall due at once: the server's burst of writes and the client's reads
   // of it take a few ms on two shared cores, so 3 ms there (bench/llm_load.sh measures it).
-  CHECK(*percentile(after_head, 50) <= (streams == 1 ? 152 : 153));
-  if (streams == 1) CHECK(*percentile(r.ttft_ms, 50) == Approx(150).margin(2));
-  CHECK(*percentile(r.tpot_ms, 50) == Approx(20).margin(0.5));
-  CHECK(*percentile(r.itl_ms, 50) == Approx(20).margin(1));
+  const double head_max = streams == 1 ? 152 : 153;
+  bracket(m, head <= head_max, "TTFT after the answer's head, p50 ms", head, fmt::format("<= {}", head_max));
+  const double ttft = *percentile(r.ttft_ms, 50), tpot = *percentile(r.tpot_ms, 50), itl = *percentile(r.itl_ms, 50);
+  if (streams == 1) bracket(m, std::abs(ttft - 150) <= 2, "TTFT p50 ms", ttft, "150 +/- 2");
+  bracket(m, std::abs(tpot - 20) <= 0.5, "TPOT p50 ms", tpot, "20 +/- 0.5");
+  bracket(m, std::abs(itl - 20) <= 1, "ITL p50 ms", itl, "20 +/- 1");
+  return m;
 }
 
 }  // namespace
@@ -95,14 +117,14 @@ TEST_CASE("llm-load: measured TTFT and TPOT match the synthetic server at 1 stre
   cfg.context_tokens = 1024;
   auto server = synthetic_server(kGroundTruth, cfg);
   // Three requests in turn: one timer woken late on a loaded machine is not the median.
-  check_ground_truth(run_plan(closed_loop(server->port(), 1, 3)), 1);
+  within_timing_attempts(3, [&](int) { return check_ground_truth(run_plan(closed_loop(server->port(), 1, 3)), 1); });
 }
 
 TEST_CASE("llm-load: measured TTFT and TPOT match the synthetic server at 200 streams", "[llm-load]") {
   LlmServerConfig cfg;
   cfg.context_tokens = 1024;
   auto server = synthetic_server(kGroundTruth, cfg);
-  check_ground_truth(run_plan(closed_loop(server->port(), 200)), 200);
+  within_timing_attempts(3, [&](int) { return check_ground_truth(run_plan(closed_loop(server->port(), 200)), 200); });
 }
 
 TEST_CASE("llm-load: whole answers and the chat API", "[llm-load]") {
@@ -110,26 +132,29 @@ TEST_CASE("llm-load: whole answers and the chat API", "[llm-load]") {
   cfg.context_tokens = 1024;
   auto server = synthetic_server({30ms, 2ms, 16}, cfg);
   auto plan = closed_loop(server->port(), 2);
+  plan.settings.duration = Duration{std::chrono::milliseconds(400)};  // about 14 answers: a median, not one
   plan.settings.output = fixed_length(16);
   SECTION("not streamed: TTFT is e2e, tokens from usage") {
     plan.settings.stream = false;
-    const auto r = run_plan(plan);
-    INFO(format_llm_load_summary(r));
-    REQUIRE(r.completed >= 2);
-    CHECK(r.failed == 0);
-    CHECK(r.output_tokens == 16 * r.completed);
-    CHECK(r.ttft_ms == r.e2e_ms);
-    CHECK(r.tpot_ms.empty());
-    CHECK(*percentile(r.e2e_ms, 50) == Approx(30 + 15 * 2).margin(5));
+    within_timing_attempts(3, [&](int) {
+      const auto r = run_counted(plan, 2, 16);
+      CHECK(r.ttft_ms == r.e2e_ms);
+      CHECK(r.tpot_ms.empty());
+      TimingMisses m;
+      const double e2e = *percentile(r.e2e_ms, 50);
+      bracket(m, std::abs(e2e - (30 + 15 * 2)) <= 5, "e2e p50 ms", e2e, "60 +/- 5");
+      return m;
+    });
   }
   SECTION("chat, streamed") {
     plan.settings.api = OpenAiEndpoint::kChatCompletions;
-    const auto r = run_plan(plan);
-    INFO(format_llm_load_summary(r));
-    REQUIRE(r.completed >= 2);
-    CHECK(r.failed == 0);
-    CHECK(r.output_tokens == 16 * r.completed);
-    CHECK(*percentile(r.ttft_ms, 50) == Approx(30).margin(5));
+    within_timing_attempts(3, [&](int) {
+      const auto r = run_counted(plan, 2, 16);
+      TimingMisses m;
+      const double ttft = *percentile(r.ttft_ms, 50);
+      bracket(m, std::abs(ttft - 30) <= 5, "TTFT p50 ms", ttft, "30 +/- 5");
+      return m;
+    });
   }
 }
 

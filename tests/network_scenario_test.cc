@@ -12,6 +12,7 @@
 #include "net_probe.h"
 #include "results_json.h"
 #include "test_util.h"
+#include "timing_attempts.h"
 
 using namespace chaosbench::test;
 using nlohmann::json;
@@ -32,21 +33,31 @@ double latency_p50(const json& r, const std::string& phase, int bytes) {
 TEST_CASE("network.delay 5ms on node 1: small-message latency rises >= 10 ms in the window, then recovers",
           "[network]") {
   if (skip_without_root("network namespaces and iptables need root")) return;
-  TempDir dir;
-  auto r = run_command({binary(), "run", source("scenarios/network-delay.json"), "--out", dir.file("out"), "--quiet"},
-                       std::chrono::seconds(90));
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-  auto res = read_results(dir, "out");
-  const std::string backend = chaosbench::faults::NetworkPlane::netem_available() ? "netem" : "nfqueue";
-  CHECK(res["faults"][0]["backend"] == backend);
-  CHECK(res["environment"]["backends"]["network.delay"] == backend);
-  const double base = latency_p50(res, "baseline", 4096), during = latency_p50(res, "fault:slow-link", 4096),
-               after = latency_p50(res, "recovery:slow-link", 4096);
-  INFO(fmt::format("4KiB p50: baseline {:.0f} us, window {:.0f} us, after {:.0f} us", base, during, after));
-  REQUIRE(base > 0);
-  CHECK(during - base >= 10'000);
-  CHECK(after <= base * 1.2);
+  // The recovery bracket compares two 6 s phases of a CPU-bound ring on two shared cores:
+  // a run whose only misses are timing is run again, up to three runs (timing_attempts.h).
+  within_timing_attempts(3, [](int attempt) {
+    TempDir dir;
+    auto r = run_command({binary(), "run", source("scenarios/network-delay.json"), "--out", dir.file("out"), "--quiet"},
+                         std::chrono::seconds(90));
+    INFO(r.out << r.err);
+    REQUIRE((r.exit_code == 0 || r.exit_code == 1));  // 1: one of the scenario's checks failed
+    auto res = read_results(dir, "out");
+    const std::string backend = chaosbench::faults::NetworkPlane::netem_available() ? "netem" : "nfqueue";
+    CHECK(res["faults"][0]["backend"] == backend);
+    CHECK(res["environment"]["backends"]["network.delay"] == backend);
+    CHECK(overall_value(res, "comm/wrong_elements") == 0.0);
+    const double base = latency_p50(res, "baseline", 4096), during = latency_p50(res, "fault:slow-link", 4096),
+                 after = latency_p50(res, "recovery:slow-link", 4096);
+    UNSCOPED_INFO(fmt::format("run {}: 4KiB p50: baseline {:.0f} us, window {:.0f} us, after {:.0f} us", attempt, base,
+                              during, after));
+    REQUIRE(base > 0);
+    TimingMisses m;
+    bracket(m, r.exit_code == 0, "the scenario's checks (exit code)", r.exit_code, "0");
+    bracket(m, during - base >= 10'000, "window minus baseline, 4KiB p50 us", during - base, ">= 10000");
+    bracket(m, after <= base * 1.2, "after the window, 4KiB p50 us", after,
+            fmt::format("<= {:.0f} (baseline + 20 %)", base * 1.2));
+    return m;
+  });
 }
 
 TEST_CASE("the same scenario runs on a forced backend, and a missing one is refused before anything starts",

@@ -7,12 +7,13 @@
 #     one after another and at once, plus non-streamed requests and refused ones (unknown
 #     model, oversize prompt): tests/openai_sdk/stream_client.mjs. Its timings, token
 #     counts, text and typed errors are judged against the engine's settings and the
-#     server's /metrics counters by tests/openai_sdk/check_sdk_results.py. When only the
-#     timing disagrees and a raw-socket client (tests/openai_sdk/raw_ttft.py) misses the
-#     engine's delay too on one request in ten, the machine is too loaded to judge:
-#     skipped, with the figures. chaosbench's own client (`worker llm-load`, one stream at a
-#     time) streams from the same server: its TTFT median must agree with the SDK's
-#     sequential requests' (2 ms or 5 %) and its token counts with the engine's.
+#     server's /metrics counters by tests/openai_sdk/check_sdk_results.py. chaosbench's own
+#     client (`worker llm-load`, one stream at a time) streams from the same server: its
+#     TTFT median must agree with the SDK's sequential requests' (2 ms or 5 %) and its token
+#     counts with the engine's. When only timing disagrees, the measurement is taken again
+#     on a fresh server, up to three in all; and when a raw-socket client
+#     (tests/openai_sdk/raw_ttft.py) misses the engine's delay too on one request in ten,
+#     the machine is too loaded to judge: skipped, with the figures.
 #   openai_sdk_test.sh curl /path/to/chaosbench   (llm.curl_sse)
 #     `curl -N` streams: well-formed SSE, chunked; bad input gets the OpenAI error object
 #     (tests/curl_sse_check.py).
@@ -71,52 +72,54 @@ run() {
   child=""
   return "$rc"
 }
-
 engine=(--engine synthetic --synthetic-first-token-us $((first_token_ms * 1000)) --synthetic-cadence-us $((cadence_ms * 1000)))
-"$bin" worker llm-serve --host 127.0.0.1 --port 0 --model "$model" --context "$context" \
-  "${engine[@]}" --synthetic-tokens "$tokens" \
-  2>"$work/server.err" &
-server=$!
+# Starts a fresh llm-serve (its /metrics counters from zero); sets $server and $port.
+start_server() {
+  "$bin" worker llm-serve --host 127.0.0.1 --port 0 --model "$model" --context "$context" \
+    "${engine[@]}" --synthetic-tokens "$tokens" \
+    2>"$work/server.err" &
+  server=$!
+  # Ready when it prints "llm-serve: ... on HOST:PORT".
+  port=""
+  for _ in $(seq 100); do
+    port=$(sed -n 's/^llm-serve: .* on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/server.err" | head -n 1)
+    [ -n "$port" ] && break
+    kill -0 "$server" 2>/dev/null || { echo "FAIL: llm-serve exited:"; cat "$work/server.err"; exit 1; }
+    sleep 0.1
+  done
+  [ -n "$port" ] || { echo "FAIL: llm-serve never said it was ready:"; cat "$work/server.err"; exit 1; }
+  echo "llm-serve on 127.0.0.1:$port ($(head -n 1 "$work/server.err"))"
+}
+stop_server() {
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  server=""
+}
 
-# Ready when it prints "llm-serve: ... on HOST:PORT".
-port=""
-for _ in $(seq 100); do
-  port=$(sed -n 's/^llm-serve: .* on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/server.err" | head -n 1)
-  [ -n "$port" ] && break
-  kill -0 "$server" 2>/dev/null || { echo "FAIL: llm-serve exited:"; cat "$work/server.err"; exit 1; }
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "FAIL: llm-serve never said it was ready:"; cat "$work/server.err"; exit 1; }
-echo "llm-serve on 127.0.0.1:$port ($(head -n 1 "$work/server.err"))"
-
-if [ "$mode" = curl ]; then
-  run python3 "$here/curl_sse_check.py" --base-url "http://127.0.0.1:$port" --model "$model" --tokens "$tokens" \
-    --first-token-ms "$first_token_ms" --cadence-ms "$cadence_ms" --context "$context"
-  exit
-fi
-
-status=0
-run timeout 45 node "$sdk/stream_client.mjs" --base-url "http://127.0.0.1:$port/v1" --model "$model" \
-  --requests 6 --max-tokens "$max_tokens" --short-max-tokens "$short_max_tokens" \
-  --oversize-prompt $((2 * context)) --metrics-url "http://127.0.0.1:$port/metrics" \
-  >"$work/results.jsonl" || status=$?
-if [ "$status" -ne 0 ]; then
-  echo "FAIL: the SDK client exited $status"
-  cat "$work/results.jsonl"
-  exit 1
-fi
-verdict=0
-run python3 "$sdk/check_sdk_results.py" "$work/results.jsonl" --first-token-ms "$first_token_ms" \
-  --cadence-ms "$cadence_ms" --tokens "$tokens" --max-tokens "$max_tokens" \
-  --short-max-tokens "$short_max_tokens" --metrics-url "http://127.0.0.1:$port/metrics" || verdict=$?
+# One measurement against the running server: the SDK's requests, their judgment, and
 # chaosbench's own client on the same server, one stream at a time as the SDK's sequential
-# requests: its TTFT median and token counts must agree with the SDK's.
-run "$bin" worker llm-load --endpoints "http://127.0.0.1:$port" --model "$model" --arrival concurrency \
-  --concurrency 1 --duration-ms 2500 --input fixed:16 --output "fixed:$max_tokens" --ignore-eos false \
-  >"$work/llm-load.json" 2>"$work/llm-load.err" || { echo "FAIL: llm-load failed:"; cat "$work/llm-load.err"; exit 1; }
-# (after the SDK's checks, which compare the server's counters with what the SDK got)
-agree=0
-python3 - "$work/results.jsonl" "$work/llm-load.json" "$tokens" <<'PY' || agree=$?
+# requests (its TTFT median and token counts must agree with the SDK's). Returns 0 when
+# everything agreed, 3 when only timing disagreed, and exits 1 on any other failure.
+measure() {
+  local status=0 verdict=0 agree=0
+  run timeout 45 node "$sdk/stream_client.mjs" --base-url "http://127.0.0.1:$port/v1" --model "$model" \
+    --requests 6 --max-tokens "$max_tokens" --short-max-tokens "$short_max_tokens" \
+    --oversize-prompt $((2 * context)) --metrics-url "http://127.0.0.1:$port/metrics" \
+    >"$work/results.jsonl" || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "FAIL: the SDK client exited $status"
+    cat "$work/results.jsonl"
+    exit 1
+  fi
+  run python3 "$sdk/check_sdk_results.py" "$work/results.jsonl" --first-token-ms "$first_token_ms" \
+    --cadence-ms "$cadence_ms" --tokens "$tokens" --max-tokens "$max_tokens" \
+    --short-max-tokens "$short_max_tokens" --metrics-url "http://127.0.0.1:$port/metrics" || verdict=$?
+  # (after the SDK's checks, which compare the server's counters with what the SDK got)
+  run "$bin" worker llm-load --endpoints "http://127.0.0.1:$port" --model "$model" --arrival concurrency \
+    --concurrency 1 --duration-ms 2500 --input fixed:16 --output "fixed:$max_tokens" --ignore-eos false \
+    >"$work/llm-load.json" 2>"$work/llm-load.err" ||
+    { echo "FAIL: llm-load failed:"; cat "$work/llm-load.err"; exit 1; }
+  python3 - "$work/results.jsonl" "$work/llm-load.json" "$tokens" <<'PY' || agree=$?
 import json, statistics, sys
 sdk = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 seq = [l["ttft_ms"] for l in sdk if l.get("kind") == "stream" and l.get("mode") == "sequential"
@@ -131,13 +134,19 @@ if ours["failed"] or per_request != tokens:
     sys.exit("FAIL: llm-load's requests failed or counted other tokens than the engine made")
 sys.exit(3 if abs(sdk_p50 - our_p50) > max(2, 0.05 * our_p50) else 0)
 PY
-[ "$agree" -eq 1 ] && exit 1
-[ "$verdict" -eq 0 ] && verdict=$agree
-[ "$verdict" -eq 0 ] && exit 0
-if [ "$verdict" -eq 3 ]; then
-  # Only the timing disagreed. If a raw-socket client misses the delay by more than the
-  # tolerance on one request in ten (its p90), this machine is too loaded to judge the
-  # SDK's timing (every other check passed).
+  if [ "$verdict" -eq 1 ] || [ "$agree" -eq 1 ]; then
+    echo "the SDK's lines:"
+    cut -c1-400 "$work/results.jsonl"
+    exit 1
+  fi
+  [ "$verdict" -eq 0 ] && verdict=$agree
+  return "$verdict"
+}
+
+# Only the timing disagreed. If a raw-socket client misses the delay by more than the
+# tolerance on one request in ten (its p90), this machine is too loaded to judge the SDK's
+# timing (every other check passed): skipped.
+skip_if_loaded() {
   read -r raw_p90 raw_median raw_all < <(python3 "$sdk/raw_ttft.py" --port "$port" --model "$model")
   echo "a raw-socket client's TTFT: median $raw_median ms, p90 $raw_p90 ms ($raw_all)"
   if ! python3 -c 'import sys; m, t = map(float, sys.argv[1:]); sys.exit(abs(m - t) > max(2, 0.05 * t))' \
@@ -146,8 +155,32 @@ if [ "$verdict" -eq 3 ]; then
       "(median $raw_median ms) for the engine's $first_token_ms ms first token; every check but timing passed"
     exit 0
   fi
-  echo "FAIL: the SDK's timing disagrees while a raw-socket client's agrees with the engine"
+}
+
+if [ "$mode" = curl ]; then
+  start_server
+  run python3 "$here/curl_sse_check.py" --base-url "http://127.0.0.1:$port" --model "$model" --tokens "$tokens" \
+    --first-token-ms "$first_token_ms" --cadence-ms "$cadence_ms" --context "$context"
+  exit
 fi
-echo "the SDK's lines:"
+
+# The SDK's timing includes its own work in one JavaScript thread, which a loaded moment on
+# two shared cores stretches: a measurement whose only misses are timing is taken again on
+# a fresh server, up to three in all. A real disagreement misses every time.
+attempts=3
+for attempt in $(seq "$attempts"); do
+  echo "== attempt $attempt of $attempts"
+  start_server
+  verdict=0
+  measure || verdict=$?
+  if [ "$verdict" -eq 0 ]; then
+    [ "$attempt" -gt 1 ] && echo "timing agreed on attempt $attempt; it missed on the attempts before (above)"
+    exit 0
+  fi
+  skip_if_loaded
+  stop_server
+done
+echo "FAIL: the SDK's timing disagreed on all $attempts attempts while a raw-socket client's agreed with the engine"
+echo "the SDK's lines (the last attempt):"
 cut -c1-400 "$work/results.jsonl"
 exit 1
