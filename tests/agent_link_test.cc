@@ -8,6 +8,8 @@
 #include "harness/agent/link_auth.h"
 #include "harness/agent/link_frame.h"
 
+namespace agent_link_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 
 TEST_CASE("agent link: frames come back whole however the bytes are split", "[agent-link]") {
@@ -86,3 +88,5 @@ TEST_CASE("agent link: a proof holds only for its secret, run, role and nonce", 
   CHECK_FALSE(check_link_proof(secret, "run1", "agent", nonce, proof.substr(1)));
   CHECK_FALSE(check_link_proof(secret, "run1", "agent", nonce, ""));
 }
+
+}  // namespace agent_link_test

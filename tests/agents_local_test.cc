@@ -23,6 +23,8 @@
 #include "results_json.h"
 #include "test_util.h"
 
+namespace agents_local_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
@@ -350,3 +352,5 @@ TEST_CASE("agents: cluster.agent.port fixes the links' port and the store's (por
   CHECK(busy.exit_code == 3);
   CHECK(busy.err.find(fmt::format("cannot listen for agents on port {}", port)) != std::string::npos);
 }
+
+}  // namespace agents_local_test

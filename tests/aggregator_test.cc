@@ -4,6 +4,8 @@
 #include "harness/runner/check_evaluator.h"
 #include "harness/runner/comm_derivation.h"
 
+namespace aggregator_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace chaosbench::harness;
 
@@ -131,3 +133,5 @@ TEST_CASE("aggregate: a hybrid-parallel rank's coordinates name its series, not 
   const auto series = build_series(samples, 1000.0, 1000);
   CHECK(series.size() == 8);  // per rank and metric, the coordinates kept
 }
+
+}  // namespace aggregator_test

@@ -7,6 +7,8 @@
 
 #include "test_util.h"
 
+namespace bad_input_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 
@@ -89,3 +91,5 @@ TEST_CASE("bad input: missing files and directories exit 2", "[bad-input]") {
   auto c = run_command({binary(), "frobnicate"}, 20s);
   CHECK(c.exit_code == 2);
 }
+
+}  // namespace bad_input_test

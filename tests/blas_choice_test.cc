@@ -17,6 +17,8 @@
 #include "results_json.h"
 #include "test_util.h"
 
+namespace blas_choice_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace chaosbench::harness;
 using namespace chaosbench::test;
@@ -199,3 +201,5 @@ TEST_CASE("blas: a training run gives its ranks the chosen kernel and reports tr
   CHECK(res2["environment"]["blas"]["chosen"] == "Prescott");
   CHECK_THAT(read_file(dir.file("out2/logs/rank0.err")), Catch::Contains(" Prescott MAX_THREADS"));
 }
+
+}  // namespace blas_choice_test

@@ -10,6 +10,8 @@
 
 #include "reports/bmf_report.h"
 
+namespace bmf_report_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 
 namespace {
@@ -79,3 +81,5 @@ TEST_CASE("bmf: a combined result's bounds are the runs' smallest and largest va
   CHECK(m["upper_value"] == 31800);
   CHECK_FALSE(j["demo/overall"]["train/loss"].contains("lower_value"));
 }
+
+}  // namespace bmf_report_test

@@ -6,6 +6,8 @@
 #include "harness/journal/journal.h"
 #include "tests/test_util.h"
 
+namespace cgroup_undo_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace chaosbench::harness;
 using test::read_file;
@@ -27,3 +29,5 @@ TEST_CASE("node cgroups v2: controllers enabled in a shared parent are left on w
   CHECK_THAT(undo_entry(e, false), Catch::Contains("restored"));
   CHECK(read_file(dir.file("cgroup.subtree_control")) == "-cpu");
 }
+
+}  // namespace cgroup_undo_test

@@ -12,6 +12,8 @@
 #include "reports/change_point.h"
 #include "reports/prediction_interval.h"
 
+namespace change_point_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 
 namespace {
@@ -188,3 +190,5 @@ TEST_CASE("history prediction interval: Student's t with sd * sqrt(1 + 1/n), che
   CHECK_FALSE(log_scale_fits({1, 2}, 0));
   CHECK(log_scale_fits({1, 2}, 3));
 }
+
+}  // namespace change_point_test

@@ -15,6 +15,8 @@
 #include "harness/journal/process_identity.h"
 #include "test_util.h"
 
+namespace cleanup_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace chaosbench::harness;
 using namespace std::chrono_literals;
@@ -164,3 +166,5 @@ TEST_CASE("cleanup: a torn last line and a finished entry are read as the harnes
   CHECK(j.pending[0].id == 2);
   CHECK(undo_entry(j.pending[0], false) == "/nonexistent/b: already gone");
 }
+
+}  // namespace cleanup_test

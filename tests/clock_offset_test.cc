@@ -8,6 +8,8 @@
 
 #include "harness/agent/clock_offset.h"
 
+namespace clock_offset_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 
 namespace {
@@ -74,3 +76,5 @@ TEST_CASE("clock offset: impossible exchanges are refused, nothing before the fi
   CHECK(est.estimate()->offset_s == Approx(4.0));
   CHECK(est.estimate()->uncertainty_s == Approx(0.05));
 }
+
+}  // namespace clock_offset_test

@@ -40,6 +40,8 @@
 #include "bench/protocol/metrics_client.h"
 #include "bench/protocol/record.h"
 
+namespace collective_benchmark_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -481,3 +483,5 @@ TEST_CASE("collective: ranks whose peer dies exit 1 promptly instead of hanging"
     CHECK(std::count(err.begin(), err.end(), '\n') == 1);
   }
 }
+
+}  // namespace collective_benchmark_test

@@ -2,6 +2,8 @@
 
 #include "reports/console_summary.h"
 
+namespace console_summary_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 
 TEST_CASE("console: fault windows are summarised against the baseline", "[console]") {
@@ -32,3 +34,5 @@ TEST_CASE("console: fault windows are summarised against the baseline", "[consol
   CHECK(format_value(0.68123, "GB/s") == "0.681 GB/s");
   CHECK(format_value(812.4, "us") == "812 us");
 }
+
+}  // namespace console_summary_test

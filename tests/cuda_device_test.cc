@@ -23,6 +23,8 @@
 #include "bench/train/device_factory.h"
 #include "bench/train/mlp_model.h"
 
+namespace cuda_device_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::train;
 using chaosbench::bench::DeviceError;
 
@@ -370,3 +372,5 @@ TEST_CASE("GPU: a missing NCCL peer is a CollectiveError within the timeout", "[
   REQUIRE(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
   gpu->release(grads);
 }
+
+}  // namespace cuda_device_test

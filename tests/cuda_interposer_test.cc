@@ -16,6 +16,8 @@
 #include "common/fault_control.h"
 #include "test_util.h"
 
+namespace cuda_interposer_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 #ifndef CHAOSBENCH_CUDA_INTERPOSER
 #define CHAOSBENCH_CUDA_INTERPOSER ""
 #define CHAOSBENCH_CUDA_PROBE ""
@@ -357,3 +359,5 @@ TEST_CASE("interposer: chaosbench run preloads it into a command workload with G
   CHECK(chaosbench::test::read_file(dir.file("out/logs/rank0.out")) == "2\n");
   CHECK(chaosbench::test::read_file(dir.file("out/logs/rank0.err")).find("chaosbench") == std::string::npos);
 }
+
+}  // namespace cuda_interposer_test

@@ -11,6 +11,8 @@
 #include "bench/train/device_factory.h"
 #include "common/install_layout.h"
 
+namespace cuda_layer_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using bench::train::cuda_layer_status;
 
@@ -40,3 +42,5 @@ TEST_CASE("CUDA layer: loaded from beside the binary, or every GPU request says 
   CHECK(why == status.error);
   CHECK_THROWS_WITH(bench::train::make_device("cuda", 1), status.error);
 }
+
+}  // namespace cuda_layer_test

@@ -22,6 +22,8 @@
 #include "net_probe.h"
 #include "test_util.h"
 
+namespace delay_line_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using chaosbench::faults::DelayLine;
 using chaosbench::faults::DelayLineSettings;
 using chaosbench::common::run_in_netns;
@@ -263,3 +265,5 @@ TEST_CASE("delay line: a failed start throws with the reason and leaves no threa
   CHECK_THROWS_WITH(DelayLine(-1, kQueue, DelayLineSettings{}), Catch::Contains("setns"));
   CHECK(threads() <= before);  // <=: another test's thread may end meanwhile
 }
+
+}  // namespace delay_line_test

@@ -9,6 +9,8 @@
 
 #include "faults/network/delay_schedule.h"
 
+namespace delay_schedule_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using chaosbench::faults::DelayLineSettings;
 using chaosbench::faults::DelaySchedule;
 using chaosbench::faults::PacketFate;
@@ -146,3 +148,5 @@ TEST_CASE("delay schedule: bad settings are refused", "[network]") {
   s.delay_correlation = -0.1;
   CHECK_THROWS_AS(DelaySchedule(s), std::invalid_argument);
 }
+
+}  // namespace delay_schedule_test

@@ -9,6 +9,8 @@
 #include "reports/diagnosis_output.h"
 #include "harness/runner/mesh_window.h"
 
+namespace diagnoser_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 using chaosbench::harness::MeshWindow;
 
@@ -158,3 +160,5 @@ TEST_CASE("link mesh: a pair's loss is settled per window sent, only after the t
   REQUIRE(rest.size() == 1);
   CHECK(rest[0].lost == 0);
 }
+
+}  // namespace diagnoser_test

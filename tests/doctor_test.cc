@@ -17,6 +17,8 @@
 #include "harness/doctor/host_probe.h"
 #include "harness/doctor/kernel_features.h"
 
+namespace doctor_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 using S = CapabilityStatus;
 
@@ -394,3 +396,5 @@ TEST_CASE("doctor: text output and usage errors", "[doctor]") {
   CHECK(run_chaosbench("doctor extra").exit_code == 2);
   CHECK(run_chaosbench("doctor --help").exit_code == 0);
 }
+
+}  // namespace doctor_test

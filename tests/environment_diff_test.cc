@@ -11,6 +11,8 @@
 #include "reports/environment_diff.h"
 #include "tests/test_util.h"
 
+namespace environment_diff_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace std::chrono_literals;
 using reports::Environment;
@@ -71,3 +73,5 @@ TEST_CASE("compare: runs from different testbeds are refused unless --allow-env-
   CHECK(allowed.exit_code == 0);
   CHECK_THAT(allowed.err, Catch::Contains("warning"));
 }
+
+}  // namespace environment_diff_test

@@ -8,6 +8,8 @@
 
 #include "harness/prometheus/exposition_parser.h"
 
+namespace exposition_parser_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness::prometheus;
 
 namespace {
@@ -257,3 +259,5 @@ TEST_CASE("exposition: the format a Content-Type names", "[scrape]") {
   CHECK(format_of_content_type("text/plain; version=0.0.4; charset=utf-8") == kText);
   CHECK(format_of_content_type("") == kText);
 }
+
+}  // namespace exposition_parser_test

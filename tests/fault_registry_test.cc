@@ -9,6 +9,8 @@
 
 #include "faults/registry.h"
 
+namespace fault_registry_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::faults;
 
 TEST_CASE("registry: traits say which faults end nodes, OOM-kill, corrupt silently or hang", "[registry]") {
@@ -57,3 +59,5 @@ TEST_CASE("registry: restart_after is declared, last, for the types that bring e
     CHECK_FALSE(declared.back().required);
   }
 }
+
+}  // namespace fault_registry_test

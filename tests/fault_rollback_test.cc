@@ -11,6 +11,8 @@
 
 #include "faults/fault.h"
 
+namespace fault_rollback_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::faults;
 
 namespace {
@@ -116,3 +118,5 @@ TEST_CASE("fault: a rollback that fails too is said in the error, not swallowed"
   CHECK(log.open.size() == 1);  // left in the journal, for cleanup
   CHECK_FALSE(fault.applied());
 }
+
+}  // namespace fault_rollback_test

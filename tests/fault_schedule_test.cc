@@ -2,6 +2,8 @@
 
 #include "harness/runner/fault_schedule.h"
 
+namespace fault_schedule_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 using namespace std::chrono_literals;
 
@@ -68,3 +70,5 @@ TEST_CASE("schedule: faults without duration stay until the end", "[schedule]") 
   CHECK(s.due(1e6, -1).empty());
   CHECK(s.any_active());
 }
+
+}  // namespace fault_schedule_test

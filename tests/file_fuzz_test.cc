@@ -24,6 +24,8 @@
 #include "tests/report_fixtures.h"
 #include "tests/test_util.h"
 
+namespace file_fuzz_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using nlohmann::json;
 
@@ -191,3 +193,5 @@ TEST_CASE("fuzz: 2,000 damaged checkpoints and manifests are rejected or loaded,
   WARN(loaded << " loaded a good checkpoint, " << none << " found none");
   CHECK(max_rss_mib() - rss_before < 256);
 }
+
+}  // namespace file_fuzz_test

@@ -11,6 +11,8 @@
 #include "reports/gate.h"
 #include "reports/statistics.h"
 
+namespace gate_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using chaosbench::reports::Comparison;
@@ -418,3 +420,5 @@ TEST_CASE("gate: drift within a run widens the band, so machine noise between ru
   auto regression = compare_runs(make_run(base), make_run(slower));
   CHECK(regression.verdict == GateStatus::kFail);
 }
+
+}  // namespace gate_test

@@ -12,6 +12,8 @@
 #include "reports/goodput_monte_carlo.h"
 #include "reports/goodput_run_inputs.h"
 
+namespace goodput_closed_form_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 
 namespace {
@@ -134,3 +136,5 @@ TEST_CASE("goodput Monte Carlo: the optimum search finds the exact minimiser's g
                          [](const IntervalPoint& a, const IntervalPoint& b) { return a.interval_s < b.interval_s; }));
   }
 }
+
+}  // namespace goodput_closed_form_test

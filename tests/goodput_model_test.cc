@@ -16,6 +16,8 @@
 #include "reports/html/goodput_page.h"
 #include "reports/json_io.h"
 
+namespace goodput_model_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 using Process = GoodputInputs::Process;
 
@@ -276,3 +278,5 @@ TEST_CASE("goodput page: self-contained, with both charts and the optima marked"
   CHECK(html.find("https://") == std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
 }
+
+}  // namespace goodput_model_test

@@ -11,6 +11,8 @@
 #include "results_json.h"
 #include "test_util.h"
 
+namespace gpu_fault_run_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -138,3 +140,5 @@ TEST_CASE("gpu run: collective.error fails one allreduce, elastic recovery keeps
   CHECK(coded);
   CHECK(start_reasons(dir)["recovered"] == 3);  // nobody left: all three form the next generation
 }
+
+}  // namespace gpu_fault_run_test

@@ -17,6 +17,8 @@
 #include "harness/journal/journal.h"
 #include "test_util.h"
 
+namespace gpu_faults_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace std::chrono_literals;
 using common::ArmedFault;
@@ -348,3 +350,5 @@ TEST_CASE("gpu faults: a call blocked by a hang returns while a Release lives, a
   b.harness->disarm(CB_COLL_HANG);
   u.join();
 }
+
+}  // namespace gpu_faults_test

@@ -7,6 +7,8 @@
 
 #include "harness/grafana/annotation_request.h"
 
+namespace grafana_annotation_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace grafana = chaosbench::harness::grafana;
 
 namespace {
@@ -63,3 +65,5 @@ TEST_CASE("a warning shows Grafana's URL without its credentials", "[grafana]") 
   CHECK(grafana::url_for_messages("http://grafana:3000/a@b") == "http://grafana:3000/a@b");
   CHECK(grafana::url_for_messages("http://grafana:3000") == "http://grafana:3000");
 }
+
+}  // namespace grafana_annotation_test

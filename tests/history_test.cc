@@ -16,6 +16,8 @@
 #include "reports/history_store.h"
 #include "reports/history_trend.h"
 
+namespace history_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 namespace fs = std::filesystem;
 
@@ -296,3 +298,5 @@ TEST_CASE("history store: mangled lines are refused or read, never a crash", "[h
   const auto r = gate_against_history(odd, run_with("cur", 1e308, -1));
   CHECK(r.rows.size() == 3);
 }
+
+}  // namespace history_test

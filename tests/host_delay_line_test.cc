@@ -22,6 +22,8 @@
 #include "host_net_fixture.h"
 #include "test_util.h"
 
+namespace host_delay_line_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using faults::Direction;
 using faults::Flow;
@@ -237,3 +239,5 @@ TEST_CASE("host mode: a queue number another process serves in the host's namesp
   CHECK(during.avg_ms - base == Approx(20).margin(3));
   check_nothing_left(h);
 }
+
+}  // namespace host_delay_line_test

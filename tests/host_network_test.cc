@@ -23,6 +23,8 @@
 #include "host_net_fixture.h"
 #include "test_util.h"
 
+namespace host_network_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using faults::Direction;
 using faults::Flow;
@@ -288,3 +290,5 @@ TEST_CASE("host mode: a chain of ours that a dead run left in the host's table i
   CHECK_FALSE(faults::iptables_chain_exists(h.fd(kA), "chaosbench1"));
   CHECK(h.log.open() == 0);
 }
+
+}  // namespace host_network_test

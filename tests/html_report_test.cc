@@ -23,6 +23,8 @@
 #include "report_fixtures.h"
 #include "test_util.h"
 
+namespace html_report_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 using chaosbench::test::occurrences;
 namespace fs = std::filesystem;
@@ -472,3 +474,5 @@ TEST_CASE("html: a combined result of repeated runs renders in headless Chromium
   const auto dom = render_in_chromium(chaosbench::test::combined_run(), "report-repeat.html", "report-repeat.png", 2400);
   CHECK(body_data(dom, "page-fits") == "true");
 }
+
+}  // namespace html_report_test

@@ -15,6 +15,8 @@
 #include "harness/journal/journal_reader.h"
 #include "test_util.h"
 
+namespace journal_fuzz_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace chaosbench::harness;
 using namespace std::chrono_literals;
@@ -140,3 +142,5 @@ TEST_CASE("journal fuzz: 2,000 malformed journals are read and cleaned without a
   CHECK_THAT(c.out, Catch::Contains(": expected "));
   CHECK(c.err.find("terminate") == std::string::npos);
 }
+
+}  // namespace journal_fuzz_test

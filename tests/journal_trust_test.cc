@@ -18,6 +18,8 @@
 #include "harness/journal/process_identity.h"
 #include "test_util.h"
 
+namespace journal_trust_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace chaosbench::harness;
 using namespace std::chrono_literals;
@@ -245,3 +247,5 @@ TEST_CASE("cleanup: a leaderless process group is killed only where its members 
   ::kill(stranger, SIGKILL);
   ::kill(ours, SIGKILL);
 }
+
+}  // namespace journal_trust_test

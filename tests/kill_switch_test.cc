@@ -9,6 +9,8 @@
 #include "harness/runner/kill_switch.h"
 #include "test_util.h"
 
+namespace kill_switch_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace chaosbench::harness;
 
@@ -38,3 +40,5 @@ TEST_CASE("a stop file that is a link or a FIFO is pulled but never read", "[pro
   CHECK(sw.pulled());
   CHECK(sw.reason() == "the stop file " + dir.file("stop"));  // returns: no writer is waited for
 }
+
+}  // namespace kill_switch_test

@@ -20,6 +20,8 @@
 #include "harness/runner/node_telemetry.h"
 #include "reports/diagnoser.h"
 
+namespace link_mesh_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace chaosbench::harness;
 
@@ -172,3 +174,5 @@ TEST_CASE("diagnosis: time to localise runs from the first applied fault to the 
   CHECK(diagnosis_metrics(events, {}, true).empty());
   CHECK(diagnosis_metrics(events, faults, false).empty());
 }
+
+}  // namespace link_mesh_test

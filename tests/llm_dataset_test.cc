@@ -12,6 +12,8 @@
 #include "bench/llm/prompt_file.h"
 #include "bench/llm/token_dataset.h"
 
+namespace llm_dataset_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace llm = chaosbench::bench::llm;
 using llm::LengthDistribution;
 
@@ -222,3 +224,5 @@ TEST_CASE("prompt JSONL from a file names the path", "[llm-timing]") {
     CHECK(std::string(e.what()).find("/nonexistent/prompts.jsonl") != std::string::npos);
   }
 }
+
+}  // namespace llm_dataset_test

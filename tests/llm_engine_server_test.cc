@@ -20,6 +20,8 @@
 #include "bench/llm/transformer/transformer_engine.h"
 #include "http_test_client.h"
 
+namespace llm_engine_server_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::llm;
 using chaosbench::test::connect_local;
 using chaosbench::test::http_request;
@@ -166,3 +168,5 @@ TEST_CASE("llm-engine-server: stopping the server mid-stream drops the engine's 
   s.server.reset();
   ::close(fd);
 }
+
+}  // namespace llm_engine_server_test

@@ -14,6 +14,8 @@
 #include "bench/llm/transformer/token_sampler.h"
 #include "bench/llm/transformer/transformer_model.h"
 
+namespace llm_engine_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::llm;
 
 namespace {
@@ -206,3 +208,5 @@ TEST_CASE("llm-engine: seeded sampling is deterministic and greedy is argmax", "
   for (std::uint64_t i = 0; i < 50; ++i) other.push_back(sample_token(logits.data(), ByteTokenizer::kVocab, hot, i));
   CHECK(other != first);
 }
+
+}  // namespace llm_engine_test

@@ -7,6 +7,8 @@
 
 #include "bench/llm/http_stream_parser.h"
 
+namespace llm_http_stream_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using chaosbench::bench::llm::HttpStreamLimits;
@@ -232,3 +234,5 @@ TEST_CASE(
     CHECK(p.state() != State::kBody);
   }
 }
+
+}  // namespace llm_http_stream_test

@@ -20,6 +20,8 @@
 #include "common/unique_fd.h"
 #include "test_util.h"
 
+namespace llm_kv_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::llm;
 using namespace std::chrono_literals;
 
@@ -199,3 +201,5 @@ TEST_CASE("llm-kv: an injected gpu.oom fails the step's requests and the next on
   CHECK(next[0].reason == FinishReason::kLength);
   CHECK(wait_for([&] { return engine.active() == 0 && engine.kv_cache_usage() == 0.0; }, 1s));
 }
+
+}  // namespace llm_kv_test

@@ -19,6 +19,8 @@
 
 #include "llm_load_fixture.h"
 
+namespace llm_load_robust_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::llm;
 using namespace std::chrono_literals;
 using chaosbench::common::Duration;
@@ -217,3 +219,5 @@ TEST_CASE("llm-load: records reach the metrics socket from the writer thread", "
                            "infer/error_rate"})
     CHECK_THAT(received, Catch::Contains(std::string("\"") + name + "\""));
 }
+
+}  // namespace llm_load_robust_test

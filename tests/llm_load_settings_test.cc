@@ -14,6 +14,8 @@
 #include "bench/llm/llm_load_settings.h"
 #include "bench/load/load_config.h"
 
+namespace llm_load_settings_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::llm;
 using namespace std::chrono_literals;
 using chaosbench::common::Duration;
@@ -99,3 +101,5 @@ TEST_CASE("llm-load worker: --endpoints parses as a comma-separated list", "[llm
   CHECK_FALSE(chaosbench::bench::load::parse_endpoint_list("http://a:1,b:2", error));
   CHECK_THAT(error, Catch::Contains("b:2"));
 }
+
+}  // namespace llm_load_settings_test

@@ -18,6 +18,8 @@
 #include "llm_load_fixture.h"
 #include "timing_attempts.h"
 
+namespace llm_load_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::llm;
 using namespace std::chrono_literals;
 using chaosbench::common::Duration;
@@ -229,3 +231,5 @@ TEST_CASE("llm-load: find_peak brackets a server of bounded capacity", "[llm-loa
   CHECK(*peak.lowest_failing <= 400);
   CHECK(*peak.highest_passing < *peak.lowest_failing);
 }
+
+}  // namespace llm_load_test

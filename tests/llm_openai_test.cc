@@ -9,6 +9,8 @@
 #include "bench/llm/openai_stream.h"
 #include "bench/llm/sse_parser.h"
 
+namespace llm_openai_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::llm;
 using nlohmann::json;
 
@@ -154,3 +156,5 @@ TEST_CASE("llm openai: what the server writes, the client's stream parsing reads
     CHECK(*stream.finish_reason() == "stop");
   }
 }
+
+}  // namespace llm_openai_test

@@ -6,6 +6,8 @@
 #include "results_json.h"
 #include "test_util.h"
 
+namespace llm_run_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 
@@ -127,3 +129,5 @@ TEST_CASE("llm: the synthetic engine refuses gpu faults, it has no device", "[ll
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.out + r.err, Catch::Contains("faults[0].type") && Catch::Contains("synthetic engine has none"));
 }
+
+}  // namespace llm_run_test

@@ -26,6 +26,8 @@
 #include "bench/llm/synthetic_engine.h"
 #include "http_test_client.h"
 
+namespace llm_serve_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::llm;
 using chaosbench::test::connect_local;
 using chaosbench::test::http_request;
@@ -344,3 +346,5 @@ TEST_CASE("llm-serve: the worker announces its port and stops on SIGTERM", "[llm
   CHECK(WEXITSTATUS(status) == 0);
   std::remove(log.c_str());
 }
+
+}  // namespace llm_serve_test

@@ -11,6 +11,8 @@
 #include "bench/llm/openai_stream.h"
 #include "bench/llm/sse_parser.h"
 
+namespace llm_sse_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using namespace chaosbench::bench::llm;
@@ -281,3 +283,5 @@ TEST_CASE(
     check(run_pipeline(wire, pieces));
   }
 }
+
+}  // namespace llm_sse_test

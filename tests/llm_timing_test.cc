@@ -11,6 +11,8 @@
 #include "bench/llm/slo.h"
 #include "bench/llm/stream_timeline.h"
 
+namespace llm_timing_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace llm = chaosbench::bench::llm;
 using namespace std::chrono_literals;
 using Clock = llm::StreamTimeline::Clock;
@@ -268,3 +270,5 @@ TEST_CASE("find_peak from above halves, with edges and limits", "[llm-timing]") 
   CHECK_THROWS_AS(llm::find_peak(capacity_model(1), o), std::invalid_argument);
   CHECK(llm::to_string(llm::PeakStop::kNothingPasses) == "nothing_passes");
 }
+
+}  // namespace llm_timing_test

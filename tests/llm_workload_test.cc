@@ -16,6 +16,8 @@
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/scenario_loader.h"
 
+namespace llm_workload_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace std::chrono_literals;
 
@@ -171,3 +173,5 @@ TEST_CASE("llm workload: the launcher starts llm-serve on replicas and llm-load 
   REQUIRE(only_load.size() == 1);
   CHECK_THAT(flags_text(only_load[0].spec.argv), Catch::Contains("--endpoints http://192.0.2.9:8000"));
 }
+
+}  // namespace llm_workload_test

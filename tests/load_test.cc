@@ -12,6 +12,8 @@
 #include "bench/load/load_generator.h"
 #include "bench/load/trivial_server.h"
 
+namespace load_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace load = chaosbench::bench::load;
 using namespace std::chrono_literals;
 
@@ -206,3 +208,5 @@ TEST_CASE("load: absurd Content-Length values are malformed, never an overflow",
   REQUIRE(parser.parse("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc") == Outcome::kComplete);
   CHECK(parser.consumed() == 60);
 }
+
+}  // namespace load_test

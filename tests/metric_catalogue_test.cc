@@ -10,6 +10,8 @@
 #include "common/metric_catalogue.h"
 #include "reports/html/chart_data.h"
 
+namespace metric_catalogue_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using chaosbench::common::MetricDisplay;
@@ -73,3 +75,5 @@ TEST_CASE("metric catalogue: latency-like rows agree with the name guess for out
   CHECK(chaosbench::reports::html::name_looks_latency_like("my/rpc_latency"));
   CHECK_FALSE(chaosbench::reports::html::name_looks_latency_like("resilience/my_time"));
 }
+
+}  // namespace metric_catalogue_test

@@ -24,6 +24,8 @@
 #include "bench/protocol/record.h"
 #include "harness/runner/metrics_server.h"
 
+namespace metrics_server_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using chaosbench::harness::MetricsServer;
 namespace bench = chaosbench::bench;
 namespace fs = std::filesystem;
@@ -370,3 +372,5 @@ TEST_CASE("metrics-server: a relay hands on every non-blank line as it came, the
   CHECK(server->records() == 3);
   CHECK(server->malformed() == 0);
 }
+
+}  // namespace metrics_server_test

@@ -11,6 +11,8 @@
 #include "results_json.h"
 #include "test_util.h"
 
+namespace micro_bench_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using namespace chaosbench::test;
@@ -59,3 +61,5 @@ TEST_CASE("bench micro rejects a filter that matches nothing", "[micro]") {
 }
 
 }  // namespace
+
+}  // namespace micro_bench_test

@@ -13,6 +13,8 @@
 #include "harness/cluster/netns_cluster.h"
 #include "test_util.h"
 
+namespace netns_cluster_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using chaosbench::harness::NetnsCluster;
 using chaosbench::test::skip_without_root;
 namespace fs = std::filesystem;
@@ -85,3 +87,5 @@ TEST_CASE("netns cluster: 64 nodes come up and go", "[netns]") {
   CHECK(cluster.nodes() == 64);
   CHECK(can_connect(cluster, 63, 0));
 }
+
+}  // namespace netns_cluster_test

@@ -22,6 +22,8 @@
 #include "net_probe.h"
 #include "test_util.h"
 
+namespace network_faults_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using faults::Direction;
 using faults::Flow;
@@ -275,3 +277,5 @@ TEST_CASE("cleanup of a network entry acts only in the journaled namespace, foun
   CHECK_THAT(harness::undo_tc_root(e, false), Catch::Contains("namespace is gone"));
   holder.wait();
 }
+
+}  // namespace network_faults_test

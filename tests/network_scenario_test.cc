@@ -14,6 +14,8 @@
 #include "test_util.h"
 #include "timing_attempts.h"
 
+namespace network_scenario_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using nlohmann::json;
 
@@ -109,3 +111,5 @@ TEST_CASE("cluster.link: a one-way delay on every node's link, for the whole run
   CHECK(ping.avg_ms == Approx(10.0).epsilon(0.10));  // 5 ms each way
   CHECK(read_file(dir.file("out/timeline.jsonl")).find("\"link_shaped\"") != std::string::npos);
 }
+
+}  // namespace network_scenario_test

@@ -30,6 +30,8 @@
 #include "harness/runner/target_resolver.h"
 #include "test_util.h"
 
+namespace node_cgroups_v2_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace chaosbench::harness;
 using namespace chaosbench::faults;
@@ -539,3 +541,5 @@ TEST_CASE("node cgroups v2: after SIGKILL of the harness, cleanup removes its v2
     fs::remove_all(dir.file("out"));
   }
 }
+
+}  // namespace node_cgroups_v2_test

@@ -12,6 +12,8 @@
 #include "harness/cluster/node_cgroups.h"
 #include "test_util.h"
 
+namespace node_faults_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -197,3 +199,5 @@ TEST_CASE("node faults: a restart due while its node is frozen waits for the tha
     }
   CHECK(restarted);
 }
+
+}  // namespace node_faults_test

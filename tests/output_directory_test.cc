@@ -11,6 +11,8 @@
 #include "common/trusted_directory.h"
 #include "tests/test_util.h"
 
+namespace output_directory_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace std::chrono_literals;
 using test::binary;
@@ -214,3 +216,5 @@ TEST_CASE("trusted directory: under sudo a new directory is the sudo user's grou
   CHECK((mode_of(dir.file("p")) & 07777) == 0755);
   CHECK((mode_of(dir.file("p/q")) & 07777) == 0755);
 }
+
+}  // namespace output_directory_test

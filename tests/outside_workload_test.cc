@@ -13,6 +13,8 @@
 #include "results_json.h"
 #include "test_util.h"
 
+namespace outside_workload_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -98,3 +100,5 @@ TEST_CASE("outside workloads: a PyTorch DDP job on 2 namespaced nodes recovers f
     CHECK_THAT(read_file(dir.file("out/logs/rank" + std::to_string(rank) + ".restart1.out")),
                Catch::Contains("on node" + std::to_string(rank) + " attempt 1 from step 150"));
 }
+
+}  // namespace outside_workload_test

@@ -9,6 +9,8 @@
 #include "reports/text_format.h"
 #include "reports/tuning_advice.h"
 
+namespace parallel_advice_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 using chaosbench::test::metric;
 
@@ -202,3 +204,5 @@ TEST_CASE("parallel advice: rank imbalance still names a rank beside stage score
   CHECK(std::find(ids.begin(), ids.end(), "slow-pipeline-stage") != ids.end());
   CHECK_THAT(advice(run, "rank-imbalance").evidence, Catch::Contains("the straggler is rank 5 on node2"));
 }
+
+}  // namespace parallel_advice_test

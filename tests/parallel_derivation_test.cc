@@ -9,6 +9,8 @@
 #include "harness/runner/train_derivation.h"
 #include "reports/text_format.h"
 
+namespace parallel_derivation_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace chaosbench::harness;
 
@@ -187,3 +189,5 @@ TEST_CASE("parallel derivation: a data-parallel run's records are unchanged", "[
         Approx(60.0 / 180));
   CHECK(value(dp_only, "train/rank_imbalance") == Approx(200));
 }
+
+}  // namespace parallel_derivation_test

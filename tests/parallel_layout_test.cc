@@ -10,6 +10,8 @@
 #include "bench/train/parallel_layout.h"
 #include "bench/train/pipeline_schedule.h"
 
+namespace parallel_layout_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::train;
 
 TEST_CASE("parallel layout: TP ranks are contiguous, then replicas, then stages (Megatron's order)", "[parallel]") {
@@ -109,3 +111,5 @@ TEST_CASE("pipeline schedules: a slow stage sets the pace and the others wait fo
   CHECK(t.bubble(1) < analytic_bubble(2, 8));
   CHECK(t.step_time >= 8 * 6.0);
 }
+
+}  // namespace parallel_layout_test

@@ -10,6 +10,8 @@
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/scenario_loader.h"
 
+namespace parallel_scenario_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 
 namespace {
@@ -243,3 +245,5 @@ TEST_CASE("parallel scenario: group targets out of range, on another workload, o
   auto typo = only_error(train_scenario(4, 2, kHybrid, fault("rank.kill", R"({"pp_stag": [0]})")));
   CHECK_THAT(typo.message, Catch::Contains("did you mean \"pp_stage\"?"));
 }
+
+}  // namespace parallel_scenario_test

@@ -15,6 +15,8 @@
 #include "bench/train/peer_links.h"
 #include "test_util.h"
 
+namespace peer_links_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::train;
 using chaosbench::test::TempDir;
 using namespace std::chrono_literals;
@@ -112,3 +114,5 @@ TEST_CASE("peer links: a peer that leaves fails a waiting recv at once, a silent
   }, 300ms);
   CHECK_THAT(errors[0], Catch::Contains("nothing from rank 1 within 300 ms"));
 }
+
+}  // namespace peer_links_test

@@ -10,6 +10,8 @@
 #include "harness/probes/metric_probe.h"
 #include "harness/probes/prometheus_probe.h"
 
+namespace probe_check_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 using namespace chaosbench::harness::probes;
 using namespace std::chrono_literals;
@@ -230,3 +232,5 @@ TEST_CASE("probes: a Prometheus error's text reaches the evidence without contro
   CHECK(!o.ok);
   CHECK(o.evidence == "GET q: the query failed (bad_data): x?[2Jy");
 }
+
+}  // namespace probe_check_test

@@ -9,6 +9,8 @@
 
 #include "harness/runner/probe_engine.h"
 
+namespace probe_engine_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace chaosbench::harness;
 using namespace std::chrono_literals;
@@ -199,3 +201,5 @@ TEST_CASE("probe engine: a pass between failures restarts the streak", "[probe_e
   CHECK_FALSE(b.engine->abort_decided());
   CHECK(b.engine->records()[0].transitions.size() >= 5);
 }
+
+}  // namespace probe_engine_test

@@ -11,6 +11,8 @@
 #include "stub_http_server.h"
 #include "test_util.h"
 
+namespace probe_http_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 using namespace chaosbench::harness::probes;
 using chaosbench::test::StubAnswer;
@@ -145,3 +147,5 @@ TEST_CASE("probes: http and command probes reach a node from its network namespa
   c.node = -1;
   CHECK(!make_probe_check(c, ctx)->evaluate(0).ok);
 }
+
+}  // namespace probe_http_test

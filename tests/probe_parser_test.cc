@@ -4,6 +4,8 @@
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/scenario_loader.h"
 
+namespace probe_parser_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 
 namespace {
@@ -212,3 +214,5 @@ TEST_CASE("probes: errors point at the line and column, --set and sweeps reach p
                                           R"(], "sweep": {"probes.0.interval": ["1s", "5ms"]})");
   CHECK_THAT(first(swept), Catch::StartsWith("sweep: point 2") && Catch::Contains("probes[0].interval"));
 }
+
+}  // namespace probe_parser_test

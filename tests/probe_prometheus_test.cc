@@ -16,6 +16,8 @@
 #include "harness/probes/probe_check.h"
 #include "test_util.h"
 
+namespace probe_prometheus_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 using namespace chaosbench::harness::probes;
 using namespace std::chrono_literals;
@@ -138,3 +140,5 @@ TEST_CASE("probes: a prometheus probe queries Debian's Prometheus server", "[pro
   CHECK(o.ok);
   CHECK_THAT(o.evidence, Catch::Contains("up{job=\"self\"} = 1{__name__=up") && Catch::Contains("job=self"));
 }
+
+}  // namespace probe_prometheus_test

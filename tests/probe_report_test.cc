@@ -18,6 +18,8 @@
 #include "reports/trace_report.h"
 #include "test_util.h"
 
+namespace probe_report_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 using chaosbench::test::aborted_run;
 using chaosbench::test::occurrences;
@@ -202,3 +204,5 @@ TEST_CASE("probes: probe/failures and fault/abort_latency from the records", "[r
   CHECK(chaosbench::harness::probe_metrics({}, AbortRecord{"kill switch", "chaosbench stop", 3, std::nullopt}).empty());
   CHECK(chaosbench::harness::probe_metrics({}, AbortRecord{"kill switch", "", 3, 2.9}).at(0).value == 0);
 }
+
+}  // namespace probe_report_test

@@ -17,6 +17,8 @@
 #include "test_util.h"
 #include "harness/runner/process_supervisor.h"
 
+namespace process_supervisor_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using chaosbench::harness::ProcessSpec;
 using chaosbench::harness::ProcessSupervisor;
 using namespace std::chrono_literals;
@@ -325,3 +327,5 @@ TEST_CASE("supervisor: poll leaves other children of the harness alone", "[super
   CHECK(WIFEXITED(ws));
   CHECK(WEXITSTATUS(ws) == 7);
 }
+
+}  // namespace process_supervisor_test

@@ -23,6 +23,8 @@
 #include "http_test_client.h"
 #include "test_util.h"
 
+namespace prometheus_exposition_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace prom = chaosbench::harness::prometheus;
 namespace bench = chaosbench::bench;
 using chaosbench::harness::FaultSpec;
@@ -294,3 +296,5 @@ TEST_CASE("fault driver observer: each apply and revert, in order, feeds the liv
   CHECK(tick(3.0) == "recovery");
   CHECK(seen == std::vector<std::string>{"+slow-link@10", "+cut@20", "-cut@25", "-slow-link@30"});
 }
+
+}  // namespace prometheus_exposition_test

@@ -8,6 +8,8 @@
 #include "results_json.h"
 #include "test_util.h"
 
+namespace recovery_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 
@@ -58,3 +60,5 @@ TEST_CASE("restart recovery: max_restarts used up fails the run with the reason"
   CHECK(res["verdict"] == "fail");
   CHECK(res["reason"].get<std::string>().find("max_restarts (0) are used up") != std::string::npos);
 }
+
+}  // namespace recovery_test

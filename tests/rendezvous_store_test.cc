@@ -15,6 +15,8 @@
 #include "common/store_wire.h"
 #include "harness/runner/rendezvous_server.h"
 
+namespace rendezvous_store_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using chaosbench::bench::TcpStoreClient;
 using chaosbench::harness::RendezvousServer;
 namespace wire = chaosbench::common::store_wire;
@@ -181,3 +183,5 @@ TEST_CASE("rendezvous store: make_store(\"tcp:...\") gives gloo a prefixed store
   CHECK(raw.get("run1/k", 0ms) == "xy");
   CHECK(chaosbench::bench::parse_store_spec(spec).port == server.port());
 }
+
+}  // namespace rendezvous_store_test

@@ -13,6 +13,8 @@
 #include "reports/json_io.h"
 #include "reports/repeat_combine.h"
 
+namespace repeat_gate_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using namespace chaosbench::reports;
@@ -221,3 +223,5 @@ TEST_CASE("repeat gate: figures at zero or constant compare without logarithms",
   m = row(c, "resilience/lost_steps", "value");
   CHECK(m->status == GateStatus::kFail);  // every run lost 3 steps, none did before
 }
+
+}  // namespace repeat_gate_test

@@ -12,6 +12,8 @@
 #include "reports/trace_report.h"
 #include "test_util.h"
 
+namespace report_formats_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 using chaosbench::test::check_golden;
 using chaosbench::test::golden_run;
@@ -208,3 +210,5 @@ TEST_CASE("report formats: GitHub annotations escape and stop at 10", "[report-f
   CHECK(lines[9].starts_with("::error file=s.json,title=chaosbench check::m8 "));
   CHECK(lines[10] == "::warning::2 more failed checks");
 }
+
+}  // namespace report_formats_test

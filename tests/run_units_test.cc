@@ -11,6 +11,8 @@
 #include "harness/runner/recovery.h"
 #include "test_util.h"
 
+namespace run_units_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace chaosbench::harness;
 using namespace std::chrono_literals;
@@ -247,3 +249,5 @@ TEST_CASE("recovery (fake site): restart mode stops every rank, SIGKILLs straggl
   CHECK(ranks.restarts(0) == 1);
   CHECK_FALSE(recovery->restarting());
 }
+
+}  // namespace run_units_test

@@ -10,6 +10,8 @@
 #include "results_json.h"
 #include "test_util.h"
 
+namespace runner_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -276,3 +278,5 @@ TEST_CASE("runner: 64 nodes in network namespaces run a trivial workload", "[run
   auto res = read_results(dir);
   CHECK(res["processes"].size() == 64);
 }
+
+}  // namespace runner_test

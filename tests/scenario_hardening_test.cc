@@ -9,6 +9,8 @@
 #include "harness/scenario/scenario_loader.h"
 #include "tests/test_util.h"
 
+namespace scenario_hardening_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace std::chrono_literals;
 using test::binary;
@@ -84,3 +86,5 @@ TEST_CASE("sweep: the scenario is read once, so a file changed mid-sweep changes
     CHECK_THAT(read_file(dir.file(point)), Catch::Contains("\"verdict\": \"pass\""));
   CHECK_THAT(read_file(dir.file("out/sweep.md")), Catch::Contains("| POINT=b | pass |"));
 }
+
+}  // namespace scenario_hardening_test

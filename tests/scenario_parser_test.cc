@@ -7,6 +7,8 @@
 #include "harness/scenario/scenario_loader.h"
 #include "harness/scenario/suggest.h"
 
+namespace scenario_parser_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 
 namespace {
@@ -299,3 +301,5 @@ TEST_CASE("scenario: restart_after is an envelope key of the types whose registr
   CHECK(first_error(with(serve, R"({"type": "gpu.xid", "target": {"nodes": [0]}, "at": "1s", "restart_after": "2s"})")) ==
         "(valid)");
 }
+
+}  // namespace scenario_parser_test

@@ -4,6 +4,8 @@
 
 #include "harness/scenario/scenario_loader.h"
 
+namespace scenario_soak_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 
 namespace {
@@ -108,3 +110,5 @@ TEST_CASE("scenario: after chains name a fault and make no cycle", "[scenario][s
                                     "arrivals": {"process": "poisson", "mtbf": "1s"}})")),
              Catch::Contains("faults[0].arrivals: random \"arrivals\" start at \"at\""));
 }
+
+}  // namespace scenario_soak_test

@@ -10,6 +10,8 @@
 #include "harness/runner/schedule_text.h"
 #include "reports/schedule_json.h"
 
+namespace schedule_plan_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 namespace reports = chaosbench::reports;
 using namespace std::chrono_literals;
@@ -148,3 +150,5 @@ TEST_CASE("schedule: a chained occurrence whose parent failed does not hold up t
   CHECK(due[0].occurrence == 3);  // b#2
   CHECK(*s.next_deadline() == Approx(6.0));
 }
+
+}  // namespace schedule_plan_test

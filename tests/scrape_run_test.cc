@@ -23,6 +23,8 @@
 #include "serve_process.h"
 #include "test_util.h"
 
+namespace scrape_run_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 namespace prom = chaosbench::harness::prometheus;
@@ -166,3 +168,5 @@ TEST_CASE("scrape: a target that goes away is down once, with its failures count
   CHECK(up_zero == stats[0].failures);
   CHECK(samples > 10);
 }
+
+}  // namespace scrape_run_test

@@ -15,6 +15,8 @@
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/scenario_loader.h"
 
+namespace scrape_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 using namespace chaosbench::harness::prometheus;
 
@@ -207,3 +209,5 @@ TEST_CASE("scrape: a check may name a scraped Prometheus series", "[scrape]") {
   CHECK(r.scenario.checks.size() == 2);
   CHECK(r.warnings.size() == 1);  // node/load1 is not in the catalogue; req_total:rate is plainly scraped
 }
+
+}  // namespace scrape_test

@@ -18,6 +18,8 @@
 #include "http_test_client.h"
 #include "serve_process.h"
 
+namespace serve_fuzz_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 
@@ -206,3 +208,5 @@ TEST_CASE("serve-fuzz: 20,000 malformed responses never break the load generator
             << " malformed\n";
   CHECK(outcomes[Parser::Outcome::kMalformed] > 0);
 }
+
+}  // namespace serve_fuzz_test

@@ -15,6 +15,8 @@
 #include "http_test_client.h"
 #include "serve_process.h"
 
+namespace serve_hardening_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 
@@ -175,3 +177,5 @@ TEST_CASE("serve-hardening: --max-batch-size and the HTTP limits are bounded wit
     CHECK_THAT(r.err, Catch::Contains(flag));
   }
 }
+
+}  // namespace serve_hardening_test

@@ -5,6 +5,8 @@
 #include "results_json.h"
 #include "test_util.h"
 
+namespace serve_run_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 
@@ -54,3 +56,5 @@ TEST_CASE("serve: a replica killed under load costs under 1% errors thanks to fa
   for (const auto& p : res["processes"]) restarted += p["restart"].get<int>() > 0;
   CHECK(restarted == 1);
 }
+
+}  // namespace serve_run_test

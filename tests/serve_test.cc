@@ -22,6 +22,8 @@
 #include "bench/serve/inference_model.h"
 #include "bench/serve/inference_service.h"
 
+namespace serve_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::serve;
 using nlohmann::json;
 
@@ -380,3 +382,5 @@ TEST_CASE("serve: fuzzed bodies over the socket get 200, 400 or 413 and never cr
   CHECK(counts[400] > 0);
   CHECK(Client(s.server.port()).request("GET", "/v2/health/live").status == 200);
 }
+
+}  // namespace serve_test

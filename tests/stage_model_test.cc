@@ -17,6 +17,8 @@
 #include "bench/train/stage_model.h"
 #include "bench/train/stage_plan.h"
 
+namespace stage_model_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::train;
 
 namespace {
@@ -130,3 +132,5 @@ TEST_CASE("stage model: tp 2 × pp 2 shards give the unsplit MLP's output and gr
     }
   }
 }
+
+}  // namespace stage_model_test

@@ -9,6 +9,8 @@
 
 #include "reports/student_t.h"
 
+namespace student_t_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 
 namespace {
@@ -71,3 +73,5 @@ TEST_CASE("student t: Welch's test on thin or constant samples", "[student-t]") 
   CHECK(apart->p_value == 0.0);
   CHECK(std::isinf(apart->t));
 }
+
+}  // namespace student_t_test

@@ -9,6 +9,8 @@
 #include "harness/scenario/sweep.h"
 #include "test_util.h"
 
+namespace sweep_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::harness;
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
@@ -59,3 +61,5 @@ TEST_CASE("sweep: every point runs with its own reports, and the best passing on
   CHECK_THAT(read_file(dir.file("out/sweep.md")), Catch::Contains("| batch_size=32 |") || Catch::Contains("batch_size=32"));
   CHECK_THAT(r.out, Catch::Contains("sweep sw: 2 points"));
 }
+
+}  // namespace sweep_test

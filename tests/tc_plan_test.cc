@@ -7,6 +7,8 @@
 #include "faults/network/tc_commands.h"
 #include "faults/network/tc_plan.h"
 
+namespace tc_plan_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::faults;
 
 namespace {
@@ -132,3 +134,5 @@ TEST_CASE("tc plan: the same change as tc command lines", "[tc-plan]") {
   CHECK(joined(netem[1]) == "tc qdisc add dev n1 parent 1:3 handle 3: netem limit 100000 delay 20000us 2000us loss 1.0000000%");
   CHECK(joined(netem[2]) == "tc filter add dev n1 parent 1: protocol ip prio 12291 u32 match u32 0x0 0x0 at 0 flowid 1:3");
 }
+
+}  // namespace tc_plan_test

@@ -15,6 +15,8 @@
 
 #include "faults/network/tc_requests.h"
 
+namespace tc_requests_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::faults;
 
 namespace {
@@ -200,3 +202,5 @@ TEST_CASE("tc requests: htb class and u32 filter as the kernel reads them", "[tc
   auto init = attrs(root.top.at(TCA_OPTIONS).data, root.top.at(TCA_OPTIONS).len);
   CHECK(init.at(TCA_HTB_INIT).as<tc_htb_glob>().defcls == 0u);  // no default class: direct queue
 }
+
+}  // namespace tc_requests_test

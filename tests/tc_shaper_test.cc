@@ -16,6 +16,8 @@
 #include "net_probe.h"
 #include "test_util.h"
 
+namespace tc_shaper_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using chaosbench::common::run_in_netns;
 using chaosbench::faults::ShapeRule;
 using chaosbench::faults::TcShaper;
@@ -248,3 +250,5 @@ TEST_CASE("tc shaper: a 20 ms netem delay adds 20 ms to the ping RTT", "[network
   shaper.remove(id);
   CHECK(ping_ms(c, 0, 1) < base + 3);
 }
+
+}  // namespace tc_shaper_test

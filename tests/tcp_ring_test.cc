@@ -14,6 +14,8 @@
 #include "layer_spans.h"
 #include "test_util.h"
 
+namespace tcp_ring_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::train;
 using chaosbench::test::spans_of;
 using chaosbench::test::TempDir;
@@ -227,3 +229,5 @@ TEST_CASE("tcp ring: no ring without every rank, within the timeout", "[train][t
                   CollectiveError);
   CHECK(std::chrono::steady_clock::now() - start < 5s);
 }
+
+}  // namespace tcp_ring_test

@@ -4,6 +4,8 @@
 
 #include <string>
 
+namespace test_names_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 TEST_CASE("test names: no test case name contains a semicolon", "[hardening]") {
   const Catch::IConfig& config = *Catch::getCurrentContext().getConfig();
   const auto& all = Catch::getAllTestCasesSorted(config);
@@ -13,3 +15,5 @@ TEST_CASE("test names: no test case name contains a semicolon", "[hardening]") {
     CHECK(t.name.find(';') == std::string::npos);
   }
 }
+
+}  // namespace test_names_test

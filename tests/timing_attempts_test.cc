@@ -5,6 +5,8 @@
 
 #include "timing_attempts.h"
 
+namespace timing_attempts_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 
 TEST_CASE("timing attempts: measured again after a miss, and no more once the brackets hold", "[test-util]") {
@@ -23,3 +25,5 @@ TEST_CASE("timing attempts: measured again after a miss, and no more once the br
   REQUIRE(m.size() == 1);
   CHECK(m[0] == "TTFT p50 ms 158.250, expected 150 +/- 2");
 }
+
+}  // namespace timing_attempts_test

@@ -20,6 +20,8 @@
 #include "layer_spans.h"
 #include "test_util.h"
 
+namespace train_comm_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::train;
 using chaosbench::test::spans_of;
 using chaosbench::test::TempDir;
@@ -262,3 +264,5 @@ TEST_CASE("a dropped join request is made again by a joiner still waiting", "[tr
   joiner.join();
   CHECK(done);
 }
+
+}  // namespace train_comm_test

@@ -6,6 +6,8 @@
 #include "reports/text_format.h"
 #include "harness/runner/train_derivation.h"
 
+namespace train_derivation_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace chaosbench::harness;
 
@@ -370,3 +372,5 @@ TEST_CASE("train derivation: nothing to derive from, and a run that never recove
   CHECK(value(rs, "resilience/lost_steps") == 10);
   CHECK(value(rs, "resilience/restarts") == 1);
 }
+
+}  // namespace train_derivation_test

@@ -20,6 +20,8 @@
 #include "bench/train/optimizer.h"
 #include "bench/train/synthetic_data.h"
 
+namespace train_math_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::bench::train;
 
 namespace {
@@ -368,3 +370,5 @@ TEST_CASE("train: cpu device describes itself and measures a GEMM peak", "[train
   device->release(p);
   CHECK(measure_gemm_tflops(*device, 128, 0.01) > 0.0);
 }
+
+}  // namespace train_math_test

@@ -10,6 +10,8 @@
 #include "results_json.h"
 #include "test_util.h"
 
+namespace train_run_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -162,3 +164,5 @@ TEST_CASE("train: restart recovery on fewer nodes when a killed node does not co
   CHECK(read_results(dir, "fail")["reason"].get<std::string>().find("2 of 3 nodes are up and recovery.min_nodes is 3") !=
         std::string::npos);
 }
+
+}  // namespace train_run_test

@@ -5,6 +5,8 @@
 #include "report_fixtures.h"
 #include "reports/tuning_advice.h"
 
+namespace tuning_advice_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::reports;
 using chaosbench::test::clean_train_run;
 using chaosbench::test::golden_run;
@@ -176,3 +178,5 @@ TEST_CASE("advice: bit flips say how many were caught and what catches the rest"
                       "step(s) (resilience/sdc_detection_steps)");
   CHECK_THAT(a.recommendation, Catch::Contains("gradient norms"));
 }
+
+}  // namespace tuning_advice_test

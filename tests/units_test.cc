@@ -2,6 +2,8 @@
 
 #include "common/units.h"
 
+namespace units_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench::common;
 using namespace std::chrono_literals;
 
@@ -54,3 +56,5 @@ TEST_CASE("units: canonical spellings round-trip", "[units]") {
   CHECK(to_string(*parse_size("64KiB")) == "64KiB");
   CHECK(to_string(*parse_percent("0.5%")) == "0.5%");
 }
+
+}  // namespace units_test

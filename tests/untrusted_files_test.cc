@@ -15,6 +15,8 @@
 #include "common/fault_control.h"
 #include "tests/test_util.h"
 
+namespace untrusted_files_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace std::chrono_literals;
 using test::binary;
@@ -139,3 +141,5 @@ TEST_CASE("results: report and compare refuse a results file nested 100,000 deep
   CHECK(device.exit_code == 2);
   CHECK_THAT(device.err, Catch::Contains("not a regular file"));
 }
+
+}  // namespace untrusted_files_test

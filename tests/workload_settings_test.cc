@@ -16,6 +16,8 @@
 #include "bench/train/train_settings.h"
 #include "harness/scenario/scenario_loader.h"
 
+namespace workload_settings_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+
 using namespace chaosbench;
 using namespace std::chrono_literals;
 
@@ -162,3 +164,5 @@ TEST_CASE("workload settings: a bad flag value is refused naming the flag", "[se
         "--scenario: expected server, offline or single-stream");
   CHECK_THAT(message(bench::serve::decode_serve_settings, {"--port", "x"}), Catch::Contains("--port"));
 }
+
+}  // namespace workload_settings_test
