@@ -7,6 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "bench/llm/transformer/float_lanes.h"
+
 namespace chaosbench::bench::llm {
 namespace {
 
@@ -15,24 +17,21 @@ namespace {
 // as long repacking a weight matrix as reading it (8 rows took 3x one row's sgemv time
 // here, 2x in this kernel; at 32 rows both take the same). One row is sgemv's.
 constexpr int kSmallRows = 32;
-constexpr int kLanes = 16;  // floats of one AVX-512 register; independent partial sums
-
-#define CHAOSBENCH_LLM_GEMM_CLONES __attribute__((target_clones("avx512f", "default")))
 
 // y[r][c] = x[r] . w[c] for R rows and C channels at once: each 16 floats of a weight row
 // are loaded once for R rows, each 16 of an input row once for C channels. Every output
-// is summed in kLanes lanes then folded, the same sequence whatever R and C, so a row's
+// is summed in kFloatLanes lanes then folded, the same sequence whatever R and C, so a row's
 // result does not depend on which rows share its step.
 // GCC's generic vectors: one AVX-512 register in the avx512f clone, four SSE ones in
 // the default one; the accumulators stay in registers (arrays of floats did not).
-using Lanes = float __attribute__((vector_size(kLanes * sizeof(float))));
+using Lanes = float __attribute__((vector_size(kFloatLanes * sizeof(float))));
 
 template <int R, int C>
-CHAOSBENCH_LLM_GEMM_CLONES void dot_tile(const float* __restrict x, int in, const float* __restrict w, float* y,
-                                         int out) {
+CHAOSBENCH_LLM_CLONES void dot_tile(const float* __restrict x, int in, const float* __restrict w, float* y,
+                                    int out) {
   Lanes acc[R][C] = {};
   int e = 0;
-  for (; e + kLanes <= in; e += kLanes) {
+  for (; e + kFloatLanes <= in; e += kFloatLanes) {
     Lanes xv[R];
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) std::memcpy(&xv[r], x + static_cast<std::size_t>(r) * in + e, sizeof(Lanes));
@@ -47,7 +46,7 @@ CHAOSBENCH_LLM_GEMM_CLONES void dot_tile(const float* __restrict x, int in, cons
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) {
       float sum = 0.0f;
-      for (int j = 0; j < kLanes; ++j) sum += acc[r][c][j];
+      for (int j = 0; j < kFloatLanes; ++j) sum += acc[r][c][j];
       for (int t = e; t < in; ++t) sum += x[static_cast<std::size_t>(r) * in + t] * w[static_cast<std::size_t>(c) * in + t];
       y[static_cast<std::size_t>(r) * out + c] = sum;
     }

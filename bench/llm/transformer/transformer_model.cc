@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "bench/llm/transformer/byte_tokenizer.h"
+#include "bench/llm/transformer/float_lanes.h"
 #include "bench/train/counter_rng.h"
 
 namespace chaosbench::bench::llm {
@@ -41,19 +42,16 @@ void add_into(float* __restrict x, const float* __restrict y, std::size_t n) {
 
 // The attention's per-position loops run rows x heads x positions times a step, far more
 // calls than any GEMM: g++ builds them for AVX-512 too and picks a version at load time
-// (as bench/serve/int8_model.cc does).
-#define CHAOSBENCH_LLM_CLONES __attribute__((target_clones("avx512f", "default")))
+// (CHAOSBENCH_LLM_CLONES, float_lanes.h).
 
-// q . k over n floats, summed in kDotLanes independent lanes then folded: a loop g++
-// vectorises without reassociating (so the bits do not depend on the vector width).
-constexpr int kDotLanes = 16;
+// q . k over n floats, summed in kFloatLanes independent lanes then folded (float_lanes.h).
 inline float lane_dot(const float* __restrict q, const float* __restrict k, int n) {
-  float acc[kDotLanes] = {};
+  float acc[kFloatLanes] = {};
   int e = 0;
-  for (; e + kDotLanes <= n; e += kDotLanes)
-    for (int j = 0; j < kDotLanes; ++j) acc[j] += q[e + j] * k[e + j];
+  for (; e + kFloatLanes <= n; e += kFloatLanes)
+    for (int j = 0; j < kFloatLanes; ++j) acc[j] += q[e + j] * k[e + j];
   float dot = 0.0f;
-  for (int j = 0; j < kDotLanes; ++j) dot += acc[j];
+  for (int j = 0; j < kFloatLanes; ++j) dot += acc[j];
   for (; e < n; ++e) dot += q[e] * k[e];
   return dot;
 }
