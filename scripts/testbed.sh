@@ -19,6 +19,8 @@
 #                                     set when the test bed has Slurm (srun, sbatch, sinfo)
 #   scripts/testbed.sh down DIR       stops every daemon and ssh master, deletes the
 #                                     namespaces, removes DIR; idempotent
+#   scripts/testbed.sh down --id ID   the same for a test bed whose DIR is gone, found by
+#                                     its namespaces (cbtb-ID-*); idempotent
 #
 # Needs root, iproute2 and openssh-server/openssh-client, and for --slurm munge, slurmctld,
 # slurmd and slurm-client (scripts/bootstrap.sh installs them all). It touches nothing
@@ -31,7 +33,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '12,22p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '12,24p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -292,10 +294,58 @@ tb_daemon() {
   [ -n "$state" ] && [ "$state" != Z ] && tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -qF "$2/"
 }
 
+# Thaws every freezer cgroup above and at the one pid $1 is in (v1 freezer.state, v2
+# cgroup.freeze, where the v2 hierarchy is mounted), so that SIGKILL reaches it: a frozen
+# process does not die until thawed, and a run's node.pause whose agent died mid-fault
+# leaves its rank frozen. Only called for processes inside the test bed's namespaces.
+thaw_of() {
+  local line cg part path base
+  while IFS= read -r line; do
+    case "$line" in
+      *:freezer:*) cg=${line#*:freezer:} base=/sys/fs/cgroup/freezer ;;
+      0::*) cg=${line#0::} base=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts) ;;
+      *) continue ;;
+    esac
+    [ -n "$base" ] || continue
+    path=$base
+    for part in ${cg//\// }; do
+      path+="/$part"
+      [ -w "$path/freezer.state" ] && echo THAWED > "$path/freezer.state" 2>/dev/null
+      [ -w "$path/cgroup.freeze" ] && echo 0 > "$path/cgroup.freeze" 2>/dev/null
+    done
+  done < <(cat "/proc/$1/cgroup" 2>/dev/null)
+  return 0
+}
+
+# Kills every process in the namespaces cbtb-$TB_ID-* (thawing it first) and the daemons
+# among pids $@ (by their pid files, wherever they run), until none is left; then deletes
+# the namespaces. Fails, keeping them, when a process outlives SIGKILL for 5 s.
+kill_and_delete_namespaces() {
+  local ns pid left deadline=$((SECONDS + 5))
+  while :; do
+    left=""
+    for ns in $(ip netns list | awk '{print $1}' | grep "^cbtb-$TB_ID-" || true); do
+      for pid in $(ip netns pids "$ns" 2>/dev/null); do
+        thaw_of "$pid"
+        kill -KILL "$pid" 2>/dev/null || true
+        left+=" $pid"
+      done
+    done
+    for pid in "$@"; do [ -z "$TB_DOWN_DIR" ] || ! tb_daemon "$pid" "$TB_DOWN_DIR" || left+=" $pid"; done
+    [ -n "$left" ] || break
+    [ $SECONDS -lt $deadline ] || die "processes$left outlive SIGKILL; cbtb-$TB_ID-* kept (run down again)"
+    sleep 0.05
+  done
+  for ns in $(ip netns list | awk '{print $1}' | grep "^cbtb-$TB_ID-" || true); do
+    ip netns delete "$ns"
+  done
+}
+
 cmd_down() {
-  local dir=$1 ns pid f left deadline daemons=()
+  local dir=$1 pid f daemons=()
   [ -d "$dir" ] || return 0
   load_state "$dir"
+  TB_DOWN_DIR=$dir
   # The ssh masters first (they live in the controller namespace), then the daemons by
   # their pid files (slurmd before it starts more), then every process left in the test
   # bed's namespaces (job steps, tasks, whatever sshd started) until none is, then the
@@ -308,21 +358,17 @@ cmd_down() {
     kill -KILL "$pid" 2>/dev/null || true
     daemons+=("$pid")
   done
-  deadline=$((SECONDS + 5))
-  while :; do
-    left=""
-    for ns in $(ip netns list | awk '{print $1}' | grep "^cbtb-$TB_ID-" || true); do
-      for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; left+=" $pid"; done
-    done
-    for pid in "${daemons[@]}"; do tb_daemon "$pid" "$dir" && left+=" $pid"; done
-    [ -n "$left" ] || break
-    [ $SECONDS -lt $deadline ] || die "processes$left outlive SIGKILL; $dir kept (run down again)"
-    sleep 0.05
-  done
-  for ns in $(ip netns list | awk '{print $1}' | grep "^cbtb-$TB_ID-" || true); do
-    ip netns delete "$ns"
-  done
+  kill_and_delete_namespaces "${daemons[@]}"
   rm -rf "$dir"
+}
+
+# down --id ID: the same for a test bed whose directory is gone, found by its namespaces'
+# prefix (cbtb-ID-); its daemons all run in those namespaces.
+cmd_down_id() {
+  [[ "$1" =~ ^[0-9a-f]{6}$ ]] || die "--id: expected the 6 hex digits of a test bed's id, not \"$1\""
+  TB_ID=$1
+  TB_DOWN_DIR=""
+  kill_and_delete_namespaces
 }
 
 [ $# -ge 2 ] || usage
@@ -330,7 +376,8 @@ command=$1
 shift
 case "$command" in
   up) [ $# -le 3 ] || usage; cmd_up "$@" ;;
-  down) [ $# -eq 1 ] || usage; cmd_down "$1" ;;
+  down)
+    if [ "$1" = --id ]; then [ $# -eq 2 ] || usage; cmd_down_id "$2"; else [ $# -eq 1 ] || usage; cmd_down "$1"; fi ;;
   ssh) [ $# -ge 3 ] || usage; cmd_ssh "$@" ;;
   ctl) [ $# -ge 2 ] || usage; cmd_ctl "$@" ;;
   *) usage ;;

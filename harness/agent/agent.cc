@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench/protocol/record.h"
+#include "common/crash_point.h"
 #include "faults/network_plane.h"
 #include "harness/agent/link_handshake.h"
 #include "harness/runner/signal_guard.h"
@@ -66,6 +67,7 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)) {
 Agent::~Agent() { stop_everything(); }
 
 int Agent::run() {
+  common::set_crash_role(fmt::format("node{}", options_.node));
   try {
     link_ = std::make_unique<LinkChannel>(
         dial_link(options_.controller_address, options_.controller_port, milliseconds(5000)), options_.timeout);
@@ -83,6 +85,7 @@ int Agent::run() {
     return 3;
   }
   options_.secret.assign(options_.secret.size(), '\0');  // not needed after the handshake
+  common::crash_point("agent.joined");  // nothing made or journaled yet
   make_runtime_dir();
   serve();
   const auto errors = stop_everything();
@@ -234,7 +237,9 @@ std::vector<std::string> Agent::stop_everything() {
   faults_.clear();
   plane_.reset();
   telemetry_.reset();  // before the ranks go: it reads their cgroup
+  common::crash_point("agent.stopping");  // faults reverted, ranks still running
   supervisor_.stop_all();
+  common::crash_point("agent.ranks_stopped");  // ranks gone, cgroups and state still here
   if (metrics_) metrics_->stop();
   if (records_dropped_ > 0)
     errors.push_back(fmt::format("{} records were dropped: the link to the controller could not keep up", records_dropped_));

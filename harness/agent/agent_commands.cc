@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "common/crash_point.h"
 #include "bench/protocol/record.h"
 #include "common/program_path.h"
 #include "common/control_block.h"
@@ -159,6 +160,7 @@ json Agent::op_apply(const json& c) {
   target.control_dir = runtime_dir_ + "/control";
   auto fault = info->make(decode_params(c.at("params")));
   fault->apply(target, *journal_);
+  common::crash_point("agent.applied");  // in effect, the controller not yet told
   json reply = ok({{"backend", fault->backend()}, {"ended", fault->ended_processes()}});
   faults_[id] = std::move(fault);
   return reply;

@@ -11,8 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness/host_error.h"
+#include "common/crash_point.h"
 #include "common/safe_files.h"
+#include "harness/host_error.h"
 #include "harness/journal/journal_directory.h"
 #include "harness/journal/undo_kind.h"
 #include "harness/journal/process_identity.h"
@@ -50,6 +51,7 @@ Journal::Journal(const std::string& directory, const std::string& run_id, const 
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
+  common::crash_point("journal.created");  // an owner line and nothing else
 }
 
 Journal::~Journal() {
@@ -92,7 +94,13 @@ std::uint64_t Journal::record(const std::string& kind, std::map<std::string, std
   JournalEntry e{next_id_++, kind, std::move(fields)};
   nlohmann::ordered_json j{{"id", e.id}, {"op", "record"}, {"kind", e.kind}};
   for (const auto& [k, v] : e.fields) j[k] = v;
-  append(j.dump());
+  const std::string line = j.dump();
+  if (common::crash_point_armed("journal.torn:" + kind)) {  // a crash test: die mid-write
+    if (::write(fd_, line.data(), line.size() / 2) > 0) ::fdatasync(fd_);
+    common::crash_point("journal.torn:" + kind);
+  }
+  append(line);
+  common::crash_point("journal.recorded:" + kind);
   pending_.emplace(e.id, std::move(e));
   return next_id_ - 1;
 }
@@ -109,7 +117,10 @@ std::uint64_t Journal::record_process_group(pid_t pgid, const std::string& cgrou
 }
 
 void Journal::done(std::uint64_t id) {
-  if (pending_.erase(id) == 0) return;
+  const auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  common::crash_point("journal.undone:" + it->second.kind);  // undone, "done" not yet written
+  pending_.erase(it);
   append(fmt::format("{{\"id\":{},\"op\":\"done\"}}", id));
 }
 

@@ -38,9 +38,23 @@ std::vector<ProcStat> list_processes() {
   return out;
 }
 
+namespace {
+
+// True when some thread of `pid`'s group other than its leader is still there (the leader
+// of a live multithreaded process may show 'Z' after it exited alone).
+bool other_threads_live(pid_t pid) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+    if (entry.path().filename().string() != std::to_string(pid)) return true;
+  return false;
+}
+
+}  // namespace
+
 bool same_process(pid_t pid, std::uint64_t start_time) {
   auto st = read_proc_stat(pid);
-  return st && st->start_time == start_time;
+  if (!st || st->start_time != start_time) return false;
+  return st->state != 'Z' || other_threads_live(pid);
 }
 
 bool environ_has(pid_t pid, const std::string& entry) {

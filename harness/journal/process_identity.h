@@ -25,7 +25,11 @@ std::optional<ProcStat> read_proc_stat(pid_t pid);
 // Every process visible in /proc.
 std::vector<ProcStat> list_processes();
 
-// True when `pid` runs and started at `start_time`.
+// True when `pid` runs and started at `start_time`. A zombie does not run: it can no longer
+// act or write its journal, and where pid 1 does not reap (a container's or a VM's init),
+// a killed process may stay one for good after its parent exits (a dead agent whose sshd
+// session ended before reaping it). A thread group whose leader exited while other
+// threads go on runs.
 bool same_process(pid_t pid, std::uint64_t start_time);
 
 // True when the environment `pid` was started with holds exactly `entry` ("NAME=value").

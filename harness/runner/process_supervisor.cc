@@ -1,5 +1,6 @@
 #include "harness/runner/process_supervisor.h"
 
+#include "common/crash_point.h"
 #include "harness/runner/process_child.h"
 
 #include <cerrno>
@@ -168,6 +169,7 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
   // Also here, so that a signal() right after start() reaches the group even when the
   // child has not run yet. EACCES: it already exec'd (and set it itself).
   ::setpgid(pid, pid);
+  common::crash_point("supervisor.forked");  // forked, not yet journaled nor running
   if (pipes.go_read >= 0) {
     ::close(pipes.go_read);
     pipes.go_read = -1;
@@ -197,6 +199,7 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
   }
   processes_[pid] = ProcessStatus{pid, true, std::nullopt, std::nullopt};
   live_groups_.insert(pid);
+  common::crash_point("supervisor.started");
   if (int fd = open_pidfd(pid); fd >= 0) pidfds_[pid] = fd;
   return pid;
 }
