@@ -8,9 +8,22 @@
 #include "harness/scenario/suggest.h"
 
 namespace chaosbench::harness {
+namespace {
+
+// The observer of ScopedKeyObserver's innermost scope on this thread; null outside any.
+thread_local KeyObserver* scoped_key_observer = nullptr;
+
+}  // namespace
+
+ScopedKeyObserver::ScopedKeyObserver(KeyObserver& observer) : previous_(scoped_key_observer) {
+  scoped_key_observer = &observer;
+}
+
+ScopedKeyObserver::~ScopedKeyObserver() { scoped_key_observer = previous_; }
 
 ParseContext::ParseContext(std::string file, std::string_view text, std::vector<AppliedOverride> overrides)
-    : file_(std::move(file)),
+    : key_observer_(scoped_key_observer),
+      file_(std::move(file)),
       text_(text),
       locations_(JsonLocations::scan(text)),
       overrides_(std::move(overrides)) {
@@ -84,6 +97,10 @@ std::vector<Diagnostic> ParseContext::take() {
   return std::move(diagnostics_);
 }
 
+void ParseContext::report_keys(const std::string& path, const std::vector<std::string_view>& keys) const {
+  if (key_observer_) key_observer_->object_read(file_, path, keys);
+}
+
 bool ParseContext::failed() const {
   for (const auto& d : diagnostics_)
     if (!d.warning) return true;
@@ -148,11 +165,16 @@ ObjectReader::ObjectReader(ParseContext& ctx, const json& value, std::string pat
     return;
   }
   ok_ = true;
+  ctx_.report_keys(path_, allowed);
   for (const auto& [key, _] : value_.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       ctx_.error(path_of(key), "unknown key" + suggestion_suffix(key, allowed), /*at_key=*/true);
     }
   }
+}
+
+void ObjectReader::narrow_reported_keys(const std::vector<std::string_view>& keys) const {
+  if (ok_) ctx_.report_keys(path_, keys);
 }
 
 bool ObjectReader::has(std::string_view key) const {

@@ -19,8 +19,36 @@ namespace chaosbench::harness {
 
 using nlohmann::json;
 
+// Told of every JSON object the scenario parser reads and of the keys it accepts there:
+// what `chaosbench validate --accepted-keys` prints, so that tests/schema_walk.py can hold
+// scenarios/schema.json to the parser.
+class KeyObserver {
+ public:
+  virtual ~KeyObserver() = default;
+  // `file` is the ParseContext's file (an inventory of hosts is a file of its own); `path`
+  // the object's JSON path as diagnostics print it ("" for the document,
+  // "faults[0].arrivals"); `keys` every key accepted there. A later call for the same file
+  // and path replaces the keys (a caller narrowing them, a sweep's points read again).
+  virtual void object_read(const std::string& file, const std::string& path,
+                           const std::vector<std::string_view>& keys) = 0;
+};
+
+// While one lives, each ParseContext constructed on this thread reports to `observer`.
+// Scopes nest: the previous observer (none by default) is back when this one ends.
+class ScopedKeyObserver {
+ public:
+  explicit ScopedKeyObserver(KeyObserver& observer);
+  ~ScopedKeyObserver();
+  ScopedKeyObserver(const ScopedKeyObserver&) = delete;
+  ScopedKeyObserver& operator=(const ScopedKeyObserver&) = delete;
+
+ private:
+  KeyObserver* previous_;
+};
+
 class ParseContext {
  public:
+  // Reports read objects to the ScopedKeyObserver of this thread, if there is one.
   ParseContext(std::string file, std::string_view text, std::vector<AppliedOverride> overrides);
 
   // Records an error at the value of `path` (or its key, when at_key).
@@ -32,10 +60,13 @@ class ParseContext {
   bool failed_under(std::string_view path) const;
   // The diagnostics in file order (values from --set last), handing them over.
   std::vector<Diagnostic> take();
+  // Tells the key observer, if any, that the object at `path` accepts `keys`.
+  void report_keys(const std::string& path, const std::vector<std::string_view>& keys) const;
 
  private:
   Diagnostic locate(const std::string& path, bool at_key) const;
 
+  KeyObserver* key_observer_;
   std::string file_;
   std::string_view text_;
   JsonLocations locations_;
@@ -47,13 +78,17 @@ class ParseContext {
 std::string describe(const json& v);
 
 // One JSON object being read. The constructor reports every key not in `allowed` (with a
-// suggestion); the typed getters report wrong types and ranges and return nullopt then.
+// suggestion), and tells the key observer (ParseContext::report_keys) that the object
+// accepts `allowed`; the typed getters report wrong types and ranges and return nullopt then.
 class ObjectReader {
  public:
-  // `what` names the object for messages ("workload", "a fault").
+  // `path` names the object in messages ("workload", "faults[0]").
   ObjectReader(ParseContext& ctx, const json& value, std::string path, std::vector<std::string_view> allowed);
 
   bool ok() const { return ok_; }  // false when the value is not an object at all
+  // For a caller that refuses some of `allowed` by a rule of its own (a probe's kind):
+  // tells the key observer that this object accepts only `keys`, a subset of `allowed`.
+  void narrow_reported_keys(const std::vector<std::string_view>& keys) const;
   bool has(std::string_view key) const;
   const json* raw(std::string_view key) const;
   std::string path_of(std::string_view key) const { return join_path(path_, key); }

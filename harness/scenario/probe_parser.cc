@@ -54,6 +54,9 @@ std::string probe_noun(ProbeKind kind) {
 
 void check_kind_keys(ObjectReader& r, const json& probe, ProbeKind kind) {
   const auto own = kind_keys(kind);
+  std::vector<std::string_view> accepted = kCommonKeys;
+  accepted.insert(accepted.end(), own.begin(), own.end());
+  r.narrow_reported_keys(accepted);
   for (const auto& [key, _] : probe.items()) {
     const bool known = std::find(kAllKeys.begin(), kAllKeys.end(), key) != kAllKeys.end();
     const bool common = std::find(kCommonKeys.begin(), kCommonKeys.end(), key) != kCommonKeys.end();
