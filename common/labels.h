@@ -13,4 +13,8 @@ namespace chaosbench::common {
 using LabelValue = std::variant<std::string, std::int64_t, double>;
 using Labels = std::map<std::string, LabelValue>;
 
+// A label's value as text: a string as it is, an integer in decimal, a real number in
+// its shortest round-trip form ("0.5", "1e-07").
+std::string label_to_string(const LabelValue& v);
+
 }  // namespace chaosbench::common

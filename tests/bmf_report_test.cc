@@ -1,4 +1,4 @@
-// Bencher Metric Format (reports/bmf_report.h): benchmark and measure names, the bounds
+// Bencher Metric Format (reports/render/bmf_report.h): benchmark and measure names, the bounds
 // only where they hold the value, and what is left out rather than cut.
 #include <catch2/catch.hpp>
 
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/bmf_report.h"
+#include "reports/render/bmf_report.h"
 
 namespace bmf_report_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -1,4 +1,4 @@
-// The history gate's statistics (reports/change_point.h, reports/prediction_interval.h)
+// The history gate's statistics (reports/stats/change_point.h, reports/stats/prediction_interval.h)
 // on synthetic run-by-run histories: lognormal run-to-run noise of 2 % (what a quiet CI
 // runner gives between runs of one build; 3 % where said), a 10 % step, A/A histories,
 // outliers, several steps, and the interval against SciPy's t quantiles. The acceptance
@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "reports/change_point.h"
-#include "reports/prediction_interval.h"
+#include "reports/stats/change_point.h"
+#include "reports/stats/prediction_interval.h"
 
 namespace change_point_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "reports/console_summary.h"
+#include "reports/render/console_summary.h"
+#include "reports/model/text_format.h"
 
 namespace console_summary_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

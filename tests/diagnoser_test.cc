@@ -1,12 +1,12 @@
-// The diagnosis engine on synthetic series (reports/diagnoser.h): what it names for each
+// The diagnosis engine on synthetic series (reports/diagnosis/diagnoser.h): what it names for each
 // class of fault, and that it names nothing when nothing stands out. The real runs are
 // bench/blind_trials.sh's.
 #include <catch2/catch.hpp>
 
 #include <random>
 
-#include "reports/diagnoser.h"
-#include "reports/diagnosis_output.h"
+#include "reports/diagnosis/diagnoser.h"
+#include "reports/diagnosis/diagnosis_output.h"
 #include "harness/runner/mesh_window.h"
 
 namespace diagnoser_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

@@ -18,9 +18,9 @@
 
 #include "bench/train/checkpoint_loader.h"
 #include "bench/train/checkpoint_writer.h"
-#include "reports/gate.h"
-#include "reports/json_io.h"
-#include "reports/report_set.h"
+#include "reports/gate/gate.h"
+#include "reports/model/json_io.h"
+#include "reports/render/report_set.h"
 #include "tests/report_fixtures.h"
 #include "tests/test_util.h"
 

@@ -1,4 +1,4 @@
-// The baseline gate (reports/gate.h) and its statistics (reports/statistics.h) on
+// The baseline gate (reports/gate/gate.h) and its statistics (reports/stats/statistics.h) on
 // synthetic runs: seeded lognormal noise of 10% (this machine's run-to-run jitter), A/A
 // false alarms, real regressions, tolerances, thin data, and reference p-values.
 #include <catch2/catch.hpp>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/gate.h"
-#include "reports/statistics.h"
+#include "reports/gate/gate.h"
+#include "reports/stats/statistics.h"
 
 namespace gate_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

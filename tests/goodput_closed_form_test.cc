@@ -1,5 +1,5 @@
-// The goodput model's closed forms (reports/goodput_closed_form.h) against values worked
-// by hand and Daly's published optima, and the Monte Carlo (reports/goodput_monte_carlo.h)
+// The goodput model's closed forms (reports/goodput/goodput_closed_form.h) against values worked
+// by hand and Daly's published optima, and the Monte Carlo (reports/goodput/goodput_monte_carlo.h)
 // against them: within 0.5 point of Daly's exact expression everywhere for exponential
 // failures, within 1 point of the first-order formula wherever the report flags it valid
 // (and flagged invalid where (tau + C) / M > 0.2) — issue 22's acceptance — and the
@@ -7,10 +7,10 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "reports/goodput_closed_form.h"
-#include "reports/goodput_model.h"
-#include "reports/goodput_monte_carlo.h"
-#include "reports/goodput_run_inputs.h"
+#include "reports/goodput/goodput_closed_form.h"
+#include "reports/goodput/goodput_model.h"
+#include "reports/goodput/goodput_monte_carlo.h"
+#include "reports/goodput/goodput_run_inputs.h"
 
 namespace goodput_closed_form_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

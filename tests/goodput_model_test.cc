@@ -9,12 +9,12 @@
 #include <limits>
 #include <string>
 
-#include "reports/failure_arrivals.h"
-#include "reports/goodput_json.h"
-#include "reports/goodput_model.h"
-#include "reports/goodput_run_inputs.h"
-#include "reports/html/goodput_page.h"
-#include "reports/json_io.h"
+#include "reports/goodput/failure_arrivals.h"
+#include "reports/goodput/goodput_json.h"
+#include "reports/goodput/goodput_model.h"
+#include "reports/goodput/goodput_run_inputs.h"
+#include "reports/render/html/goodput_page.h"
+#include "reports/model/json_io.h"
 
 namespace goodput_model_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -11,10 +11,10 @@
 #include <unistd.h>
 #include <vector>
 
-#include "reports/history_file.h"
-#include "reports/history_gate.h"
-#include "reports/history_store.h"
-#include "reports/history_trend.h"
+#include "reports/history/history_file.h"
+#include "reports/history/history_gate.h"
+#include "reports/history/history_store.h"
+#include "reports/history/history_trend.h"
 
 namespace history_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -14,12 +14,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "reports/html/downsample.h"
-#include "reports/html/html_text.h"
-#include "reports/html/rank_heatmap.h"
-#include "reports/html_report.h"
-#include "reports/json_io.h"
-#include "reports/text_format.h"
+#include "reports/render/html/downsample.h"
+#include "reports/render/html/html_text.h"
+#include "reports/render/html/rank_heatmap.h"
+#include "reports/render/html_report.h"
+#include "reports/model/json_io.h"
+#include "reports/model/text_format.h"
 #include "report_fixtures.h"
 #include "test_util.h"
 

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 #include "harness/journal/journal.h"
 #include "harness/journal/journal_directory.h"
 #include "harness/journal/journal_reader.h"

@@ -18,7 +18,7 @@
 #include "harness/runner/diagnosis_derivation.h"
 #include "harness/runner/link_mesh.h"
 #include "harness/runner/node_telemetry.h"
-#include "reports/diagnoser.h"
+#include "reports/diagnosis/diagnoser.h"
 
 namespace link_mesh_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

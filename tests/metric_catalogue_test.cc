@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/metric_catalogue.h"
-#include "reports/html/chart_data.h"
+#include "reports/render/html/chart_data.h"
 
 namespace metric_catalogue_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "reports/json_io.h"
+#include "reports/model/json_io.h"
 #include "results_json.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-// The hybrid-parallel tuning-advice rules (reports/parallel_advice.h) on a hand-built run
+// The hybrid-parallel tuning-advice rules (reports/advice/parallel_advice.h) on a hand-built run
 // of tp 2, pp 2, dp 2: each fires on the record crafted to trip it, citing the numbers,
 // and stays silent just below its threshold and on a healthy run.
 #include <catch2/catch.hpp>
@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "report_fixtures.h"
-#include "reports/text_format.h"
-#include "reports/tuning_advice.h"
+#include "reports/model/text_format.h"
+#include "reports/advice/tuning_advice.h"
 
 namespace parallel_advice_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

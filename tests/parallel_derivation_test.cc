@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "harness/runner/train_derivation.h"
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 
 namespace parallel_derivation_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

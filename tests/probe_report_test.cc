@@ -5,17 +5,17 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/runner/probe_derivation.h"
 #include "report_fixtures.h"
-#include "reports/console_summary.h"
-#include "reports/html_report.h"
-#include "reports/json_io.h"
-#include "reports/judgement.h"
-#include "reports/junit_report.h"
-#include "reports/markdown_report.h"
-#include "reports/probe_spans.h"
-#include "reports/trace_report.h"
+#include "reports/render/console_summary.h"
+#include "reports/render/html_report.h"
+#include "reports/model/json_io.h"
+#include "reports/model/judgement.h"
+#include "reports/render/junit_report.h"
+#include "reports/render/markdown_report.h"
+#include "reports/model/probe_spans.h"
+#include "reports/render/trace_report.h"
 #include "test_util.h"
 
 namespace probe_report_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

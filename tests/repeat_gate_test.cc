@@ -1,5 +1,5 @@
-// Repeated runs: the combined result (reports/repeat_combine.h) and the run-level gate
-// (reports/gate_runs.h) on synthetic runs with a seeded run-to-run noise of 1.5 % (the
+// Repeated runs: the combined result (reports/gate/repeat_combine.h) and the run-level gate
+// (reports/gate/gate_runs.h) on synthetic runs with a seeded run-to-run noise of 1.5 % (the
 // trainer's on this machine) and of 30 % (small-message collective latency), A/A false
 // alarms, a 10 % slowdown, thin data and a reference p-value from SciPy 1.10.1.
 #include <catch2/catch.hpp>
@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "reports/gate.h"
-#include "reports/gate_runs.h"
-#include "reports/json_io.h"
-#include "reports/repeat_combine.h"
+#include "reports/gate/gate.h"
+#include "reports/gate/gate_runs.h"
+#include "reports/model/json_io.h"
+#include "reports/gate/repeat_combine.h"
 
 namespace repeat_gate_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

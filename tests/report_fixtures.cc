@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "reports/json_io.h"
-#include "reports/text_format.h"
+#include "reports/model/json_io.h"
+#include "reports/model/text_format.h"
 #include "test_util.h"
 
 namespace chaosbench::test {

@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "report_fixtures.h"
-#include "reports/json_io.h"
-#include "reports/junit_report.h"
-#include "reports/markdown_report.h"
-#include "reports/trace_report.h"
+#include "reports/model/json_io.h"
+#include "reports/render/junit_report.h"
+#include "reports/render/markdown_report.h"
+#include "reports/render/trace_report.h"
 #include "test_util.h"
 
 namespace report_formats_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

@@ -8,7 +8,7 @@
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/schedule_plan.h"
 #include "harness/runner/schedule_text.h"
-#include "reports/schedule_json.h"
+#include "reports/model/schedule_json.h"
 
 namespace schedule_plan_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -1,4 +1,4 @@
-// Student's t and Welch's test (reports/student_t.h) against reference values printed
+// Student's t and Welch's test (reports/stats/student_t.h) against reference values printed
 // by SciPy 1.10.1 (Debian python3-scipy): scipy.stats.t.cdf / t.ppf, scipy.stats.beta.cdf
 // and scipy.stats.ttest_ind(b, a, equal_var=False). One exception: SciPy's t.ppf(0.999999, 3)
 // is 103.29946802 and 2.3e-9 off; the value below solves the closed form for 3 degrees of
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "reports/student_t.h"
+#include "reports/stats/student_t.h"
 
 namespace student_t_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

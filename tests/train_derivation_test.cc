@@ -3,7 +3,7 @@
 // little to derive from. Times are seconds since the workload started (t0 = 1000).
 #include <catch2/catch.hpp>
 
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 #include "harness/runner/train_derivation.h"
 
 namespace train_derivation_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

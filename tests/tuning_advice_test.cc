@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "report_fixtures.h"
-#include "reports/tuning_advice.h"
+#include "reports/advice/tuning_advice.h"
 
 namespace tuning_advice_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

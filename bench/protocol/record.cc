@@ -164,10 +164,4 @@ double wall_time_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string label_to_string(const LabelValue& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  return fmt::format("{}", std::get<double>(v));
-}
-
 }  // namespace chaosbench::bench

@@ -61,7 +61,6 @@ std::string encode_record(const Record& record);
 // Seconds since the Unix epoch, the clock every record's "time" uses.
 double wall_time_now();
 
-// Renders a label value the way results.json does (integers without a decimal point).
-std::string label_to_string(const LabelValue& v);
+using common::label_to_string;  // renders a label value the way results.json does
 
 }  // namespace chaosbench::bench

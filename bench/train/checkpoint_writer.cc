@@ -22,13 +22,11 @@
 #include "common/safe_files.h"
 #include "bench/train/checkpoint_format.h"
 #include "bench/train/checkpoint_manifest.h"
+#include "bench/common/elapsed.h"
 
 namespace chaosbench::bench::train {
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::uint64_t raw_size(const CheckpointState& s) {
   std::uint64_t n = 0;

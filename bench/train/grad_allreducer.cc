@@ -3,6 +3,7 @@
 #include "bench/common/denormals.h"
 #include "bench/common/device_error.h"
 #include "bench/common/thread_priority.h"
+#include "bench/common/elapsed.h"
 
 #include <algorithm>
 #include <cstring>
@@ -18,7 +19,6 @@ using Clock = std::chrono::steady_clock;
 // Tags apart from the state broadcasts and barriers the trainer runs on the same context.
 constexpr std::uint32_t kBucketTagBase = 1000;
 
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 }  // namespace
 

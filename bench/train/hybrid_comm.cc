@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
+#include "bench/common/elapsed.h"
 
 namespace chaosbench::bench::train {
 namespace {
@@ -11,7 +12,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint32_t kPipelineTags = 1u << 30, kTpTag = 1u << 29, kWorldTag = 1u << 28;
 constexpr std::uint32_t kPipelineIndexMask = (1u << 24) - 1;  // 2 × microbatch + direction
 
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 }  // namespace
 

@@ -17,11 +17,12 @@
 #include <fmt/format.h>
 
 #include "bench/train/gradient_reducer.h"
+#include "common/errno_text.h"
 
 namespace chaosbench::bench::train {
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
+using common::errno_text;
 
 timeval to_timeval(std::chrono::milliseconds t) {
   timeval tv{};

@@ -15,18 +15,19 @@
 #include "bench/common/denormals.h"
 #include "bench/common/device_error.h"
 #include "bench/common/thread_priority.h"
+#include "common/errno_text.h"
 
 namespace chaosbench::bench::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kMagic = 0x47524243;  // "CBRG"
+constexpr std::uint32_t kRingMagic = 0x47524243;  // "CBRG"
 constexpr std::uint8_t kReduceScatter = 0, kAllgather = 1;
 constexpr std::size_t kBounceFloats = 16384;  // 64 KiB: a reduce-scatter payload is summed this much at a time
 
 // Every message: what it is, then `count` floats.
-struct Header {
+struct RingHeader {
   std::uint32_t magic;
   std::uint32_t step;
   std::uint32_t bucket;
@@ -35,11 +36,11 @@ struct Header {
   std::uint16_t ring_step;
   std::uint32_t count;
 };
-static_assert(sizeof(Header) == 20);
+static_assert(sizeof(RingHeader) == 20);
 
-std::string errno_text(int err) { return std::strerror(err); }
+using common::errno_text;
 
-int mod(int a, int n) { return ((a % n) + n) % n; }
+int ring_mod(int a, int n) { return ((a % n) + n) % n; }
 
 }  // namespace
 
@@ -98,7 +99,7 @@ TcpRingReducer::Segment TcpRingReducer::segment(std::size_t bucket, int index) {
   float* base = bucket == 0 && !staged_.empty() ? staged_.data() : grads_ + b.offset;
   const std::size_t count = b.count + (bucket == 0 ? extras_ : 0);
   const std::size_t per = (count + static_cast<std::size_t>(size_) - 1) / static_cast<std::size_t>(size_);
-  const std::size_t begin = std::min(count, static_cast<std::size_t>(mod(index, size_)) * per);
+  const std::size_t begin = std::min(count, static_cast<std::size_t>(ring_mod(index, size_)) * per);
   const std::size_t end = std::min(count, begin + per);
   return {base + begin, static_cast<std::uint32_t>(end - begin)};
 }
@@ -252,7 +253,7 @@ void TcpRingReducer::send_loop() {
 
 void TcpRingReducer::write_message(const Send& s) {
   const Segment seg = segment(s.bucket, static_cast<int>(s.segment));
-  Header h{kMagic, 0, s.bucket, static_cast<std::uint8_t>(s.half), 0, static_cast<std::uint16_t>(s.ring_step), seg.count};
+  RingHeader h{kRingMagic, 0, s.bucket, static_cast<std::uint8_t>(s.half), 0, static_cast<std::uint16_t>(s.ring_step), seg.count};
   {
     std::lock_guard lock(mutex_);
     h.step = step_;
@@ -269,8 +270,8 @@ void TcpRingReducer::write_message(const Send& s) {
       const int err = errno;
       throw CollectiveError(err == EAGAIN || err == EWOULDBLOCK
                                 ? fmt::format("gradient ring: sending to rank {} made no progress for {} ms",
-                                              mod(rank_ + 1, size_), timeout_.count())
-                                : fmt::format("gradient ring: sending to rank {}: {}", mod(rank_ + 1, size_),
+                                              ring_mod(rank_ + 1, size_), timeout_.count())
+                                : fmt::format("gradient ring: sending to rank {}: {}", ring_mod(rank_ + 1, size_),
                                               errno_text(err)));
     }
     left -= static_cast<std::size_t>(n);
@@ -294,7 +295,7 @@ void TcpRingReducer::read_exact(void* dst, std::size_t bytes) {
   while (bytes > 0) {
     const ssize_t n = ::recv(recv_fd_, p, bytes, 0);
     if (n < 0 && errno == EINTR) continue;
-    const int prev = mod(rank_ - 1, size_);
+    const int prev = ring_mod(rank_ - 1, size_);
     if (n == 0) throw CollectiveError(fmt::format("gradient ring: rank {} closed its connection", prev));
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && held_) continue;  // a hung collective: wait
     if (n < 0) {
@@ -342,7 +343,7 @@ void TcpRingReducer::receive_loop() {
 
 // One message: placed where its header says, then what follows from it queued for the sender.
 void TcpRingReducer::receive_one() {
-  Header h{};
+  RingHeader h{};
   read_exact(&h, sizeof h);
   std::uint32_t step;
   {
@@ -352,10 +353,10 @@ void TcpRingReducer::receive_one() {
   const int s = h.ring_step;
   // Within a bucket the previous rank sends reduce-scatter steps 0..n-2, then allgather
   // steps 0..n-2, in this order (each follows from the one before); buckets interleave.
-  if (h.magic != kMagic || h.step != step || h.bucket >= buckets_.size() || h.half > kAllgather || s >= size_ - 1 ||
+  if (h.magic != kRingMagic || h.step != step || h.bucket >= buckets_.size() || h.half > kAllgather || s >= size_ - 1 ||
       h.half * (size_ - 1) + s != expected_[h.bucket])
     throw CollectiveError(fmt::format("gradient ring: a message out of step from rank {} (step {}, expected {})",
-                                      mod(rank_ - 1, size_), h.step, step));
+                                      ring_mod(rank_ - 1, size_), h.step, step));
   ++expected_[h.bucket];
   // Reduce-scatter step s brings segment r-s-1 (to add to ours); allgather step s brings
   // segment r-s (the final sums).
@@ -363,7 +364,7 @@ void TcpRingReducer::receive_one() {
   const Segment seg = segment(h.bucket, index);
   if (h.count != seg.count)
     throw CollectiveError(fmt::format("gradient ring: rank {} sent {} floats for a segment of {}",
-                                      mod(rank_ - 1, size_), h.count, seg.count));
+                                      ring_mod(rank_ - 1, size_), h.count, seg.count));
   if (h.half == kAllgather) {
     read_exact(seg.data, seg.count * sizeof(float));
   } else {
@@ -383,7 +384,7 @@ void TcpRingReducer::receive_one() {
   }
   {
     std::lock_guard lock(mutex_);
-    const auto seg_index = static_cast<std::uint32_t>(mod(index, size_));
+    const auto seg_index = static_cast<std::uint32_t>(ring_mod(index, size_));
     if (h.half == kReduceScatter) {
       // Passed on to be added to, or (the last step) owned: its sum goes round.
       if (s + 1 < size_ - 1) sends_.push_back({h.bucket, kReduceScatter, static_cast<std::uint32_t>(s + 1), seg_index});

@@ -10,10 +10,15 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
-#include "harness/agent/json_fields.h"
+#include "common/json_values.h"
 #include "harness/cluster/node_identity.h"
 
 namespace chaosbench::harness {
+
+using common::json_text;
+using common::json_number;
+using common::json_integer;
+using common::json_flag;
 
 namespace {
 
@@ -148,7 +153,7 @@ void AgentHub::on_frame(int node, const Frame& frame) {
       break;
     case MessageType::kReply: {
       // Only a reply someone waits for is kept: a peer cannot fill the map.
-      const auto id = json_integer(j, "id");
+      const auto id = json_integer<std::int64_t>(j, "id", -1);
       if (a.awaited.count(static_cast<std::uint64_t>(id))) a.replies[static_cast<std::uint64_t>(id)] = std::move(j);
       break;
     }

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/agent/json_fields.h"
+#include "common/json_values.h"
 #include "harness/agent/link_auth.h"
 
 namespace chaosbench::harness {
+
+using common::json_text;
+using common::json_integer;
 namespace {
 
 using json = nlohmann::json;
@@ -63,9 +66,9 @@ AgentHello controller_handshake(LinkChannel& link, const std::string& secret, co
   h.hostname = text(j, "hostname");
   h.address = text(j, "address");
   h.nonce = text(j, "nonce");
-  const auto node = json_integer(j, "node");
+  const auto node = json_integer<std::int64_t>(j, "node", -1);
   h.node = node >= 0 && node < nodes ? static_cast<int>(node) : -1;
-  h.pid = static_cast<pid_t>(json_integer(j, "pid", 0));
+  h.pid = static_cast<pid_t>(json_integer<std::int64_t>(j, "pid", 0));
   const std::string who = fmt::format("agent {} (node {})", h.host, h.node);
   if (h.version != version)
     refuse<VersionMismatch>(link, fmt::format("{} runs chaosbench {}, the controller {}: install the same version on every host",

@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "harness/cli/commands.h"
-#include "harness/cli/exit_code.h"
-#include "harness/host_error.h"
+#include "harness/core/exit_code.h"
+#include "harness/core/host_error.h"
 #include "harness/scenario/diagnostic.h"
 
 namespace chaosbench::harness {

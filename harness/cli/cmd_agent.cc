@@ -8,7 +8,7 @@
 
 #include "harness/agent/agent.h"
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/runner/signal_guard.h"
 
 namespace chaosbench::harness {

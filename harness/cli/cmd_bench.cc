@@ -11,7 +11,7 @@
 
 #include "harness/cli/cli_options.h"
 #include "harness/cli/cmd_bench_micro.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/selfbench/cluster_bench.h"
 #include "harness/selfbench/delay_line_bench.h"
 #include "harness/selfbench/shaper_bench.h"

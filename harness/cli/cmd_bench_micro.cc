@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
-#include "harness/host_error.h"
+#include "harness/core/exit_code.h"
+#include "harness/core/host_error.h"
 #include "harness/selfbench/micro_runner.h"
 #include "harness/selfbench/micro_suite.h"
 #include "harness/runner/run_directory.h"
-#include "reports/report_set.h"
+#include "reports/render/report_set.h"
 
 namespace chaosbench::harness {
 

@@ -8,7 +8,7 @@
 #include "common/metric_catalogue.h"
 #include "faults/registry.h"
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 
 namespace chaosbench::harness {
 namespace {

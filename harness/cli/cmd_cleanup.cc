@@ -14,7 +14,7 @@
 #include "common/trusted_directory.h"
 #include "harness/cli/cleanup_hosts.h"
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/journal/entry_checks.h"
 #include "harness/journal/journal.h"
 #include "harness/journal/journal_reader.h"

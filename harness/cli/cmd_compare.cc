@@ -1,4 +1,4 @@
-// chaosbench compare BASELINE.json CURRENT.json [--gate] — the baseline gate (reports/gate.h,
+// chaosbench compare BASELINE.json CURRENT.json [--gate] — the baseline gate (reports/gate/gate.h,
 // docs/gate.md) between two results files, as a table or JSON.
 #include <algorithm>
 #include <array>
@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/cli/report_output.h"
 #include "harness/cli/results_file.h"
 #include "harness/cli/text_table.h"
-#include "reports/gate.h"
-#include "reports/judgement.h"
-#include "reports/json_io.h"
-#include "reports/text_format.h"
+#include "reports/gate/gate.h"
+#include "reports/model/judgement.h"
+#include "reports/model/json_io.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -1,15 +1,15 @@
 // chaosbench diagnose RESULTS.json [--json] — blind fault localisation after the run
-// (reports/diagnoser.h, docs/diagnosis.md): the culprits the run's measurements name, with
+// (reports/diagnosis/diagnoser.h, docs/diagnosis.md): the culprits the run's measurements name, with
 // evidence and confidence, read from its series alone (never its fault list, phases or
 // schedule).
 #include <iostream>
 
 #include "harness/cli/cli_options.h"
 #include "harness/cli/commands.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/cli/results_file.h"
-#include "reports/diagnoser.h"
-#include "reports/diagnosis_output.h"
+#include "reports/diagnosis/diagnoser.h"
+#include "reports/diagnosis/diagnosis_output.h"
 
 namespace chaosbench::harness {
 

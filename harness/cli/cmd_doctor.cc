@@ -10,10 +10,10 @@
 #include <string_view>
 
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/doctor/blas_choice.h"
 #include "harness/doctor/host_probe.h"
-#include "reports/blas_json.h"
+#include "reports/model/blas_json.h"
 
 namespace chaosbench::harness {
 namespace {

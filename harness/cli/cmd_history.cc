@@ -1,5 +1,5 @@
 // chaosbench history add DIR RESULTS.json... — appends runs to a history store
-// (reports/history_store.h, docs/history.md), and the dispatch to gate and show.
+// (reports/history/history_store.h, docs/history.md), and the dispatch to gate and show.
 #include "harness/cli/cmd_history.h"
 
 #include <fmt/format.h>
@@ -10,11 +10,11 @@
 
 #include "harness/cli/cli_options.h"
 #include "harness/cli/environment_check.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/cli/results_file.h"
-#include "reports/history_file.h"
-#include "reports/history_store.h"
-#include "reports/json_io.h"
+#include "reports/history/history_file.h"
+#include "reports/history/history_store.h"
+#include "reports/model/json_io.h"
 
 namespace chaosbench::harness {
 namespace {

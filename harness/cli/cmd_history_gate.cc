@@ -1,5 +1,5 @@
 // chaosbench history gate DIR RESULTS.json — a run against the last runs of its testbed ×
-// scenario (reports/history_gate.h, docs/history.md), as a table, JSON, and a Markdown
+// scenario (reports/history/history_gate.h, docs/history.md), as a table, JSON, and a Markdown
 // trend table appended to a file.
 #include <array>
 #include <cmath>
@@ -10,16 +10,15 @@
 #include "harness/cli/cli_options.h"
 #include "harness/cli/cmd_history.h"
 #include "harness/cli/environment_check.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/cli/text_table.h"
-#include "reports/console_summary.h"
-#include "reports/gate_selection.h"
-#include "reports/history_file.h"
-#include "reports/history_gate.h"
-#include "reports/history_json.h"
-#include "reports/history_store.h"
-#include "reports/history_summary.h"
-#include "reports/text_format.h"
+#include "reports/gate/gate_selection.h"
+#include "reports/history/history_file.h"
+#include "reports/history/history_gate.h"
+#include "reports/history/history_json.h"
+#include "reports/history/history_store.h"
+#include "reports/history/history_summary.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -1,20 +1,19 @@
 // chaosbench history show DIR — the trend of each metric in a history store
-// (reports/history_trend.h, docs/history.md), as a table, JSON or Markdown.
+// (reports/history/history_trend.h, docs/history.md), as a table, JSON or Markdown.
 #include <fmt/format.h>
 #include <iostream>
 
 #include "harness/cli/cli_options.h"
 #include "harness/cli/cmd_history.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/cli/text_table.h"
-#include "reports/console_summary.h"
-#include "reports/gate_selection.h"
-#include "reports/history_file.h"
-#include "reports/history_json.h"
-#include "reports/history_store.h"
-#include "reports/history_summary.h"
-#include "reports/history_trend.h"
-#include "reports/text_format.h"
+#include "reports/gate/gate_selection.h"
+#include "reports/history/history_file.h"
+#include "reports/history/history_json.h"
+#include "reports/history/history_store.h"
+#include "reports/history/history_summary.h"
+#include "reports/history/history_trend.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -1,5 +1,5 @@
 // chaosbench model goodput [RESULTS.json] [options] — the goodput model
-// (reports/goodput_model.h, docs/goodput-model.md): goodput and ETTR from 1 to 100,000
+// (reports/goodput/goodput_model.h, docs/goodput-model.md): goodput and ETTR from 1 to 100,000
 // nodes with the optimal checkpoint interval, and the run's own prediction interval, as a
 // table, JSON or a self-contained HTML page. Flags: model_goodput_options.h.
 #include <fmt/format.h>
@@ -9,14 +9,14 @@
 #include "common/safe_files.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/commands.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/cli/model_goodput_options.h"
 #include "harness/cli/results_file.h"
 #include "harness/cli/text_table.h"
-#include "reports/goodput_assumptions.h"
-#include "reports/goodput_json.h"
-#include "reports/goodput_table.h"
-#include "reports/html/goodput_page.h"
+#include "reports/goodput/goodput_assumptions.h"
+#include "reports/goodput/goodput_json.h"
+#include "reports/goodput/goodput_table.h"
+#include "reports/render/html/goodput_page.h"
 
 namespace chaosbench::harness {
 namespace {

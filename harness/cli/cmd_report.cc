@@ -7,10 +7,10 @@
 
 #include "common/trusted_directory.h"
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
-#include "harness/host_error.h"
+#include "harness/core/exit_code.h"
+#include "harness/core/host_error.h"
 #include "harness/cli/report_output.h"
-#include "reports/json_io.h"
+#include "reports/model/json_io.h"
 
 namespace chaosbench::harness {
 

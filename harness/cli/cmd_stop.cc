@@ -16,7 +16,7 @@
 #include "common/trusted_directory.h"
 #include "common/units.h"
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/journal/journal.h"
 #include "harness/journal/journal_reader.h"
 #include "harness/journal/process_identity.h"

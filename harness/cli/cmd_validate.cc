@@ -2,14 +2,54 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <iostream>
+#include <map>
+#include <optional>
+#include <nlohmann/json.hpp>
 
 #include "faults/registry.h"
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
+#include "harness/scenario/json_reader.h"
 #include "harness/scenario/scenario_loader.h"
 
 namespace chaosbench::harness {
 namespace {
+
+// --accepted-keys: the objects the parser read from one scenario file, in reading order,
+// each with the keys it accepts there (an object read again keeps its place and takes
+// the newer keys). An inventory file's hosts are a document of their own and left out.
+class AcceptedKeysOfFile : public KeyObserver {
+ public:
+  explicit AcceptedKeysOfFile(std::string file) : file_(std::move(file)) {}
+
+  void object_read(const std::string& file, const std::string& path,
+                   const std::vector<std::string_view>& keys) override {
+    if (file != file_) return;
+    auto [it, added] = index_.emplace(path, objects_.size());
+    if (added) objects_.emplace_back(path, std::vector<std::string>());
+    objects_[it->second].second.assign(keys.begin(), keys.end());
+  }
+
+  // One JSON line per object: {"file": ..., "path": "faults[0].arrivals", "keys": [...]}.
+  void print(std::ostream& out) const {
+    for (const auto& [path, keys] : objects_)
+      out << nlohmann::ordered_json{{"file", file_}, {"path", path}, {"keys", keys}}.dump() << "\n";
+  }
+
+ private:
+  std::string file_;
+  std::vector<std::pair<std::string, std::vector<std::string>>> objects_;
+  std::map<std::string, std::size_t> index_;
+};
+
+// Takes the hidden flag --accepted-keys off `args` (it is left out of --help: a tool for
+// the schema's test, documented in docs/scenario-format.md); true when it was there.
+bool take_accepted_keys_flag(Args& args) {
+  auto it = std::remove(args.begin(), args.end(), std::string("--accepted-keys"));
+  const bool found = it != args.end();
+  args.erase(it, args.end());
+  return found;
+}
 
 // Says which backend each fault will use on this host; false when one cannot run here
 // (run would exit 3 before starting anything).
@@ -33,7 +73,9 @@ bool host_can_run(const std::string& file, const Scenario& scenario, bool quiet)
 
 }  // namespace
 
-int cmd_validate(const Args& args) {
+int cmd_validate(const Args& given) {
+  Args args = given;
+  const bool accepted_keys = take_accepted_keys_flag(args);
   po::options_description options("Options");
   options.add_options()
       ("scenario", po::value<std::vector<std::string>>()->multitoken(), "scenario files")
@@ -55,10 +97,15 @@ int cmd_validate(const Args& args) {
   LoadOptions load;
   if (cl.vm.count("set")) load.overrides = cl.vm["set"].as<std::vector<std::string>>();
   int rc = kExitPass;
-  bool quiet = cl.vm.count("quiet") > 0;
+  // With --accepted-keys, stdout carries only the objects' JSON lines.
+  bool quiet = cl.vm.count("quiet") > 0 || accepted_keys;
   for (const auto& file : cl.vm["scenario"].as<std::vector<std::string>>()) {
+    AcceptedKeysOfFile objects(file);
     try {
+      std::optional<ScopedKeyObserver> observing;
+      if (accepted_keys) observing.emplace(objects);
       auto result = load_scenario(file, load);
+      observing.reset();
       for (const auto& w : result.warnings) std::cerr << format_diagnostic(w) << "\n";
       if (!quiet) std::cout << fmt::format("{}: ok ({})\n", file, result.scenario.name);
       if (!cl.vm.count("portable") && !host_can_run(file, result.scenario, quiet)) rc = std::max<int>(rc, kExitHost);
@@ -66,6 +113,7 @@ int cmd_validate(const Args& args) {
       for (const auto& d : e.diagnostics()) std::cerr << format_diagnostic(d) << "\n";
       rc = kExitUsage;
     }
+    if (accepted_keys) objects.print(std::cout);
   }
   return rc;
 }

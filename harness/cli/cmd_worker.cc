@@ -19,7 +19,7 @@
 #include "harness/cli/cmd_worker_serve.h"
 #include "harness/cli/cmd_worker_train.h"
 #include "harness/cli/cmd_worker_train_export.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -24,7 +24,7 @@
 #include "bench/llm/llm_peak_search.h"
 #include "bench/llm/prompt_file.h"
 #include "bench/load/readiness.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/cli/worker_args.h"
 
 namespace chaosbench::harness {

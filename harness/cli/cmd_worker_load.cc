@@ -14,7 +14,7 @@
 #include "bench/load/readiness.h"
 #include "bench/load/load_report.h"
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/cli/worker_args.h"
 
 namespace chaosbench::harness {

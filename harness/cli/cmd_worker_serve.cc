@@ -9,7 +9,7 @@
 #include "bench/serve/serve_worker.h"
 #include "common/units.h"
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 #include "harness/cli/worker_args.h"
 
 namespace chaosbench::harness {

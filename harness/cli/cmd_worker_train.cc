@@ -10,7 +10,7 @@
 #include "bench/train/trainer.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/worker_args.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 
 namespace chaosbench::harness {
 namespace {

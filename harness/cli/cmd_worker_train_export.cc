@@ -19,7 +19,7 @@
 #include "bench/train/mlp_model.h"
 #include "bench/train/synthetic_data.h"
 #include "harness/cli/cli_options.h"
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 
 namespace chaosbench::harness {
 namespace {

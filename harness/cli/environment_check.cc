@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "harness/cli/commands.h"
-#include "reports/environment_diff.h"
+#include "reports/gate/environment_diff.h"
 
 namespace chaosbench::harness {
 

@@ -1,12 +1,12 @@
 // The one refusal of numbers from other hardware, for every command that compares runs
 // (compare, run --baseline, report --baseline, history add and history gate): the
-// differences environment_differences (reports/environment_diff.h) finds, one per line,
+// differences environment_differences (reports/gate/environment_diff.h) finds, one per line,
 // as a UsageError (exit 2), or with --allow-env-diff as a warning on stderr.
 #pragma once
 
 #include <string>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
-#include "reports/goodput_run_inputs.h"
+#include "reports/goodput/goodput_run_inputs.h"
 
 namespace chaosbench::harness {
 namespace {

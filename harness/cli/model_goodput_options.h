@@ -1,5 +1,5 @@
 // `chaosbench model goodput`'s flags: their declarations and how they turn into the
-// model's inputs (reports/goodput_inputs.h) over what a results.json measured or what is
+// model's inputs (reports/goodput/goodput_inputs.h) over what a results.json measured or what is
 // assumed, each marked "given". cmd_model.cc runs the command.
 #pragma once
 
@@ -7,9 +7,9 @@
 #include <string>
 
 #include "harness/cli/cli_options.h"
-#include "reports/goodput_inputs.h"
-#include "reports/goodput_model.h"
-#include "reports/run_model.h"
+#include "reports/goodput/goodput_inputs.h"
+#include "reports/goodput/goodput_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -6,10 +6,10 @@
 #include <spdlog/spdlog.h>
 
 #include "common/trusted_directory.h"
-#include "harness/cli/exit_code.h"
-#include "harness/host_error.h"
+#include "harness/core/exit_code.h"
+#include "harness/core/host_error.h"
 #include "harness/runner/run_directory.h"
-#include "reports/repeat_combine.h"
+#include "reports/gate/repeat_combine.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -1,7 +1,7 @@
 // run --repeat N: the scenario run N times, each a fresh run of its own (OUT/run-NN/ with
-// all its reports), then OUT/results.json combining them (reports/repeat_combine.h) with
+// all its reports), then OUT/results.json combining them (reports/gate/repeat_combine.h) with
 // every report of it; --baseline gates that combined result run by run
-// (reports/gate_runs.h). With --interleave BASELINE_SCENARIO the baseline's runs alternate
+// (reports/gate/gate_runs.h). With --interleave BASELINE_SCENARIO the baseline's runs alternate
 // with the scenario's in ABBA order (A B, B A, A B, ...: a drift of the machine's speed
 // over the session falls on both sides alike), go to OUT/baseline/run-NN/ and combine
 // into OUT/baseline/results.json, which is then the baseline.

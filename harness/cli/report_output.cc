@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "harness/cli/exit_code.h"
-#include "reports/console_summary.h"
-#include "reports/gate.h"
-#include "reports/judgement.h"
-#include "reports/json_io.h"
-#include "reports/markdown_report.h"
+#include "harness/core/exit_code.h"
+#include "reports/render/console_summary.h"
+#include "reports/gate/gate.h"
+#include "reports/model/judgement.h"
+#include "reports/model/json_io.h"
+#include "reports/render/markdown_report.h"
 
 namespace chaosbench::harness {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "harness/cli/cli_options.h"
-#include "reports/report_set.h"
-#include "reports/run_model.h"
+#include "reports/render/report_set.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 
@@ -28,7 +28,7 @@ void add_report_options(po::options_description& options);
 // UsageError naming the file).
 ReportOptions read_report_options(const po::variables_map& vm);
 // With a baseline: a UsageError (exit 2) listing what differs when it was measured on
-// another testbed or hardware than `current` (reports/environment_diff.h), unless
+// another testbed or hardware than `current` (reports/gate/environment_diff.h), unless
 // --allow-env-diff, which prints the differences as a warning instead.
 void check_baseline_environment(const ReportOptions& options, const reports::Environment& current);
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include "reports/json_io.h"
+#include "reports/model/json_io.h"
 
 namespace chaosbench::harness {
 

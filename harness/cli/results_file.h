@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -7,10 +7,11 @@
 #include <spdlog/spdlog.h>
 
 #include "common/trusted_directory.h"
-#include "harness/cli/exit_code.h"
-#include "harness/host_error.h"
+#include "harness/core/exit_code.h"
+#include "harness/core/host_error.h"
+#include "harness/core/host_error.h"
 #include "harness/runner/run_directory.h"
-#include "reports/sweep_report.h"
+#include "reports/advice/sweep_report.h"
 
 namespace chaosbench::harness {
 

@@ -1,6 +1,6 @@
 // run, for a scenario that declares a sweep: every point of the grid as a run of its own
 // (OUT/point-NN/, with all its reports), then OUT/sweep.md and OUT/sweep.json comparing
-// them and recommending the best point that passes (reports/sweep_report.h).
+// them and recommending the best point that passes (reports/advice/sweep_report.h).
 // Blocking; a point that fails does not stop the sweep, an interrupt does.
 #pragma once
 

@@ -15,7 +15,7 @@
 
 #include "common/netns.h"
 #include "common/route_socket.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "common/safe_files.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 
 namespace chaosbench::harness {
 namespace {

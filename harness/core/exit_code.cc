@@ -1,4 +1,4 @@
-#include "harness/cli/exit_code.h"
+#include "harness/core/exit_code.h"
 
 namespace chaosbench::harness {
 

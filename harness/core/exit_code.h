@@ -2,7 +2,7 @@
 // from an outcome to its code. No command picks a code for a verdict by itself.
 #pragma once
 
-#include "reports/verdict.h"
+#include "reports/model/verdict.h"
 
 namespace chaosbench::harness {
 

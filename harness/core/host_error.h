@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
 
 namespace chaosbench::harness {
 
@@ -10,5 +11,8 @@ class HostError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// common::write_file_atomically (mode 0644, as reports), throwing HostError on failure.
+void write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace chaosbench::harness

@@ -21,9 +21,9 @@
 #include "common/safe_files.h"
 #include "bench/blas/cpu_peak.h"
 #include "common/netns.h"
-#include "harness/host_error.h"
-#include "harness/runner/run_directory.h"
-#include "reports/blas_json.h"
+#include "harness/core/host_error.h"
+#include "harness/core/run_stamps.h"
+#include "reports/model/blas_json.h"
 
 extern char** environ;
 

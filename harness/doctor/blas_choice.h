@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -13,11 +13,11 @@
 
 #include "common/crash_point.h"
 #include "common/safe_files.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 #include "harness/journal/journal_directory.h"
 #include "harness/journal/undo_kind.h"
 #include "harness/journal/process_identity.h"
-#include "harness/runner/run_directory.h"
+#include "harness/core/run_stamps.h"
 
 namespace chaosbench::harness {
 

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "harness/probes/probe_support.h"
-#include "reports/statistics.h"
+#include "reports/stats/statistics.h"
 
 namespace chaosbench::harness::probes {
 namespace {

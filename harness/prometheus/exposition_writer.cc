@@ -7,14 +7,14 @@
 namespace chaosbench::harness::prometheus {
 namespace {
 
-bool name_char(char c) {
+bool exposition_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-bool becomes_underscore(char c) { return c == '_' || !name_char(c); }
+bool becomes_underscore(char c) { return c == '_' || !exposition_name_char(c); }
 
 void append_sanitised(std::string& out, std::string_view s) {
-  for (char c : s) out += name_char(c) ? c : '_';
+  for (char c : s) out += exposition_name_char(c) ? c : '_';
 }
 
 // Backslash and newline always; the double quote only inside a label value.

@@ -15,7 +15,7 @@
 
 #include "common/unique_fd.h"
 #include "harness/agent/host_interfaces.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 #include "harness/runner/slurm_allocation.h"
 
 namespace chaosbench::harness {

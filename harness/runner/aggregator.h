@@ -8,7 +8,7 @@
 
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/sample_store.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "harness/scenario/scenario.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -7,7 +7,7 @@
 
 #include "faults/network_plane.h"
 #include "faults/registry.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "bench/collective/collective_kind.h"
 #include "harness/runner/aggregator.h"
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::harness {
 namespace {

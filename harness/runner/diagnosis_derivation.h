@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

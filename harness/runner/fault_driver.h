@@ -21,7 +21,7 @@
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/node_site.h"
 #include "harness/runner/timeline_log.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

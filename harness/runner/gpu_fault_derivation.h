@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness/runner/train_events.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

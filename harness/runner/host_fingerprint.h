@@ -1,4 +1,4 @@
-// The environment fingerprint of this host for results.json (reports/run_model.h
+// The environment fingerprint of this host for results.json (reports/model/run_model.h
 // Environment): the testbed label (CHAOSBENCH_TESTBED), CPU model and ISA extensions,
 // memory, GPUs, the compiler and commit of this build, and the resolved scenario's hash.
 // Reads /proc (and /proc/driver/nvidia where a driver is loaded); never fails: what
@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

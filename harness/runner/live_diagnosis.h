@@ -1,4 +1,4 @@
-// The diagnosis, live (reports/diagnoser.h; docs/diagnosis.md): once a second it feeds
+// The diagnosis, live (reports/diagnosis/diagnoser.h; docs/diagnosis.md): once a second it feeds
 // the samples that came since into the engine and judges the windows whose lag has
 // passed; each culprit it names for the first time goes to `named` (the run records a
 // harness event "diagnosis_named", which gives diagnosis/time_to_localise). Each second it
@@ -14,7 +14,7 @@
 
 #include "harness/runner/periodic_thread.h"
 #include "harness/runner/sample_store.h"
-#include "reports/diagnoser.h"
+#include "reports/diagnosis/diagnoser.h"
 
 namespace chaosbench::harness {
 

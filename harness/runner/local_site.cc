@@ -16,7 +16,7 @@
 #include "faults/target.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/cluster/node_state.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 #include "harness/journal/process_group_undo.h"
 
 namespace chaosbench::harness {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "reports/statistics.h"
+#include "reports/stats/statistics.h"
 
 namespace chaosbench::harness {
 

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <system_error>
 #include <unistd.h>
+#include "common/errno_text.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -35,7 +36,7 @@ constexpr auto kDrainCap = std::chrono::seconds(5);
 // loop from spinning until descriptors are free again.
 constexpr auto kAcceptPause = milliseconds(100);
 
-std::string errno_text(int err) { return std::system_category().message(err); }
+using common::errno_text;
 
 // Examples end up in logs and results.json (which must be valid UTF-8), so anything outside
 // printable ASCII is spelled out.

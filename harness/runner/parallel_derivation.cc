@@ -9,19 +9,19 @@
 namespace chaosbench::harness {
 namespace {
 
-using GroupKey = std::pair<std::int64_t, std::int64_t>;  // pp_stage, tp_group
+using StageGroupKey = std::pair<std::int64_t, std::int64_t>;  // pp_stage, tp_group
 
 // A group's time is its slowest member's median stage_ms. A TP group moves at its slowest
 // shard's pace (every layer's allreduce waits for it) and a stage's replicas meet in the
 // gradient allreduce, so the slowest member sets the pace; a median over the members
 // would hide one slow shard of two (the nearest-rank median of two is the faster).
 struct GroupTimes {
-  std::map<GroupKey, double> groups;       // each TP group's time
+  std::map<StageGroupKey, double> groups;       // each TP group's time
   std::map<std::int64_t, double> stages;  // each stage's: its slowest group's
 };
 
 GroupTimes group_times(const std::vector<const StepEvent*>& steps) {
-  std::map<GroupKey, std::map<int, std::vector<double>>> members;
+  std::map<StageGroupKey, std::map<int, std::vector<double>>> members;
   for (const auto* s : steps)
     if (s->parallel && s->stage_ms)
       members[{s->parallel->pp_stage, s->parallel->tp_group()}][s->rank].push_back(*s->stage_ms);
@@ -40,7 +40,7 @@ reports::Labels stage_labels(const std::string& phase, std::int64_t stage) {
   return {{"phase", phase}, {"pp_stage", stage}};
 }
 
-reports::Labels group_labels(const std::string& phase, const GroupKey& key) {
+reports::Labels group_labels(const std::string& phase, const StageGroupKey& key) {
   return {{"phase", phase}, {"pp_stage", key.first}, {"tp_group", key.second}};
 }
 
@@ -66,7 +66,7 @@ void stage_records(const std::string& phase, const GroupTimes& times, std::vecto
 // TP groups are compared only with the groups of their own stage: different stages do
 // different work by design, and stage_records already compares those.
 void tp_group_records(const std::string& phase, const GroupTimes& times, std::vector<reports::MetricRecord>& out) {
-  std::map<std::int64_t, std::map<GroupKey, double>> by_stage;
+  std::map<std::int64_t, std::map<StageGroupKey, double>> by_stage;
   for (const auto& [key, t] : times.groups) by_stage[key.first][key] = t;
   for (const auto& [stage, groups] : by_stage) {
     if (groups.size() < 2) continue;

@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -26,7 +26,7 @@
 
 #include "harness/probes/probe_check.h"
 #include "harness/scenario/probe_spec.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

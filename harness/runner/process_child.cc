@@ -98,7 +98,6 @@ int redirect(const char* path, int target) {
   child_fail(p.error_fd, Stage::kExec, errno);
 }
 
-std::string errno_text(int err) { return std::system_category().message(err); }
 
 namespace {
 

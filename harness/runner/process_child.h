@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "common/errno_text.h"
 #include "harness/runner/process_supervisor.h"
 
 namespace chaosbench::harness::child {
@@ -66,6 +67,6 @@ void make_exec_image(const ProcessSpec& spec, ExecImage& image);
 // The parent's message for a child that failed at `stage`.
 std::string stage_message(Stage stage, const ProcessSpec& spec, int err);
 
-std::string errno_text(int err);
+using common::errno_text;
 
 }  // namespace chaosbench::harness::child

@@ -38,7 +38,7 @@ constexpr auto kSweepBound = milliseconds(2000);
 constexpr auto kStopStep = milliseconds(5);
 constexpr std::size_t kMaxOtherExits = 1024;
 
-using child::errno_text;
+using common::errno_text;
 
 // Keeps the error pipe off descriptors 0-2, which the child overwrites before exec.
 int above_stdio(int fd) {
@@ -108,7 +108,7 @@ StartPipes open_start_pipes(bool with_go, const std::string& program) {
   if (err == 0 && with_go) err = make(p.go_read, p.go_write);
   if (err != 0) {
     p.close_all();
-    throw std::runtime_error(fmt::format("cannot start '{}': pipe: {}", program, child::errno_text(err)));
+    throw std::runtime_error(fmt::format("cannot start '{}': pipe: {}", program, errno_text(err)));
   }
   return p;
 }
@@ -164,7 +164,7 @@ pid_t ProcessSupervisor::start(const ProcessSpec& spec) {
   pipes.write_fd = -1;
   if (pid < 0) {
     pipes.close_all();
-    throw std::runtime_error(fmt::format("cannot start '{}': fork: {}", program, child::errno_text(fork_err)));
+    throw std::runtime_error(fmt::format("cannot start '{}': fork: {}", program, errno_text(fork_err)));
   }
   // Also here, so that a signal() right after start() reaches the group even when the
   // child has not run yet. EACCES: it already exec'd (and set it itself).

@@ -15,7 +15,7 @@
 
 #include "harness/runner/node_site.h"
 #include "harness/runner/workload_launcher.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "harness/agent/json_fields.h"
+#include "common/json_values.h"
 
 namespace chaosbench::harness {
+
+using common::json_text;
 
 using json = nlohmann::json;
 

@@ -11,12 +11,16 @@
 #include "faults/registry.h"
 #include "harness/agent/agent.h"
 #include "harness/agent/fault_wire.h"
-#include "harness/agent/json_fields.h"
+#include "common/json_values.h"
 #include "harness/agent/link_auth.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 #include "harness/runner/remote_fault.h"
 
 namespace chaosbench::harness {
+
+using common::json_text;
+using common::json_integer;
+using common::json_flag;
 
 using json = nlohmann::json;
 using std::chrono::milliseconds;
@@ -129,7 +133,7 @@ pid_t RemoteSite::start(int node, ProcessSpec spec) {
   } catch (const AgentError& e) {
     throw std::runtime_error(fmt::format("cannot start {} on node {}: {}", spec.name, node, e.what()));
   }
-  const auto remote = static_cast<pid_t>(json_integer(reply, "pid"));
+  const auto remote = static_cast<pid_t>(json_integer<std::int64_t>(reply, "pid", -1));
   if (remote <= 0) throw std::runtime_error(fmt::format("cannot start {} on node {}: the agent named no process", spec.name, node));
   const pid_t id = local_pid(node, remote);
   Proc p;
@@ -160,8 +164,8 @@ void RemoteSite::mark_ended(pid_t id, const json& event) {
   auto& s = procs_.at(id).status;
   if (!s.running) return;
   s.running = false;
-  if (const auto code = json_integer(event, "exit_code", -1); code >= 0 && code < 256) s.exit_code = static_cast<int>(code);
-  if (const auto sig = json_integer(event, "signal", 0); sig > 0 && sig < 128) s.signal = static_cast<int>(sig);
+  if (const auto code = json_integer<std::int64_t>(event, "exit_code", -1); code >= 0 && code < 256) s.exit_code = static_cast<int>(code);
+  if (const auto sig = json_integer<std::int64_t>(event, "signal", 0); sig > 0 && sig < 128) s.signal = static_cast<int>(sig);
   if (!s.exit_code && !s.signal) s.signal = SIGKILL;
 }
 
@@ -171,7 +175,7 @@ std::vector<pid_t> RemoteSite::wait_any(milliseconds timeout) {
   for (const auto& e : hub_->wait_events(timeout)) {
     const std::string kind = json_text(e.body, "event");
     if (kind == "exit") {
-      auto it = by_remote_.find({e.node, static_cast<pid_t>(json_integer(e.body, "pid"))});
+      auto it = by_remote_.find({e.node, static_cast<pid_t>(json_integer<std::int64_t>(e.body, "pid", -1))});
       if (it == by_remote_.end()) continue;
       mark_ended(it->second, e.body);
       changed.push_back(it->second);
@@ -212,7 +216,7 @@ std::vector<std::string> RemoteSite::stop_all() {
         for (const auto& e : reply["errors"]) errors.push_back(fmt::format("node {}: {}", node, e.dump()));
       if (reply.contains("processes") && reply["processes"].is_array())
         for (const auto& p : reply["processes"]) {
-          auto it = by_remote_.find({node, static_cast<pid_t>(json_integer(p, "pid"))});
+          auto it = by_remote_.find({node, static_cast<pid_t>(json_integer<std::int64_t>(p, "pid", -1))});
           if (it != by_remote_.end()) mark_ended(it->second, p);
         }
     } catch (const AgentError& e) {
@@ -235,7 +239,7 @@ std::string RemoteSite::address(int node) const {
 
 int RemoteSite::free_port(int node) {
   try {
-    const auto port = json_integer(hub_->call(node, {{"op", "port"}}, kCommandTimeout), "port");
+    const auto port = json_integer<std::int64_t>(hub_->call(node, {{"op", "port"}}, kCommandTimeout), "port", -1);
     if (port <= 0 || port > 65535) throw AgentError(fmt::format("node {}: the agent named no free port", node));
     return static_cast<int>(port);
   } catch (const AgentError& e) {

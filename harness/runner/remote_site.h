@@ -17,7 +17,7 @@
 #include "harness/runner/agent_launcher.h"
 #include "harness/runner/node_site.h"
 #include "harness/runner/rendezvous_server.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

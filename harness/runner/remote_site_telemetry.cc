@@ -8,10 +8,14 @@
 #include <random>
 #include <sstream>
 
-#include "harness/agent/json_fields.h"
+#include "common/json_values.h"
 #include "harness/runner/remote_site.h"
 
 namespace chaosbench::harness {
+
+using common::json_text;
+using common::json_number;
+using common::json_integer;
 
 using json = nlohmann::json;
 using std::chrono::milliseconds;
@@ -71,7 +75,7 @@ bool RemoteSite::start_telemetry(const MeshSpec& spec, bool mesh, std::vector<st
   for (std::size_t n = 0; n < nodes; ++n) {
     if (!opened[n].is_object()) continue;
     started[n] = true;
-    ports[n] = static_cast<int>(std::clamp<std::int64_t>(json_integer(opened[n], "port", 0), 0, 65535));
+    ports[n] = static_cast<int>(std::clamp<std::int64_t>(json_integer<std::int64_t>(opened[n], "port", 0), 0, 65535));
     for (const char* part : {"mesh_error", "telemetry_error"})
       if (auto why = json_text(opened[n], part); !why.empty())
         notes->push_back(fmt::format("{}: {}", launcher_->host_label(static_cast<int>(n)), why));

@@ -7,7 +7,7 @@
 #include "harness/runner/aggregator.h"
 #include "harness/runner/gpu_fault_derivation.h"
 #include "harness/runner/running_efficiency.h"
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::harness {
 namespace {

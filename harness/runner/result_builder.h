@@ -8,8 +8,8 @@
 #include "harness/runner/fault_schedule.h"
 #include "harness/runner/sample_store.h"
 #include "harness/scenario/scenario.h"
-#include "reports/judgement.h"
-#include "reports/run_model.h"
+#include "reports/model/judgement.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 
@@ -30,7 +30,7 @@ struct ResultInputs {
 };
 
 // `verdict` is the run's own (a pass unless something failed or it was interrupted);
-// failed checks are folded into it (reports/judgement.h: they turn only a pass into a fail).
+// failed checks are folded into it (reports/model/judgement.h: they turn only a pass into a fail).
 reports::RunResult build_result(const ResultInputs& in, const reports::Judgement& verdict);
 
 // Host name, kernel, CPUs: what results.json's "environment" says of this machine.

@@ -42,8 +42,8 @@
 #include "harness/runner/runner.h"
 #include "harness/runner/sample_store.h"
 #include "harness/runner/workload_launcher.h"
-#include "reports/judgement.h"
-#include "reports/run_model.h"
+#include "reports/model/judgement.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -1,43 +1,21 @@
 #include "harness/runner/run_directory.h"
 
-#include "common/safe_files.h"
 #include "common/trusted_directory.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
+#include "harness/core/run_stamps.h"
 #include "harness/journal/journal.h"
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
-#include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
-#include <stdexcept>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace chaosbench::harness {
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string utc_format(const char* format) {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), format, &tm);
-  return buf;
-}
-
-}  // namespace
-
-std::string utc_timestamp_iso() { return utc_format("%Y-%m-%dT%H:%M:%SZ"); }
-
-std::string make_run_id() { return common::random_hex(12); }
-
 std::string RunDirectory::resolve_out(const std::string& out, const std::string& scenario_name) {
-  std::string dir = out.empty() ? fmt::format("runs/{}-{}", scenario_name, utc_format("%Y%m%dT%H%M%SZ")) : out;
+  std::string dir = out.empty() ? fmt::format("runs/{}-{}", scenario_name, utc_timestamp_compact()) : out;
   std::string abs = fs::absolute(dir).lexically_normal().string();
   if (abs.size() > 1 && abs.back() == '/') abs.pop_back();
   return abs;
@@ -64,10 +42,6 @@ RunDirectory::~RunDirectory() {
   } catch (const std::exception&) {
     // Left in the journal for `chaosbench cleanup`.
   }
-}
-
-void write_file_atomically(const std::string& path, const std::string& content) {
-  if (std::string error = common::write_file_atomically(path, content, 0644); !error.empty()) throw HostError(error);
 }
 
 }  // namespace chaosbench::harness

@@ -33,13 +33,4 @@ class RunDirectory {
   std::uint64_t runtime_entry_ = 0;
 };
 
-// common::write_file_atomically (mode 0644, as reports), throwing HostError on failure.
-void write_file_atomically(const std::string& path, const std::string& content);
-
-// "2026-11-29T21:00:00Z"
-std::string utc_timestamp_iso();
-
-// A fresh id for a run: 12 hex digits, random; names its journal and runtime directory.
-std::string make_run_id();
-
 }  // namespace chaosbench::harness

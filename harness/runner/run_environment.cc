@@ -6,7 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include "faults/registry.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
+#include "harness/core/run_stamps.h"
 
 namespace chaosbench::harness {
 

@@ -17,6 +17,7 @@
 #include "harness/agent/agent_hub.h"
 #include "harness/runner/local_site.h"
 #include "harness/runner/remote_site.h"
+#include "harness/core/run_stamps.h"
 #include "harness/runner/run_directory.h"
 #include "harness/runner/runner.h"
 #include "harness/runner/timeline_log.h"

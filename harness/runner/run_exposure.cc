@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 #include "harness/prometheus/live_exposition.h"
 #include "harness/runner/run.h"
 

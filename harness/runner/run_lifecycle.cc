@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <thread>
 
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 #include "harness/runner/priority_boost.h"
 #include "harness/runner/result_builder.h"
 #include "harness/runner/run.h"

@@ -1,16 +1,16 @@
-// The run's own verdict while it runs: failures fold into it (reports/judgement.h: the
+// The run's own verdict while it runs: failures fold into it (reports/model/judgement.h: the
 // first failure stands, an interruption overrides), with when the first one happened
 // (the peers' grace period counts from it) and whether the host refused something. The
 // result's final verdict also folds in the checks (result_builder.h); exit_code() maps
-// it to the exit code table through the one mapping (harness/cli/exit_code.h).
+// it to the exit code table through the one mapping (harness/core/exit_code.h).
 // Threads: the run's thread only.
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "harness/cli/exit_code.h"
-#include "reports/judgement.h"
+#include "harness/core/exit_code.h"
+#include "reports/model/judgement.h"
 
 namespace chaosbench::harness {
 

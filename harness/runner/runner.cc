@@ -15,7 +15,7 @@
 #include "common/store_wire.h"
 #include "faults/registry.h"
 #include "harness/cluster/netns_cluster.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 #include "harness/runner/run.h"
 #include "harness/runner/signal_guard.h"
 #include "harness/runner/workload_blas.h"

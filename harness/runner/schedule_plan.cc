@@ -6,8 +6,8 @@
 #include <numeric>
 #include <random>
 
-#include "reports/failure_arrivals.h"
-#include "reports/split_mix64.h"
+#include "reports/goodput/failure_arrivals.h"
+#include "reports/stats/split_mix64.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -19,7 +19,7 @@ reports::SplitMix64 stream(std::uint64_t seed, std::size_t fault_index, std::uin
   return reports::SplitMix64(mix.next());
 }
 
-// The goodput model simulates the same draw (reports/failure_arrivals.h).
+// The goodput model simulates the same draw (reports/goodput/failure_arrivals.h).
 double inter_arrival(const ArrivalSpec& a, reports::SplitMix64& rng) {
   return reports::inter_arrival_s(rng, a.process == ArrivalSpec::Process::kWeibull, a.mtbf.seconds(), a.shape);
 }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness/scenario/scenario.h"
-#include "reports/schedule_entry.h"
+#include "reports/model/schedule_entry.h"
 
 namespace chaosbench::harness {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/netns.h"
-#include "harness/host_error.h"
+#include "harness/core/host_error.h"
 
 namespace chaosbench::harness {
 namespace {

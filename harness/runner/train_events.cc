@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "common/metric_catalogue.h"
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::harness {
 namespace {

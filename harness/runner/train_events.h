@@ -10,7 +10,7 @@
 
 #include "harness/runner/parallel_position.h"
 #include "harness/runner/sample_store.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

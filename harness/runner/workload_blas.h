@@ -8,7 +8,7 @@
 #include <string>
 
 #include "harness/scenario/scenario.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -10,7 +10,7 @@
 namespace chaosbench::harness {
 namespace {
 
-const std::vector<std::string_view> kStats{"value", "mean", "min", "max", "p50", "p90", "p99"};
+const std::vector<std::string_view> kCheckStats{"value", "mean", "min", "max", "p50", "p90", "p99"};
 
 }  // namespace
 
@@ -97,10 +97,10 @@ std::vector<CheckSpec> parse_checks(ParseContext& ctx, const json& value) {
     }
     if (const json* labels = r.raw("labels")) c.labels = read_labels(ctx, *labels, r.path_of("labels"));
     if (auto p = r.string("phase")) c.phase = *p;
-    if (auto s = r.choice("stat", kStats)) c.stat = *s;
+    if (auto s = r.choice("stat", kCheckStats)) c.stat = *s;
     if (!r.has("min") && !r.has("max") && !r.has("tolerance"))
       ctx.error(path, "a check needs \"min\" or \"max\" (or both), or a baseline \"tolerance\"");
-    // The baseline gate's allowance for this metric (reports/gate.h reads it from the
+    // The baseline gate's allowance for this metric (reports/gate/gate.h reads it from the
     // resolved scenario): a percentage, "10%" or 10.
     if (const json* v = r.raw("tolerance")) {
       std::optional<double> pct;

@@ -84,7 +84,7 @@ void parse_find_peak(ParseContext& ctx, const json& value, bench::llm::PeakSearc
   if (auto v = r.integer("max_trials", 2, 100)) p.max_trials = static_cast<int>(*v);
 }
 
-void parse_arrivals(ObjectReader& r, ParseContext& ctx, LlmLoadSpec& l) {
+void parse_llm_arrivals(ObjectReader& r, ParseContext& ctx, LlmLoadSpec& l) {
   if (auto v = r.choice("arrival", {"poisson", "constant", "concurrency"}))
     l.arrival = bench::llm::parse_arrival(*v).value_or(bench::llm::Arrival::kPoisson);
   if (auto v = r.number("rate")) {
@@ -105,7 +105,7 @@ void parse_llm_load(ParseContext& ctx, const json& value, const ClusterSpec& clu
   if (auto v = r.choice("api", {"completions", "chat"}))
     l.api = *v == "chat" ? bench::llm::OpenAiEndpoint::kChatCompletions : bench::llm::OpenAiEndpoint::kCompletions;
   if (auto v = r.boolean("stream")) l.stream = *v;
-  parse_arrivals(r, ctx, l);
+  parse_llm_arrivals(r, ctx, l);
   if (auto v = duration_of_at_least(r, "duration", std::chrono::milliseconds(1), "1ms")) l.duration = *v;
   if (const json* v = r.raw("input")) parse_length(ctx, *v, r.path_of("input"), l.input);
   if (const json* v = r.raw("output")) parse_length(ctx, *v, r.path_of("output"), l.output);

@@ -12,7 +12,7 @@
 namespace chaosbench::harness {
 namespace {
 
-void parse_model(ParseContext& ctx, const json& value, bench::llm::LlmServeSettings::Model& m) {
+void parse_llm_model(ParseContext& ctx, const json& value, bench::llm::LlmServeSettings::Model& m) {
   ObjectReader r(ctx, value, "workload.model", {"layers", "dim", "heads", "kv_heads", "ffn", "dtype"});
   if (auto v = r.integer("layers", 1, 256)) m.layers = static_cast<int>(*v);
   if (auto v = r.integer("dim", 8, 16384)) m.dim = static_cast<int>(*v);
@@ -126,7 +126,7 @@ LlmWorkload parse_llm(ParseContext& ctx, const json& value, const ClusterSpec& c
     w.model_name = *v;
   }
   if (auto v = r.choice("engine", {"transformer", "synthetic"})) w.engine = *v;
-  if (const json* m = r.raw("model")) parse_model(ctx, *m, w.model);
+  if (const json* m = r.raw("model")) parse_llm_model(ctx, *m, w.model);
   if (const json* q = r.raw("scheduler")) parse_scheduler(ctx, *q, w.scheduler);
   if (const json* s = r.raw("synthetic")) parse_synthetic(ctx, *s, w.synthetic);
   if (auto v = r.integer("context", 2, 1 << 20)) w.context = static_cast<int>(*v);

@@ -16,7 +16,7 @@ constexpr auto kMinEvery = std::chrono::milliseconds(100);
 constexpr std::size_t kMaxScrapes = 64;
 
 // The URL's form, and placeholders: only {node.N.addr} means something to a scrape.
-void read_url(ParseContext& ctx, ObjectReader& r, const ClusterSpec& cluster, ScrapeSpec& s) {
+void read_scrape_url(ParseContext& ctx, ObjectReader& r, const ClusterSpec& cluster, ScrapeSpec& s) {
   auto url = r.string("url");
   if (!url) return;
   s.url = *url;
@@ -75,7 +75,7 @@ ScrapeSpec parse_one(ParseContext& ctx, const json& value, const std::string& pa
   ObjectReader r(ctx, value, path, {"url", "every", "timeout", "metrics", "rename", "node"});
   if (!r.ok()) return s;
   r.require("url", "the endpoint, such as \"http://{node.0.addr}:9100/metrics\"");
-  read_url(ctx, r, cluster, s);
+  read_scrape_url(ctx, r, cluster, s);
   if (auto v = r.duration("every", /*allow_zero=*/false)) {
     if (v->value < kMinEvery) ctx.error(r.path_of("every"), "a scrape runs at most every 100ms");
     else s.every = *v;

@@ -11,7 +11,7 @@
 namespace chaosbench::harness {
 namespace {
 
-const std::vector<std::string_view> kKinds{"collective", "command", "train", "serve", "llm"};
+const std::vector<std::string_view> kWorkloadKinds{"collective", "command", "train", "serve", "llm"};
 
 // A gloo full mesh opens a listening port per peer pair; on one loopback address more
 // than this many ranks run out of ports (256 ranks failed with EADDRINUSE here).
@@ -159,7 +159,7 @@ WorkloadSpec parse_workload(ParseContext& ctx, const json& value, const ClusterS
   if (kind == "llm") return parse_llm(ctx, value, cluster);
   std::string later = kind == "load"
                           ? fmt::format(" (\"{}\" is not available in this version)", kind)
-                          : suggestion_suffix(kind, kKinds);
+                          : suggestion_suffix(kind, kWorkloadKinds);
   ctx.error("workload.kind",
             fmt::format("expected \"collective\", \"train\", \"serve\", \"llm\" or \"command\", got \"{}\"{}", kind, later));
   return CollectiveWorkload{};

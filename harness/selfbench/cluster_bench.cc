@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "harness/cluster/netns_cluster.h"
-#include "harness/runner/run_directory.h"
+#include "harness/core/run_stamps.h"
 
 namespace chaosbench::harness {
 

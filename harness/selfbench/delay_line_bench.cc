@@ -29,8 +29,8 @@
 #include "faults/network_plane.h"
 #include "common/netns.h"
 #include "harness/cluster/netns_cluster.h"
-#include "harness/host_error.h"
-#include "harness/runner/run_directory.h"
+#include "harness/core/host_error.h"
+#include "harness/core/run_stamps.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "common/metric_catalogue.h"
 #include "harness/runner/result_builder.h"
-#include "harness/runner/run_directory.h"
+#include "harness/core/run_stamps.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -13,7 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/micro/micro_benchmark.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

@@ -20,8 +20,8 @@
 #include "faults/network/tc_commands.h"
 #include "faults/network/tc_shaper.h"
 #include "harness/cluster/netns_cluster.h"
-#include "harness/runner/run_directory.h"
-#include "reports/statistics.h"
+#include "harness/core/run_stamps.h"
+#include "reports/stats/statistics.h"
 
 namespace chaosbench::harness {
 namespace {

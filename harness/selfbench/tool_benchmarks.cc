@@ -16,11 +16,11 @@
 #include "harness/runner/metrics_server.h"
 #include "harness/runner/sample_store.h"
 #include "harness/scenario/scenario_loader.h"
-#include "reports/html_report.h"
-#include "reports/json_io.h"
-#include "reports/junit_report.h"
-#include "reports/markdown_report.h"
-#include "reports/trace_report.h"
+#include "reports/render/html_report.h"
+#include "reports/model/json_io.h"
+#include "reports/render/junit_report.h"
+#include "reports/render/markdown_report.h"
+#include "reports/render/trace_report.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -115,7 +115,7 @@ void ingest_decode_body(benchmark::State& state) {
 }
 
 // The report generators bench/report_time times, one row each. The HTML and Markdown
-// reporters (reports/html_report.h render_html, reports/markdown_report.h render_markdown)
+// reporters (reports/render/html_report.h render_html, reports/render/markdown_report.h render_markdown)
 // belong in this table as {"html", ...} and {"markdown", ...} once their implementations
 // are in the tree; JUnit and the trace likewise.
 struct ReportFormat {

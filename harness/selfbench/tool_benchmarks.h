@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "bench/micro/micro_benchmark.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::harness {
 

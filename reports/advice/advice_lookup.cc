@@ -1,9 +1,8 @@
-#include "reports/advice_lookup.h"
+#include "reports/advice/advice_lookup.h"
 
 #include <fmt/format.h>
 
-#include "reports/console_summary.h"
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 

@@ -1,4 +1,4 @@
-// One row of the tuning-advice rule table (reports/tuning_advice.cc) and the two values
+// One row of the tuning-advice rule table (reports/advice/tuning_advice.cc) and the two values
 // its evaluator takes and gives: what the rule sees (the run and its scenario's facts) and
 // what it found (the numbers that fired it, and the part of the recommendation computed
 // from them). The rules are spread over several files by topic (parallel_advice.h holds
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 

@@ -1,4 +1,4 @@
-#include "reports/parallel_advice.h"
+#include "reports/advice/parallel_advice.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,9 +10,8 @@
 #include <vector>
 
 #include "common/units.h"
-#include "reports/advice_lookup.h"
-#include "reports/console_summary.h"
-#include "reports/text_format.h"
+#include "reports/advice/advice_lookup.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 namespace {

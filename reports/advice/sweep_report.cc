@@ -1,4 +1,4 @@
-#include "reports/sweep_report.h"
+#include "reports/advice/sweep_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/metric_catalogue.h"
-#include "reports/gate.h"
-#include "reports/text_format.h"
+#include "reports/gate/gate.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -1,4 +1,4 @@
-#include "reports/tuning_advice.h"
+#include "reports/advice/tuning_advice.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,11 +8,10 @@
 #include <string_view>
 
 #include "common/units.h"
-#include "reports/advice_lookup.h"
-#include "reports/advice_rule.h"
-#include "reports/console_summary.h"
-#include "reports/parallel_advice.h"
-#include "reports/text_format.h"
+#include "reports/advice/advice_lookup.h"
+#include "reports/advice/advice_rule.h"
+#include "reports/advice/parallel_advice.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 namespace {

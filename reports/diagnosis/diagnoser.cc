@@ -1,10 +1,10 @@
-#include "reports/diagnoser.h"
+#include "reports/diagnosis/diagnoser.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-#include "reports/statistics.h"
+#include "reports/stats/statistics.h"
 
 namespace chaosbench::reports {
 namespace {

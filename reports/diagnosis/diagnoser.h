@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/diagnosis.h"
-#include "reports/run_model.h"
+#include "reports/diagnosis/diagnosis.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <set>
 
-#include "reports/diagnoser.h"
-#include "reports/statistics.h"
+#include "reports/diagnosis/diagnoser.h"
+#include "reports/stats/statistics.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -1,10 +1,10 @@
-#include "reports/diagnosis_output.h"
+#include "reports/diagnosis/diagnosis_output.h"
 
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 namespace {

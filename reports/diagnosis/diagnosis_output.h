@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "reports/diagnosis.h"
+#include "reports/diagnosis/diagnosis.h"
 
 namespace chaosbench::reports {
 

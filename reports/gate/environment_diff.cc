@@ -1,4 +1,4 @@
-#include "reports/environment_diff.h"
+#include "reports/gate/environment_diff.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "reports/gate.h"
+#include "reports/gate/gate.h"
 
 #include <algorithm>
 
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "common/units.h"
-#include "reports/gate_rows.h"
-#include "reports/gate_runs.h"
-#include "reports/gate_selection.h"
-#include "reports/statistics.h"
+#include "reports/gate/gate_rows.h"
+#include "reports/gate/gate_runs.h"
+#include "reports/gate/gate_selection.h"
+#include "reports/stats/statistics.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -17,7 +17,7 @@
 #include <map>
 #include <string>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 

@@ -1,10 +1,10 @@
-#include "reports/gate_rows.h"
+#include "reports/gate/gate_rows.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-#include "reports/statistics.h"
+#include "reports/stats/statistics.h"
 
 namespace chaosbench::reports::gate_detail {
 

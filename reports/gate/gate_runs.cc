@@ -1,13 +1,13 @@
-#include "reports/gate_runs.h"
+#include "reports/gate/gate_runs.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-#include "reports/gate_rows.h"
-#include "reports/gate_selection.h"
-#include "reports/statistics.h"
-#include "reports/student_t.h"
+#include "reports/gate/gate_rows.h"
+#include "reports/gate/gate_selection.h"
+#include "reports/stats/statistics.h"
+#include "reports/stats/student_t.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -15,8 +15,8 @@
 
 #include <vector>
 
-#include "reports/gate.h"
-#include "reports/run_model.h"
+#include "reports/gate/gate.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 

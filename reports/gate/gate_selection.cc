@@ -1,4 +1,4 @@
-#include "reports/gate_selection.h"
+#include "reports/gate/gate_selection.h"
 
 namespace chaosbench::reports {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/run_model.h"
-#include "reports/scenario_facts.h"
+#include "reports/model/run_model.h"
+#include "reports/model/scenario_facts.h"
 
 namespace chaosbench::reports {
 

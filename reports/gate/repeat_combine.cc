@@ -1,4 +1,4 @@
-#include "reports/repeat_combine.h"
+#include "reports/gate/repeat_combine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <map>
 #include <utility>
 
-#include "reports/judgement.h"
-#include "reports/statistics.h"
+#include "reports/model/judgement.h"
+#include "reports/stats/statistics.h"
 
 namespace chaosbench::reports {
 namespace {

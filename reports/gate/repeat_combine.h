@@ -12,7 +12,7 @@
 // - checks: each check re-judged on the median over the runs of the value it judged, so
 //   a check that one noisy run of five misses does not fail the whole.
 // - verdict: the runs' own verdicts with their check failures left out (those are
-//   re-judged above), folded as one run folds its failures (reports/judgement.h: an
+//   re-judged above), folded as one run folds its failures (reports/model/judgement.h: an
 //   interruption first, then an abort, else the first failure, named "run N: ..."), then
 //   the re-judged checks.
 // - series, events, processes and probes are left to each run's own results.json.
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 

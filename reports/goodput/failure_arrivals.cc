@@ -1,4 +1,4 @@
-#include "reports/failure_arrivals.h"
+#include "reports/goodput/failure_arrivals.h"
 
 #include <algorithm>
 #include <cmath>

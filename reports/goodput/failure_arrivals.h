@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "reports/goodput_inputs.h"
-#include "reports/split_mix64.h"
+#include "reports/goodput/goodput_inputs.h"
+#include "reports/stats/split_mix64.h"
 
 namespace chaosbench::reports {
 

@@ -1,4 +1,4 @@
-#include "reports/goodput_assumptions.h"
+#include "reports/goodput/goodput_assumptions.h"
 
 #include <cmath>
 #include <fmt/format.h>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/goodput_report.h"
+#include "reports/goodput/goodput_report.h"
 
 namespace chaosbench::reports {
 

@@ -1,4 +1,4 @@
-#include "reports/goodput_closed_form.h"
+#include "reports/goodput/goodput_closed_form.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "reports/goodput_inputs.h"
+#include "reports/goodput/goodput_inputs.h"
 
 #include <cmath>
 #include <fmt/format.h>

@@ -1,27 +1,28 @@
-#include "reports/goodput_json.h"
+#include "reports/goodput/goodput_json.h"
 
 #include <cmath>
+
+#include "common/json_values.h"
 
 namespace chaosbench::reports {
 namespace {
 
 using json = nlohmann::ordered_json;
+using common::json_finite;
 
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-json number(const std::optional<double>& v) { return v ? number(*v) : json(nullptr); }
-json pct(double fraction) { return number(100 * fraction); }
+json pct(double fraction) { return json_finite(100 * fraction); }
 json pct(const std::optional<double>& fraction) { return fraction ? pct(*fraction) : json(nullptr); }
 
 json value(const GoodputInputs::Value& v) {
-  return {{"value", number(v.value)}, {"provenance", to_string(v.provenance)}, {"source", v.source}};
+  return {{"value", json_finite(v.value)}, {"provenance", to_string(v.provenance)}, {"source", v.source}};
 }
 
 json run_inputs(const GoodputInputs& in) {
   if (!in.run_nodes) return nullptr;
-  json r{{"nodes", *in.run_nodes}, {"steps", number(in.run_steps)}};
-  r["measured_goodput_pct"] = number(in.measured_goodput_pct);
-  r["measured_ettr"] = number(in.measured_ettr);
-  r["measured_mtti_s"] = number(in.measured_mtti_s);
+  json r{{"nodes", *in.run_nodes}, {"steps", json_finite(in.run_steps)}};
+  r["measured_goodput_pct"] = json_finite(in.measured_goodput_pct);
+  r["measured_ettr"] = json_finite(in.measured_ettr);
+  r["measured_mtti_s"] = json_finite(in.measured_mtti_s);
   return r;
 }
 
@@ -36,7 +37,7 @@ json inputs_json(const GoodputReport& report) {
   j["restore_s"] = value(in.restore_s);
   j["recompute_s"] = value(in.recompute_s);
   j["rejoin_s"] = value(in.rejoin_s);
-  j["downtime_s"] = number(in.downtime_s());
+  j["downtime_s"] = json_finite(in.downtime_s());
   j["startup_s"] = value(in.startup_s);
   j["running_efficiency"] = value(in.running_efficiency);
   j["lost_work"] = {{"mode", to_string(in.lost_work)},
@@ -51,11 +52,11 @@ json inputs_json(const GoodputReport& report) {
   j["bootstrap"] = report.bootstrap;
   json failures = json::array();
   for (const auto& f : in.measured_failures)
-    failures.push_back({{"detect_s", number(f.detect_s)},
-                        {"restart_s", number(f.restart_s)},
-                        {"restore_s", number(f.restore_s)},
-                        {"recompute_s", number(f.recompute_s)},
-                        {"rejoin_s", number(f.rejoin_s)}});
+    failures.push_back({{"detect_s", json_finite(f.detect_s)},
+                        {"restart_s", json_finite(f.restart_s)},
+                        {"restore_s", json_finite(f.restore_s)},
+                        {"recompute_s", json_finite(f.recompute_s)},
+                        {"rejoin_s", json_finite(f.rejoin_s)}});
   j["measured_failures"] = failures;
   j["run"] = run_inputs(in);
   return j;
@@ -63,34 +64,34 @@ json inputs_json(const GoodputReport& report) {
 
 json row_json(const GoodputReport::Row& r, double interval_s) {
   const auto& mc = r.monte_carlo;
-  json current{{"interval_s", number(interval_s)},
+  json current{{"interval_s", json_finite(interval_s)},
                {"first_order_pct", pct(r.first_order)},
                {"daly_exact_pct", pct(r.daly_exact)},
                {"monte_carlo_pct", pct(mc.goodput)},
-               {"ettr", number(mc.ettr)},
+               {"ettr", json_finite(mc.ettr)},
                {"waste_pct", {{"saves", pct(mc.saves)}, {"lost_work", pct(mc.lost)}, {"downtime", pct(mc.downtime)}}},
                {"first_order_valid", r.first_order_valid.valid},
                {"first_order_invalid_reason", r.first_order_valid.reason}};
-  json optimum{{"young_s", number(r.young_s)},
-               {"daly_s", number(r.daly_s)},
-               {"exact_s", number(r.exact_s)},
-               {"monte_carlo_s", number(r.monte_carlo_opt_s)},
+  json optimum{{"young_s", json_finite(r.young_s)},
+               {"daly_s", json_finite(r.daly_s)},
+               {"exact_s", json_finite(r.exact_s)},
+               {"monte_carlo_s", json_finite(r.monte_carlo_opt_s)},
                {"monte_carlo_pct", pct(r.goodput_at_opt)},
                {"daly_exact_pct", pct(r.daly_exact_at_opt)}};
-  return {{"nodes", r.nodes},     {"gpus", number(r.gpus)}, {"job_mtbf_s", number(r.job_mtbf_s)},
+  return {{"nodes", r.nodes},     {"gpus", json_finite(r.gpus)}, {"job_mtbf_s", json_finite(r.job_mtbf_s)},
           {"run_nodes", r.run_nodes}, {"current", current},   {"optimum", optimum}};
 }
 
 json curve_json(const GoodputReport::IntervalCurve& c) {
   json points = json::array();
   for (const auto& p : c.points)
-    points.push_back({{"interval_s", number(p.interval_s)},
+    points.push_back({{"interval_s", json_finite(p.interval_s)},
                       {"first_order_pct", pct(p.first_order)},
                       {"daly_exact_pct", pct(p.daly_exact)},
                       {"monte_carlo_pct", pct(p.monte_carlo)}});
-  return {{"nodes", c.nodes},           {"job_mtbf_s", number(c.job_mtbf_s)}, {"current_s", number(c.current_s)},
-          {"young_s", number(c.young_s)}, {"daly_s", number(c.daly_s)},         {"exact_s", number(c.exact_s)},
-          {"monte_carlo_s", number(c.monte_carlo_opt_s)}, {"points", points}};
+  return {{"nodes", c.nodes},           {"job_mtbf_s", json_finite(c.job_mtbf_s)}, {"current_s", json_finite(c.current_s)},
+          {"young_s", json_finite(c.young_s)}, {"daly_s", json_finite(c.daly_s)},         {"exact_s", json_finite(c.exact_s)},
+          {"monte_carlo_s", json_finite(c.monte_carlo_opt_s)}, {"points", points}};
 }
 
 json prediction_json(const std::optional<GoodputReport::RunPrediction>& run) {
@@ -101,22 +102,22 @@ json prediction_json(const std::optional<GoodputReport::RunPrediction>& run) {
            {"fault", f.fault},
            {"type", f.type},
            {"process", to_string(f.process)},
-           {"mtbf_s", number(f.mtbf_s)},
-           {"shape", number(f.shape)},
-           {"mean_between_failures_s", number(f.mean_s())},
-           {"offset_s", number(f.offset_s)},
-           {"dead_time_s", number(f.dead_time_s)},
+           {"mtbf_s", json_finite(f.mtbf_s)},
+           {"shape", json_finite(f.shape)},
+           {"mean_between_failures_s", json_finite(f.mean_s())},
+           {"offset_s", json_finite(f.offset_s)},
+           {"dead_time_s", json_finite(f.dead_time_s)},
            {"max_occurrences", f.max_occurrences},
-           {"probability", number(f.probability)},
-           {"work_s", number(run->work_s)},
-           {"startup_s", number(run->startup_s)},
+           {"probability", json_finite(f.probability)},
+           {"work_s", json_finite(run->work_s)},
+           {"startup_s", json_finite(run->startup_s)},
            {"jobs", j.jobs},
-           {"mean_failures", number(j.mean_failures)}};
+           {"mean_failures", json_finite(j.mean_failures)}};
   out["goodput_pct"] = {{"low", pct(j.low)}, {"median", pct(j.median)}, {"high", pct(j.high)}};
-  out["ettr"] = {{"low", number(j.ettr_low)}, {"median", number(j.ettr_median)}, {"high", number(j.ettr_high)}};
+  out["ettr"] = {{"low", json_finite(j.ettr_low)}, {"median", json_finite(j.ettr_median)}, {"high", json_finite(j.ettr_high)}};
   out["measured_goodput_pct"] = pct(run->measured_goodput);
   out["goodput_inside"] = run->goodput_inside ? json(*run->goodput_inside) : json(nullptr);
-  out["measured_ettr"] = number(run->measured_ettr);
+  out["measured_ettr"] = json_finite(run->measured_ettr);
   out["ettr_inside"] = run->ettr_inside ? json(*run->ettr_inside) : json(nullptr);
   return out;
 }

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/goodput_report.h"
+#include "reports/goodput/goodput_report.h"
 
 namespace chaosbench::reports {
 

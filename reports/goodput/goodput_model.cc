@@ -1,12 +1,12 @@
-#include "reports/goodput_model.h"
+#include "reports/goodput/goodput_model.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <stdexcept>
 
-#include "reports/goodput_assumptions.h"
-#include "reports/goodput_run_inputs.h"
+#include "reports/goodput/goodput_assumptions.h"
+#include "reports/goodput/goodput_run_inputs.h"
 
 namespace chaosbench::reports {
 namespace {

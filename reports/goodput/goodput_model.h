@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "reports/goodput_inputs.h"
-#include "reports/goodput_report.h"
+#include "reports/goodput/goodput_inputs.h"
+#include "reports/goodput/goodput_report.h"
 
 namespace chaosbench::reports {
 

@@ -1,10 +1,10 @@
-#include "reports/goodput_monte_carlo.h"
+#include "reports/goodput/goodput_monte_carlo.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "reports/split_mix64.h"
+#include "reports/stats/split_mix64.h"
 
 namespace chaosbench::reports {
 namespace {

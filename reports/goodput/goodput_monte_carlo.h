@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "reports/goodput_simulation.h"
+#include "reports/goodput/goodput_simulation.h"
 
 namespace chaosbench::reports {
 

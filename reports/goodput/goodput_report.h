@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "reports/goodput_closed_form.h"
-#include "reports/goodput_inputs.h"
-#include "reports/goodput_monte_carlo.h"
+#include "reports/goodput/goodput_closed_form.h"
+#include "reports/goodput/goodput_inputs.h"
+#include "reports/goodput/goodput_monte_carlo.h"
 
 namespace chaosbench::reports {
 

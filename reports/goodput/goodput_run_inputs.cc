@@ -1,4 +1,4 @@
-#include "reports/goodput_run_inputs.h"
+#include "reports/goodput/goodput_run_inputs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 namespace {

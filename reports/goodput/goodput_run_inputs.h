@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "reports/goodput_inputs.h"
-#include "reports/run_model.h"
+#include "reports/goodput/goodput_inputs.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 

@@ -1,4 +1,4 @@
-#include "reports/goodput_simulation.h"
+#include "reports/goodput/goodput_simulation.h"
 
 #include <algorithm>
 #include <cmath>

@@ -16,8 +16,8 @@
 #include <limits>
 #include <vector>
 
-#include "reports/failure_arrivals.h"
-#include "reports/goodput_inputs.h"
+#include "reports/goodput/failure_arrivals.h"
+#include "reports/goodput/goodput_inputs.h"
 
 namespace chaosbench::reports {
 

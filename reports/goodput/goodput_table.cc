@@ -1,9 +1,9 @@
-#include "reports/goodput_table.h"
+#include "reports/goodput/goodput_table.h"
 
 #include <cmath>
 #include <fmt/format.h>
 
-#include "reports/goodput_assumptions.h"
+#include "reports/goodput/goodput_assumptions.h"
 
 namespace chaosbench::reports {
 namespace {

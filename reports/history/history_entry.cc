@@ -1,10 +1,10 @@
-#include "reports/history_entry.h"
+#include "reports/history/history_entry.h"
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "reports/gate_selection.h"
-#include "reports/json_io.h"
+#include "reports/gate/gate_selection.h"
+#include "reports/model/json_io.h"
 
 namespace chaosbench::reports {
 

@@ -1,4 +1,4 @@
-#include "reports/history_file.h"
+#include "reports/history/history_file.h"
 
 #include <cerrno>
 #include <cstring>

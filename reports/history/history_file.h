@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "reports/history_entry.h"
+#include "reports/history/history_entry.h"
 
 namespace chaosbench::reports {
 

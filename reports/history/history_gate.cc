@@ -1,14 +1,13 @@
-#include "reports/history_gate.h"
+#include "reports/history/history_gate.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
 
-#include "reports/gate_selection.h"
-#include "reports/statistics.h"
-#include "reports/console_summary.h"
-#include "reports/text_format.h"
+#include "reports/gate/gate_selection.h"
+#include "reports/stats/statistics.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "reports/gate_status.h"
-#include "reports/history_entry.h"
-#include "reports/history_series.h"
-#include "reports/prediction_interval.h"
-#include "reports/run_model.h"
+#include "reports/model/gate_status.h"
+#include "reports/history/history_entry.h"
+#include "reports/history/history_series.h"
+#include "reports/stats/prediction_interval.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 

@@ -1,29 +1,24 @@
-#include "reports/history_json.h"
+#include "reports/history/history_json.h"
 
 #include <cmath>
+
+#include "common/json_values.h"
 
 namespace chaosbench::reports {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+using common::json_finite;
+using common::labels_to_json;
 
 json numbers(const std::vector<double>& values) {
   json out = json::array();
-  for (double v : values) out.push_back(number(v));
-  return out;
-}
-
-// nlohmann writes a value that is not finite as null.
-json labels_json(const Labels& labels) {
-  json out = json::object();
-  for (const auto& [k, v] : labels) out[k] = std::visit([](const auto& x) { return json(x); }, v);
+  for (double v : values) out.push_back(json_finite(v));
   return out;
 }
 
 json key_json(const HistoryKey& key) {
-  return {{"name", key.name}, {"unit", key.unit}, {"better", key.better}, {"labels", labels_json(key.labels)},
+  return {{"name", key.name}, {"unit", key.unit}, {"better", key.better}, {"labels", labels_to_json(key.labels)},
           {"stat", key.stat}};
 }
 
@@ -32,22 +27,22 @@ json steps_json(const std::vector<HistoryStep>& steps) {
   for (const auto& s : steps)
     out.push_back({{"index", s.index}, {"segment", {s.begin, s.end}}, {"run_id", s.run_id},
                    {"git_commit", s.git_commit},
-                   {"started_at", s.started_at}, {"before", number(s.before)}, {"after", number(s.after)},
-                   {"size", number(s.size)}, {"statistic", number(s.statistic)}, {"p_value", number(s.p_value)}});
+                   {"started_at", s.started_at}, {"before", json_finite(s.before)}, {"after", json_finite(s.after)},
+                   {"size", json_finite(s.size)}, {"statistic", json_finite(s.statistic)}, {"p_value", json_finite(s.p_value)}});
   return out;
 }
 
 json split_json(const std::optional<SplitTest>& t) {
   if (!t) return nullptr;
-  return {{"index", t->split.index}, {"statistic", number(t->split.statistic)}, {"p_value", number(t->p_value)},
+  return {{"index", t->split.index}, {"statistic", json_finite(t->split.statistic)}, {"p_value", json_finite(t->p_value)},
           {"permutations", t->permutations}};
 }
 
 json interval_json(const std::optional<PredictionInterval>& pi) {
   if (!pi) return nullptr;
-  return {{"n", pi->n},          {"scale", pi->log_scale ? "log" : "linear"}, {"mean", number(pi->mean)},
-          {"sd", number(pi->sd)}, {"t_quantile", number(pi->t_quantile)},    {"center", number(pi->center)},
-          {"low", number(pi->low)}, {"high", number(pi->high)}};
+  return {{"n", pi->n},          {"scale", pi->log_scale ? "log" : "linear"}, {"mean", json_finite(pi->mean)},
+          {"sd", json_finite(pi->sd)}, {"t_quantile", json_finite(pi->t_quantile)},    {"center", json_finite(pi->center)},
+          {"low", json_finite(pi->low)}, {"high", json_finite(pi->high)}};
 }
 
 json place_json(const HistoryPlace& place) {
@@ -58,11 +53,11 @@ json row_json(const HistoryRow& r) {
   json out = key_json(r.key);
   out["values"] = numbers(r.values);
   out["run_ids"] = r.run_ids;
-  out["current"] = number(r.current);
+  out["current"] = json_finite(r.current);
   out["interval_from"] = r.interval_from;
   out["interval"] = interval_json(r.interval);
-  out["change"] = number(r.change);
-  out["tolerance"] = number(r.tolerance);
+  out["change"] = json_finite(r.change);
+  out["tolerance"] = json_finite(r.tolerance);
   out["steps"] = steps_json(r.steps);
   out["warned_step"] = r.warned_step ? json(*r.warned_step) : json(nullptr);
   out["status"] = to_string(r.status);
@@ -79,7 +74,7 @@ json history_gate_json(const HistoryGateResult& result, const HistoryPlace& plac
   out["current_run"] = current_run;
   out["history_runs"] = result.history_runs;
   out["newest_run"] = result.newest_run;
-  out["alpha"] = number(result.alpha);
+  out["alpha"] = json_finite(result.alpha);
   out["verdict"] = to_string(result.verdict);
   out["metrics"] = std::move(rows);
   return out;
@@ -101,7 +96,7 @@ json history_trends_json(const HistoryPlace& place, const std::vector<HistoryEnt
     json m = key_json(s.key);
     m["values"] = numbers(s.values);
     m["run_ids"] = runs;
-    m["median"] = number(t.median);
+    m["median"] = json_finite(t.median);
     m["scale"] = t.log_scale ? "log" : "linear";
     m["steps"] = steps_json(t.steps);
     m["best_split"] = split_json(t.best_split);

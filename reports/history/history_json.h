@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/history_gate.h"
-#include "reports/history_trend.h"
+#include "reports/history/history_gate.h"
+#include "reports/history/history_trend.h"
 
 namespace chaosbench::reports {
 

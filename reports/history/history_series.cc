@@ -1,11 +1,11 @@
-#include "reports/history_series.h"
+#include "reports/history/history_series.h"
 
 #include <cmath>
 
-#include "reports/environment_diff.h"
-#include "reports/gate_selection.h"
-#include "reports/statistics.h"
-#include "reports/text_format.h"
+#include "reports/gate/environment_diff.h"
+#include "reports/gate/gate_selection.h"
+#include "reports/stats/statistics.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/change_point.h"
-#include "reports/history_entry.h"
+#include "reports/stats/change_point.h"
+#include "reports/history/history_entry.h"
 
 namespace chaosbench::reports {
 

@@ -1,4 +1,4 @@
-#include "reports/history_store.h"
+#include "reports/history/history_store.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "reports/history_summary.h"
+#include "reports/history/history_summary.h"
 
 #include <algorithm>
 #include <array>
@@ -6,8 +6,7 @@
 #include <fmt/format.h>
 #include <limits>
 
-#include "reports/console_summary.h"
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 namespace {

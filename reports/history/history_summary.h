@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/history_gate.h"
-#include "reports/history_json.h"
+#include "reports/history/history_gate.h"
+#include "reports/history/history_json.h"
 
 namespace chaosbench::reports {
 

@@ -1,9 +1,9 @@
-#include "reports/history_trend.h"
+#include "reports/history/history_trend.h"
 
 #include <cmath>
 
-#include "reports/prediction_interval.h"
-#include "reports/statistics.h"
+#include "reports/stats/prediction_interval.h"
+#include "reports/stats/statistics.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/history_series.h"
+#include "reports/history/history_series.h"
 
 namespace chaosbench::reports {
 

@@ -1,50 +1,39 @@
-#include "reports/blas_json.h"
+#include "reports/model/blas_json.h"
 
 #include <cmath>
+
+#include "common/json_values.h"
 
 namespace chaosbench::reports {
 namespace {
 
 using nlohmann::ordered_json;
-
-ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
-
-std::string text(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-double real(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
-bool flag(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
+using common::json_finite;
+using common::json_flag;
+using common::json_number;
+using common::json_text;
 
 }  // namespace
 
 ordered_json cpu_peak_json(const CpuPeakRecord& c) {
   return {{"known", c.known},           {"isa", c.isa},
           {"lanes", c.lanes},           {"fma_units", c.fma_units},
-          {"clock_ghz", number(c.clock_ghz)}, {"nominal_ghz", number(c.nominal_ghz)},
-          {"fma_gflops", number(c.fma_gflops)}, {"peak_gflops", number(c.peak_gflops)}};
+          {"clock_ghz", json_finite(c.clock_ghz)}, {"nominal_ghz", json_finite(c.nominal_ghz)},
+          {"fma_gflops", json_finite(c.fma_gflops)}, {"peak_gflops", json_finite(c.peak_gflops)}};
 }
 
 CpuPeakRecord cpu_peak_from_json(const nlohmann::json& j) {
   CpuPeakRecord c;
   if (!j.is_object()) return c;
-  c.isa = text(j, "isa");
-  c.lanes = static_cast<int>(real(j, "lanes"));
-  c.fma_units = static_cast<int>(real(j, "fma_units"));
-  c.clock_ghz = real(j, "clock_ghz");
-  c.nominal_ghz = real(j, "nominal_ghz");
-  c.fma_gflops = real(j, "fma_gflops");
-  c.peak_gflops = real(j, "peak_gflops");
+  c.isa = json_text(j, "isa");
+  c.lanes = static_cast<int>(json_number(j, "lanes"));
+  c.fma_units = static_cast<int>(json_number(j, "fma_units"));
+  c.clock_ghz = json_number(j, "clock_ghz");
+  c.nominal_ghz = json_number(j, "nominal_ghz");
+  c.fma_gflops = json_number(j, "fma_gflops");
+  c.peak_gflops = json_number(j, "peak_gflops");
   // The probe's own line has no "known": a peak is known when it has one.
-  c.known = j.contains("known") ? flag(j, "known") : c.peak_gflops > 0;
+  c.known = j.contains("known") ? json_flag(j, "known") : c.peak_gflops > 0;
   return c;
 }
 
@@ -53,17 +42,17 @@ ordered_json blas_json(const BlasRecord& b) {
   for (const auto& c : b.candidates)
     candidates.push_back({{"name", c.name},
                           {"corename", c.corename},
-                          {"gflops", number(c.gflops)},
-                          {"max_error", number(c.max_error)},
+                          {"gflops", json_finite(c.gflops)},
+                          {"max_error", json_finite(c.max_error)},
                           {"correct", c.correct},
                           {"problem", c.problem}});
   return {{"library", b.library},
           {"detected", b.detected},
-          {"detected_gflops", number(b.detected_gflops)},
+          {"detected_gflops", json_finite(b.detected_gflops)},
           {"chosen", b.chosen},
-          {"chosen_gflops", number(b.chosen_gflops)},
+          {"chosen_gflops", json_finite(b.chosen_gflops)},
           {"best", b.best},
-          {"best_gflops", number(b.best_gflops)},
+          {"best_gflops", json_finite(b.best_gflops)},
           {"source", b.source},
           {"reason", b.reason},
           {"probed_at", b.probed_at},
@@ -73,23 +62,23 @@ ordered_json blas_json(const BlasRecord& b) {
 
 BlasCandidateRecord blas_candidate_from_json(const nlohmann::json& j) {
   if (!j.is_object()) return {};
-  return {text(j, "name"), text(j, "corename"), real(j, "gflops"), real(j, "max_error"), flag(j, "correct"),
-          text(j, "problem")};
+  return {json_text(j, "name"), json_text(j, "corename"), json_number(j, "gflops"), json_number(j, "max_error"), json_flag(j, "correct"),
+          json_text(j, "problem")};
 }
 
 BlasRecord blas_from_json(const nlohmann::json& j) {
   BlasRecord b;
   if (!j.is_object()) return b;
-  b.library = text(j, "library");
-  b.detected = text(j, "detected");
-  b.detected_gflops = real(j, "detected_gflops");
-  b.chosen = text(j, "chosen");
-  b.chosen_gflops = real(j, "chosen_gflops");
-  b.best = text(j, "best");
-  b.best_gflops = real(j, "best_gflops");
-  b.source = text(j, "source");
-  b.reason = text(j, "reason");
-  b.probed_at = text(j, "probed_at");
+  b.library = json_text(j, "library");
+  b.detected = json_text(j, "detected");
+  b.detected_gflops = json_number(j, "detected_gflops");
+  b.chosen = json_text(j, "chosen");
+  b.chosen_gflops = json_number(j, "chosen_gflops");
+  b.best = json_text(j, "best");
+  b.best_gflops = json_number(j, "best_gflops");
+  b.source = json_text(j, "source");
+  b.reason = json_text(j, "reason");
+  b.probed_at = json_text(j, "probed_at");
   if (auto it = j.find("candidates"); it != j.end() && it->is_array())
     for (const auto& c : *it)
       if (c.is_object()) b.candidates.push_back(blas_candidate_from_json(c));

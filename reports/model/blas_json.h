@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 

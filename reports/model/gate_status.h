@@ -1,4 +1,4 @@
-// The baseline gate's judgement as a type (reports/gate.h): of one compared metric
+// The baseline gate's judgement as a type (reports/gate/gate.h): of one compared metric
 // (MetricComparison::status) and of the whole comparison (Comparison::verdict, the worst
 // of its metrics). results.json writes it as "pass", "warn" or "fail".
 #pragma once

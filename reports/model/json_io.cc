@@ -1,9 +1,10 @@
-#include "reports/json_io.h"
+#include "reports/model/json_io.h"
 
-#include "reports/blas_json.h"
-#include "reports/schedule_json.h"
+#include "reports/model/blas_json.h"
+#include "reports/model/schedule_json.h"
 
 #include "common/json_limits.h"
+#include "common/json_values.h"
 
 
 #include <cmath>
@@ -16,41 +17,16 @@ namespace {
 
 using nlohmann::ordered_json;
 using json = ordered_json;
-
-// JSON has no NaN or infinity: such values are written as null (google/benchmark once
-// wrote a bare NaN, which no parser accepts).
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-json labels_json(const Labels& labels) {
-  json out = json::object();
-  for (const auto& [k, v] : labels) {
-    if (const auto* d = std::get_if<double>(&v)) {
-      out[k] = number(*d);
-    } else {
-      std::visit([&](const auto& x) { out[k] = x; }, v);
-    }
-  }
-  return out;
-}
-
-template <class T>
-json optional_number(const std::optional<T>& v) {
-  return v ? number(static_cast<double>(*v)) : json(nullptr);
-}
+using common::json_finite;
+using common::labels_to_json;
 
 json stats_json(const Stats& s) {
-  return json{{"n", s.n},         {"mean", number(s.mean)}, {"stddev", number(s.stddev)},
-              {"min", number(s.min)}, {"p50", number(s.p50)},   {"p90", number(s.p90)},
-              {"p99", number(s.p99)}, {"max", number(s.max)},   {"sum", number(s.sum)}};
+  return json{{"n", s.n},         {"mean", json_finite(s.mean)}, {"stddev", json_finite(s.stddev)},
+              {"min", json_finite(s.min)}, {"p50", json_finite(s.p50)},   {"p90", json_finite(s.p90)},
+              {"p99", json_finite(s.p99)}, {"max", json_finite(s.max)},   {"sum", json_finite(s.sum)}};
 }
 
 }  // namespace
-
-std::string label_to_string(const LabelValue& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  return fmt::format("{}", std::get<double>(v));
-}
 
 namespace {
 
@@ -76,7 +52,7 @@ std::string series_text(const std::vector<Series>& series, int indent) {
     out += i ? "," : "";
     out += nl;
     out += pad;
-    json head = {{"name", s.name}, {"unit", s.unit}, {"labels", labels_json(s.labels)}};
+    json head = {{"name", s.name}, {"unit", s.unit}, {"labels", labels_to_json(s.labels)}};
     std::string h = head.dump(-1, ' ', false, json::error_handler_t::replace);
     h.pop_back();  // the closing brace: t and v follow
     out += h;
@@ -128,10 +104,10 @@ json faults_json(const std::vector<FaultRecord>& faults) {
                    {"type", f.type},
                    {"targets", f.targets},
                    {"occurrence", f.occurrence},
-                   {"applied_at_s", optional_number(f.applied_at_s)},
-                   {"reverted_at_s", optional_number(f.reverted_at_s)},
+                   {"applied_at_s", json_finite(f.applied_at_s)},
+                   {"reverted_at_s", json_finite(f.reverted_at_s)},
                    {"backend", f.backend},
-                   {"apply_latency_us", optional_number(f.apply_latency_us)},
+                   {"apply_latency_us", json_finite(f.apply_latency_us)},
                    {"effect", f.effect},
                    {"reversible", f.reversible},
                    {"error", f.error}});
@@ -141,7 +117,7 @@ json faults_json(const std::vector<FaultRecord>& faults) {
 
 json numbers_json(const std::vector<double>& values) {
   json out = json::array();
-  for (double v : values) out.push_back(number(v));
+  for (double v : values) out.push_back(json_finite(v));
   return out;
 }
 
@@ -157,7 +133,7 @@ json repeat_json(const RepeatRecord& r) {
   json runs = json::array();
   for (const auto& x : r.runs)
     runs.push_back({{"run_id", x.run_id}, {"dir", x.dir}, {"verdict", to_string(x.verdict)}, {"reason", x.reason},
-                    {"started_at", x.started_at}, {"duration_s", number(x.duration_s)}});
+                    {"started_at", x.started_at}, {"duration_s", json_finite(x.duration_s)}});
   return {{"count", r.count}, {"interleaved", r.interleaved}, {"runs", std::move(runs)}};
 }
 
@@ -165,7 +141,7 @@ json metrics_json(const std::vector<MetricRecord>& metrics) {
   json out = json::array();
   for (const auto& m : metrics) {
     json rec = {{"name", m.name}, {"unit", m.unit}, {"better", m.better},
-                {"labels", labels_json(m.labels)}, {"value", number(m.value)}};
+                {"labels", labels_to_json(m.labels)}, {"value", json_finite(m.value)}};
     if (m.stats) rec["stats"] = stats_json(*m.stats);
     if (m.runs) rec["runs"] = run_values_json(*m.runs);
     out.push_back(std::move(rec));
@@ -176,8 +152,8 @@ json metrics_json(const std::vector<MetricRecord>& metrics) {
 json checks_json(const std::vector<CheckResult>& checks) {
   json out = json::array();
   for (const auto& c : checks) {
-    out.push_back({{"metric", c.metric}, {"labels", labels_json(c.labels)}, {"op", c.op},
-                   {"threshold", number(c.threshold)}, {"value", optional_number(c.value)},
+    out.push_back({{"metric", c.metric}, {"labels", labels_to_json(c.labels)}, {"op", c.op},
+                   {"threshold", json_finite(c.threshold)}, {"value", json_finite(c.value)},
                    {"status", to_string(c.status)}, {"message", c.message}});
   }
   return out;
@@ -190,8 +166,8 @@ json processes_json(const std::vector<ProcessRecord>& processes) {
                    {"ended_by_fault", p.ended_by_fault},
                    {"exit_code", p.exit_code ? json(*p.exit_code) : json(nullptr)},
                    {"signal", p.signal ? json(*p.signal) : json(nullptr)},
-                   {"started_at_s", number(p.started_at_s)},
-                   {"ended_at_s", optional_number(p.ended_at_s)},
+                   {"started_at_s", json_finite(p.started_at_s)},
+                   {"ended_at_s", json_finite(p.ended_at_s)},
                    {"stdout", p.stdout_log}, {"stderr", p.stderr_log}});
     if (!p.host.empty()) out.back()["host"] = p.host;  // only multi-host runs have one
   }
@@ -205,7 +181,7 @@ json probes_json(const std::vector<ProbeRecord>& probes) {
     json transitions = json::array();
     for (const auto& t : p.transitions)
     {
-      json j = {{"t", number(t.t)}, {"ok", t.ok}, {"value", optional_number(t.value)}, {"evidence", t.evidence}};
+      json j = {{"t", json_finite(t.t)}, {"ok", t.ok}, {"value", json_finite(t.value)}, {"evidence", t.evidence}};
       if (!t.active) j["active"] = false;
       transitions.push_back(std::move(j));
     }
@@ -216,23 +192,23 @@ json probes_json(const std::vector<ProbeRecord>& probes) {
 }
 
 json abort_json(const AbortRecord& a) {
-  return {{"cause", a.cause}, {"evidence", a.evidence}, {"decided_s", number(a.decided_s)},
-          {"reverted_s", optional_number(a.reverted_s)}};
+  return {{"cause", a.cause}, {"evidence", a.evidence}, {"decided_s", json_finite(a.decided_s)},
+          {"reverted_s", json_finite(a.reverted_s)}};
 }
 
 json comparison_json(const Comparison& c) {
   json rows = json::array();
   for (const auto& m : c.metrics)
-    rows.push_back({{"name", m.name}, {"unit", m.unit}, {"better", m.better}, {"labels", labels_json(m.labels)},
+    rows.push_back({{"name", m.name}, {"unit", m.unit}, {"better", m.better}, {"labels", labels_to_json(m.labels)},
                     {"stat", m.stat}, {"basis", m.basis}, {"n_baseline", m.n_baseline}, {"n_current", m.n_current},
-                    {"baseline", number(m.baseline)}, {"current", number(m.current)}, {"change", number(m.change)},
-                    {"ci_low", optional_number(m.ci_low)}, {"ci_high", optional_number(m.ci_high)},
-                    {"p_value", optional_number(m.p_value)}, {"tolerance", number(m.tolerance)},
+                    {"baseline", json_finite(m.baseline)}, {"current", json_finite(m.current)}, {"change", json_finite(m.change)},
+                    {"ci_low", json_finite(m.ci_low)}, {"ci_high", json_finite(m.ci_high)},
+                    {"p_value", json_finite(m.p_value)}, {"tolerance", json_finite(m.tolerance)},
                     {"status", to_string(m.status)}, {"reason", m.reason},
                     {"baseline_points", numbers_json(m.baseline_points)},
                     {"current_points", numbers_json(m.current_points)}});
   return {{"baseline_run", c.baseline_run}, {"baseline_started_at", c.baseline_started_at},
-          {"alpha", number(c.alpha)}, {"verdict", to_string(c.verdict)}, {"metrics", rows}};
+          {"alpha", json_finite(c.alpha)}, {"verdict", to_string(c.verdict)}, {"metrics", rows}};
 }
 
 }  // namespace
@@ -247,12 +223,12 @@ std::string to_json(const RunResult& run, int indent) {
   j["run_id"] = run.run_id;
   j["seed"] = run.seed;
   j["started_at"] = run.started_at;
-  j["duration_s"] = number(run.duration_s);
+  j["duration_s"] = json_finite(run.duration_s);
   j["verdict"] = to_string(run.verdict);
   j["reason"] = run.reason;
   json phases = json::array();
   for (const auto& p : run.phases)
-    phases.push_back({{"name", p.name}, {"start_s", number(p.start_s)}, {"end_s", number(p.end_s)}});
+    phases.push_back({{"name", p.name}, {"start_s", json_finite(p.start_s)}, {"end_s", json_finite(p.end_s)}});
   j["phases"] = phases;
   j["faults"] = faults_json(run.faults);
   j["schedule"] = schedule_to_json(run.schedule);
@@ -264,7 +240,7 @@ std::string to_json(const RunResult& run, int indent) {
   j["processes"] = processes_json(run.processes);
   json events = json::array();
   for (const auto& e : run.events)
-    events.push_back({{"t", number(e.t)}, {"rank", e.rank}, {"name", e.name}, {"fields", labels_json(e.fields)}});
+    events.push_back({{"t", json_finite(e.t)}, {"rank", e.rank}, {"name", e.name}, {"fields", labels_to_json(e.fields)}});
   j["events"] = events;
   j["probes"] = probes_json(run.probes);
   if (run.abort) j["abort"] = abort_json(*run.abort);  // absent: the run did not stop itself

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 

@@ -1,4 +1,4 @@
-#include "reports/judgement.h"
+#include "reports/model/judgement.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "reports/probe_spans.h"
+#include "reports/model/probe_spans.h"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/verdict.h"
+#include "reports/model/verdict.h"
 
 namespace chaosbench::reports {
 

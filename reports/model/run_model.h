@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "common/labels.h"
-#include "reports/check_status.h"
-#include "reports/gate_status.h"
-#include "reports/repeat_record.h"
-#include "reports/run_values.h"
-#include "reports/scenario_facts.h"
-#include "reports/schedule_entry.h"
-#include "reports/verdict.h"
+#include "reports/model/check_status.h"
+#include "reports/model/gate_status.h"
+#include "reports/model/repeat_record.h"
+#include "reports/model/run_values.h"
+#include "reports/model/scenario_facts.h"
+#include "reports/model/schedule_entry.h"
+#include "reports/model/verdict.h"
 
 namespace chaosbench::reports {
 
@@ -186,7 +186,7 @@ struct ProtocolStats {
 
 // One metric of this run against the same metric of a baseline run (chaosbench compare,
 // run --baseline): the relative change of a statistic with its bootstrap confidence
-// interval and a Mann-Whitney U test on the samples behind it (reports/gate.h).
+// interval and a Mann-Whitney U test on the samples behind it (reports/gate/gate.h).
 struct MetricComparison {
   std::string name;
   std::string unit;
@@ -276,7 +276,7 @@ struct RunResult {
   ProtocolStats protocol;
 };
 
-std::string label_to_string(const LabelValue& v);
+using common::label_to_string;
 
 // Sets the run's resolved scenario and the facts reports read from it: the one way both
 // are set (where a run's result is built and where results.json is read back), so they

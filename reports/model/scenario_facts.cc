@@ -1,4 +1,4 @@
-#include "reports/scenario_facts.h"
+#include "reports/model/scenario_facts.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -6,7 +6,7 @@
 
 #include "common/json_limits.h"
 #include "common/units.h"
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "reports/schedule_entry.h"
+#include "reports/model/schedule_entry.h"
 
 namespace chaosbench::reports {
 

@@ -1,4 +1,4 @@
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -136,6 +136,17 @@ std::string github_escape_property(std::string_view text) {
     else out += c;
   }
   return out;
+}
+
+std::string format_value(double value, const std::string& unit) {
+  if (!std::isfinite(value)) return "n/a";
+  std::string num;
+  double a = std::fabs(value);
+  if (a != 0 && (a >= 1e6 || a < 1e-3)) num = fmt::format("{:.3g}", value);
+  else if (a >= 100) num = fmt::format("{:.0f}", value);
+  else if (a >= 10) num = fmt::format("{:.1f}", value);
+  else num = fmt::format("{:.3g}", value);
+  return unit.empty() ? num : fmt::format("{} {}", num, unit);
 }
 
 }  // namespace chaosbench::reports

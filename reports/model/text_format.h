@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 
@@ -24,6 +24,9 @@ std::string format_labels(const Labels& labels, bool include_phase = true);
 
 // The labels less "phase": the key that matches a metric across phases.
 Labels without_phase(Labels labels);
+
+// "0.681 GB/s", "812 us", "12.5 %": a value with its unit, 3 significant digits.
+std::string format_value(double value, const std::string& unit);
 
 // 4096 as "4 KiB", 1.5 * 2^20 as "1.5 MiB" (binary units, 3 significant digits).
 std::string format_bytes(double bytes);

@@ -1,5 +1,5 @@
 // A run's verdict as a type: what results.json's "verdict" says, and what the exit code
-// (harness/cli/exit_code.h) and every reporter are derived from. How the verdict forms
+// (harness/core/exit_code.h) and every reporter are derived from. How the verdict forms
 // from failures, checks, the gate and an interruption is judgement.h's fold.
 #pragma once
 

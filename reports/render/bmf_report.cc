@@ -1,4 +1,4 @@
-#include "reports/bmf_report.h"
+#include "reports/render/bmf_report.h"
 
 #include <algorithm>
 #include <cmath>

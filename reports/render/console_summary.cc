@@ -1,4 +1,4 @@
-#include "reports/console_summary.h"
+#include "reports/render/console_summary.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <map>
 
 #include "common/metric_catalogue.h"
-#include "reports/diagnoser.h"
-#include "reports/diagnosis_output.h"
-#include "reports/text_format.h"
+#include "reports/diagnosis/diagnoser.h"
+#include "reports/diagnosis/diagnosis_output.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 namespace {
@@ -119,17 +119,6 @@ std::string diagnosis_lines(const RunResult& run) {
   std::string out = "\n  diagnosis (blind, from the measurements alone; chaosbench diagnose results.json):\n";
   for (std::size_t i = 0; i < d.culprits.size() && i < 5; ++i) out += fmt::format("  {}. {}\n", i + 1, culprit_line(d.culprits[i]));
   return out;
-}
-
-std::string format_value(double value, const std::string& unit) {
-  if (!std::isfinite(value)) return "n/a";
-  std::string num;
-  double a = std::fabs(value);
-  if (a != 0 && (a >= 1e6 || a < 1e-3)) num = fmt::format("{:.3g}", value);
-  else if (a >= 100) num = fmt::format("{:.0f}", value);
-  else if (a >= 10) num = fmt::format("{:.1f}", value);
-  else num = fmt::format("{:.3g}", value);
-  return unit.empty() ? num : fmt::format("{} {}", num, unit);
 }
 
 std::string console_summary(const RunResult& run, const std::string& run_dir) {

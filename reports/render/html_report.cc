@@ -1,20 +1,20 @@
-#include "reports/html_report.h"
+#include "reports/render/html_report.h"
 
 #include <fmt/format.h>
 #include <map>
 #include <stdexcept>
 
-#include "reports/html/chart_data.h"
-#include "reports/html/embedded_assets.h"
-#include "reports/html/fault_table.h"
-#include "reports/html/gate_distributions.h"
-#include "reports/html/html_text.h"
-#include "reports/html/phase_table.h"
-#include "reports/html/probe_track.h"
-#include "reports/html/rank_heatmap.h"
-#include "reports/html/repeat_runs.h"
-#include "reports/html/mesh_matrix.h"
-#include "reports/html/sections.h"
+#include "reports/render/html/chart_data.h"
+#include "reports/render/html/embedded_assets.h"
+#include "reports/render/html/fault_table.h"
+#include "reports/render/html/gate_distributions.h"
+#include "reports/render/html/html_text.h"
+#include "reports/render/html/phase_table.h"
+#include "reports/render/html/probe_track.h"
+#include "reports/render/html/rank_heatmap.h"
+#include "reports/render/html/repeat_runs.h"
+#include "reports/render/html/mesh_matrix.h"
+#include "reports/render/html/sections.h"
 
 namespace chaosbench::reports {
 namespace {

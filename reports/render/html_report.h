@@ -1,6 +1,6 @@
 // report.html: the self-contained tuning report a person opens. One file: every script
 // and style inline, a Content-Security-Policy that forbids remote loads, readable offline,
-// at 1280 px and on a phone, and in print. The skeleton is reports/report_template.html,
+// at 1280 px and on a phone, and in print. The skeleton is reports/render/html/report_template.html,
 // compiled into the binary; charts use the Chart.js that Debian ships (libjs-chart.js),
 // also compiled in (docs/reports.md says why). Contents, in this order: verdict and
 // failed checks; a timeline per key metric with fault windows shaded and labelled; the
@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
 

@@ -1,10 +1,9 @@
-#include "reports/junit_report.h"
+#include "reports/render/junit_report.h"
 
 #include <fmt/format.h>
 #include <set>
 
-#include "reports/console_summary.h"
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 namespace {

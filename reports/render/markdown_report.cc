@@ -1,4 +1,4 @@
-#include "reports/markdown_report.h"
+#include "reports/render/markdown_report.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -7,9 +7,8 @@
 #include <tuple>
 
 #include "common/metric_catalogue.h"
-#include "reports/console_summary.h"
-#include "reports/text_format.h"
-#include "reports/tuning_advice.h"
+#include "reports/model/text_format.h"
+#include "reports/advice/tuning_advice.h"
 
 namespace chaosbench::reports {
 namespace {

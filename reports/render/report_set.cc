@@ -1,4 +1,4 @@
-#include "reports/report_set.h"
+#include "reports/render/report_set.h"
 
 #include "common/safe_files.h"
 
@@ -12,13 +12,13 @@
 
 #include <fmt/format.h>
 
-#include "reports/console_summary.h"
-#include "reports/html_report.h"
-#include "reports/json_io.h"
-#include "reports/bmf_report.h"
-#include "reports/junit_report.h"
-#include "reports/markdown_report.h"
-#include "reports/trace_report.h"
+#include "reports/render/console_summary.h"
+#include "reports/render/html_report.h"
+#include "reports/model/json_io.h"
+#include "reports/render/bmf_report.h"
+#include "reports/render/junit_report.h"
+#include "reports/render/markdown_report.h"
+#include "reports/render/trace_report.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -1,4 +1,4 @@
-#include "reports/trace_report.h"
+#include "reports/render/trace_report.h"
 
 #include <charconv>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "reports/probe_spans.h"
-#include "reports/text_format.h"
+#include "reports/model/probe_spans.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
 namespace {

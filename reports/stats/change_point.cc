@@ -1,11 +1,11 @@
-#include "reports/change_point.h"
+#include "reports/stats/change_point.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
 
-#include "reports/split_mix64.h"
+#include "reports/stats/split_mix64.h"
 
 namespace chaosbench::reports {
 namespace {

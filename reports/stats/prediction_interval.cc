@@ -1,8 +1,8 @@
-#include "reports/prediction_interval.h"
+#include "reports/stats/prediction_interval.h"
 
 #include <cmath>
 
-#include "reports/student_t.h"
+#include "reports/stats/student_t.h"
 
 namespace chaosbench::reports {
 

@@ -1,10 +1,10 @@
-#include "reports/statistics.h"
+#include "reports/stats/statistics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "reports/split_mix64.h"
+#include "reports/stats/split_mix64.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -1,4 +1,4 @@
-#include "reports/student_t.h"
+#include "reports/stats/student_t.h"
 
 #include <cmath>
 #include <limits>

@@ -30,7 +30,7 @@ cudaError_t runtime_call(Family family, RealSymbol& real, cudaError_t (*self)(P.
 }
 
 template <class... P, class... A>
-cudaError_t call(Family family, RealSymbol& real, cudaError_t (*self)(P...), A... args) {
+cudaError_t runtime_call(Family family, RealSymbol& real, cudaError_t (*self)(P...), A... args) {
   return runtime_call(family, real, self, HostBuffer{}, args...);
 }
 
@@ -93,55 +93,55 @@ CB_REAL(cudaPeekAtLastError);
 using namespace chaosbench::faults::gpu::interposer;  // NOLINT: the hooks must be global
 
 // Allocations: CB_OOM.
-CHAOSBENCH_HOOK cudaError_t cudaMalloc(void** p, size_t size) { return call(Family::kAlloc, r_cudaMalloc, &cudaMalloc, p, size); }
+CHAOSBENCH_HOOK cudaError_t cudaMalloc(void** p, size_t size) { return runtime_call(Family::kAlloc, r_cudaMalloc, &cudaMalloc, p, size); }
 CHAOSBENCH_HOOK cudaError_t cudaMallocManaged(void** p, size_t size, unsigned int flags) {
-  return call(Family::kAlloc, r_cudaMallocManaged, &cudaMallocManaged, p, size, flags);
+  return runtime_call(Family::kAlloc, r_cudaMallocManaged, &cudaMallocManaged, p, size, flags);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMallocHost(void** p, size_t size) {
-  return call(Family::kAlloc, r_cudaMallocHost, &cudaMallocHost, p, size);
+  return runtime_call(Family::kAlloc, r_cudaMallocHost, &cudaMallocHost, p, size);
 }
 CHAOSBENCH_HOOK cudaError_t cudaHostAlloc(void** p, size_t size, unsigned int flags) {
-  return call(Family::kAlloc, r_cudaHostAlloc, &cudaHostAlloc, p, size, flags);
+  return runtime_call(Family::kAlloc, r_cudaHostAlloc, &cudaHostAlloc, p, size, flags);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
-  return call(Family::kAlloc, r_cudaMallocPitch, &cudaMallocPitch, p, pitch, width, height);
+  return runtime_call(Family::kAlloc, r_cudaMallocPitch, &cudaMallocPitch, p, pitch, width, height);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMalloc3D(cudaPitchedPtr* p, cudaExtent extent) {
-  return call(Family::kAlloc, r_cudaMalloc3D, &cudaMalloc3D, p, extent);
+  return runtime_call(Family::kAlloc, r_cudaMalloc3D, &cudaMalloc3D, p, extent);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width,
                                             size_t height, unsigned int flags) {
-  return call(Family::kAlloc, r_cudaMallocArray, &cudaMallocArray, array, desc, width, height, flags);
+  return runtime_call(Family::kAlloc, r_cudaMallocArray, &cudaMallocArray, array, desc, width, height, flags);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMalloc3DArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, cudaExtent extent,
                                               unsigned int flags) {
-  return call(Family::kAlloc, r_cudaMalloc3DArray, &cudaMalloc3DArray, array, desc, extent, flags);
+  return runtime_call(Family::kAlloc, r_cudaMalloc3DArray, &cudaMalloc3DArray, array, desc, extent, flags);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMallocAsync(void** p, size_t size, cudaStream_t stream) {
-  return call(Family::kAlloc, r_cudaMallocAsync, &cudaMallocAsync, p, size, stream);
+  return runtime_call(Family::kAlloc, r_cudaMallocAsync, &cudaMallocAsync, p, size, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMallocAsync_ptsz(void** p, size_t size, cudaStream_t stream) {
-  return call(Family::kAlloc, r_cudaMallocAsync_ptsz, &cudaMallocAsync_ptsz, p, size, stream);
+  return runtime_call(Family::kAlloc, r_cudaMallocAsync_ptsz, &cudaMallocAsync_ptsz, p, size, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMallocFromPoolAsync(void** p, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
-  return call(Family::kAlloc, r_cudaMallocFromPoolAsync, &cudaMallocFromPoolAsync, p, size, pool, stream);
+  return runtime_call(Family::kAlloc, r_cudaMallocFromPoolAsync, &cudaMallocFromPoolAsync, p, size, pool, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMallocFromPoolAsync_ptsz(void** p, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
-  return call(Family::kAlloc, r_cudaMallocFromPoolAsync_ptsz, &cudaMallocFromPoolAsync_ptsz, p, size, pool, stream);
+  return runtime_call(Family::kAlloc, r_cudaMallocFromPoolAsync_ptsz, &cudaMallocFromPoolAsync_ptsz, p, size, pool, stream);
 }
 
 // Synchronisations: CB_HANG blocks them, CB_SLOWDOWN stretches them.
 CHAOSBENCH_HOOK cudaError_t cudaDeviceSynchronize() {
-  return call(Family::kSync, r_cudaDeviceSynchronize, &cudaDeviceSynchronize);
+  return runtime_call(Family::kSync, r_cudaDeviceSynchronize, &cudaDeviceSynchronize);
 }
 CHAOSBENCH_HOOK cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  return call(Family::kSync, r_cudaStreamSynchronize, &cudaStreamSynchronize, stream);
+  return runtime_call(Family::kSync, r_cudaStreamSynchronize, &cudaStreamSynchronize, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
-  return call(Family::kSync, r_cudaStreamSynchronize_ptsz, &cudaStreamSynchronize_ptsz, stream);
+  return runtime_call(Family::kSync, r_cudaStreamSynchronize_ptsz, &cudaStreamSynchronize_ptsz, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  return call(Family::kSync, r_cudaEventSynchronize, &cudaEventSynchronize, event);
+  return runtime_call(Family::kSync, r_cudaEventSynchronize, &cudaEventSynchronize, event);
 }
 // A blocking copy waits for the work before it like a synchronisation; DeviceToHost also
 // takes CB_BITFLIP.
@@ -156,85 +156,85 @@ CHAOSBENCH_HOOK cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t c
 // queued, so a slower GPU shows up in the synchronisation that waits for it, not here.
 CHAOSBENCH_HOOK cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
                                              cudaStream_t stream) {
-  return call(Family::kLaunch, r_cudaLaunchKernel, &cudaLaunchKernel, func, grid, block, args, shared, stream);
+  return runtime_call(Family::kLaunch, r_cudaLaunchKernel, &cudaLaunchKernel, func, grid, block, args, shared, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
                                                   cudaStream_t stream) {
-  return call(Family::kLaunch, r_cudaLaunchKernel_ptsz, &cudaLaunchKernel_ptsz, func, grid, block, args, shared, stream);
+  return runtime_call(Family::kLaunch, r_cudaLaunchKernel_ptsz, &cudaLaunchKernel_ptsz, func, grid, block, args, shared, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
-  return call(Family::kLaunch, r_cudaLaunchKernelExC, &cudaLaunchKernelExC, config, func, args);
+  return runtime_call(Family::kLaunch, r_cudaLaunchKernelExC, &cudaLaunchKernelExC, config, func, args);
 }
 CHAOSBENCH_HOOK cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func, void** args) {
-  return call(Family::kLaunch, r_cudaLaunchKernelExC_ptsz, &cudaLaunchKernelExC_ptsz, config, func, args);
+  return runtime_call(Family::kLaunch, r_cudaLaunchKernelExC_ptsz, &cudaLaunchKernelExC_ptsz, config, func, args);
 }
 CHAOSBENCH_HOOK cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args,
                                                         size_t shared, cudaStream_t stream) {
-  return call(Family::kLaunch, r_cudaLaunchCooperativeKernel, &cudaLaunchCooperativeKernel, func, grid, block, args,
+  return runtime_call(Family::kLaunch, r_cudaLaunchCooperativeKernel, &cudaLaunchCooperativeKernel, func, grid, block, args,
               shared, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 grid, dim3 block, void** args,
                                                              size_t shared, cudaStream_t stream) {
-  return call(Family::kLaunch, r_cudaLaunchCooperativeKernel_ptsz, &cudaLaunchCooperativeKernel_ptsz, func, grid,
+  return runtime_call(Family::kLaunch, r_cudaLaunchCooperativeKernel_ptsz, &cudaLaunchCooperativeKernel_ptsz, func, grid,
               block, args, shared, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaGraphLaunch(cudaGraphExec_t graph, cudaStream_t stream) {
-  return call(Family::kLaunch, r_cudaGraphLaunch, &cudaGraphLaunch, graph, stream);
+  return runtime_call(Family::kLaunch, r_cudaGraphLaunch, &cudaGraphLaunch, graph, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graph, cudaStream_t stream) {
-  return call(Family::kLaunch, r_cudaGraphLaunch_ptsz, &cudaGraphLaunch_ptsz, graph, stream);
+  return runtime_call(Family::kLaunch, r_cudaGraphLaunch_ptsz, &cudaGraphLaunch_ptsz, graph, stream);
 }
 
 // Queries: under CB_HANG the work never completes, so they answer cudaErrorNotReady.
 CHAOSBENCH_HOOK cudaError_t cudaStreamQuery(cudaStream_t stream) {
-  return call(Family::kQuery, r_cudaStreamQuery, &cudaStreamQuery, stream);
+  return runtime_call(Family::kQuery, r_cudaStreamQuery, &cudaStreamQuery, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) {
-  return call(Family::kQuery, r_cudaStreamQuery_ptsz, &cudaStreamQuery_ptsz, stream);
+  return runtime_call(Family::kQuery, r_cudaStreamQuery_ptsz, &cudaStreamQuery_ptsz, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaEventQuery(cudaEvent_t event) {
-  return call(Family::kQuery, r_cudaEventQuery, &cudaEventQuery, event);
+  return runtime_call(Family::kQuery, r_cudaEventQuery, &cudaEventQuery, event);
 }
 
 // The rest: only the sticky CB_XID error.
 CHAOSBENCH_HOOK cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-  return call(Family::kOther, r_cudaEventRecord, &cudaEventRecord, event, stream);
+  return runtime_call(Family::kOther, r_cudaEventRecord, &cudaEventRecord, event, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) {
-  return call(Family::kOther, r_cudaEventRecord_ptsz, &cudaEventRecord_ptsz, event, stream);
+  return runtime_call(Family::kOther, r_cudaEventRecord_ptsz, &cudaEventRecord_ptsz, event, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                                             cudaStream_t stream) {
-  return call(Family::kOther, r_cudaMemcpyAsync, &cudaMemcpyAsync, dst, src, count, kind, stream);
+  return runtime_call(Family::kOther, r_cudaMemcpyAsync, &cudaMemcpyAsync, dst, src, count, kind, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                                                  cudaStream_t stream) {
-  return call(Family::kOther, r_cudaMemcpyAsync_ptsz, &cudaMemcpyAsync_ptsz, dst, src, count, kind, stream);
+  return runtime_call(Family::kOther, r_cudaMemcpyAsync_ptsz, &cudaMemcpyAsync_ptsz, dst, src, count, kind, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMemset(void* p, int value, size_t count) {
-  return call(Family::kOther, r_cudaMemset, &cudaMemset, p, value, count);
+  return runtime_call(Family::kOther, r_cudaMemset, &cudaMemset, p, value, count);
 }
 CHAOSBENCH_HOOK cudaError_t cudaMemsetAsync(void* p, int value, size_t count, cudaStream_t stream) {
-  return call(Family::kOther, r_cudaMemsetAsync, &cudaMemsetAsync, p, value, count, stream);
+  return runtime_call(Family::kOther, r_cudaMemsetAsync, &cudaMemsetAsync, p, value, count, stream);
 }
-CHAOSBENCH_HOOK cudaError_t cudaFree(void* p) { return call(Family::kOther, r_cudaFree, &cudaFree, p); }
-CHAOSBENCH_HOOK cudaError_t cudaFreeHost(void* p) { return call(Family::kOther, r_cudaFreeHost, &cudaFreeHost, p); }
+CHAOSBENCH_HOOK cudaError_t cudaFree(void* p) { return runtime_call(Family::kOther, r_cudaFree, &cudaFree, p); }
+CHAOSBENCH_HOOK cudaError_t cudaFreeHost(void* p) { return runtime_call(Family::kOther, r_cudaFreeHost, &cudaFreeHost, p); }
 CHAOSBENCH_HOOK cudaError_t cudaFreeAsync(void* p, cudaStream_t stream) {
-  return call(Family::kOther, r_cudaFreeAsync, &cudaFreeAsync, p, stream);
+  return runtime_call(Family::kOther, r_cudaFreeAsync, &cudaFreeAsync, p, stream);
 }
 CHAOSBENCH_HOOK cudaError_t cudaGetDeviceCount(int* count) {
-  return call(Family::kOther, r_cudaGetDeviceCount, &cudaGetDeviceCount, count);
+  return runtime_call(Family::kOther, r_cudaGetDeviceCount, &cudaGetDeviceCount, count);
 }
 CHAOSBENCH_HOOK cudaError_t cudaSetDevice(int device) {
-  return call(Family::kOther, r_cudaSetDevice, &cudaSetDevice, device);
+  return runtime_call(Family::kOther, r_cudaSetDevice, &cudaSetDevice, device);
 }
 CHAOSBENCH_HOOK cudaError_t cudaGetLastError() {
-  const cudaError_t real = call(Family::kOther, r_cudaGetLastError, &cudaGetLastError);
+  const cudaError_t real = runtime_call(Family::kOther, r_cudaGetLastError, &cudaGetLastError);
   const int injected = std::exchange(tl_injected_runtime_error, 0);  // read resets, as the runtime's does
   return real == cudaSuccess && injected != 0 ? static_cast<cudaError_t>(injected) : real;
 }
 CHAOSBENCH_HOOK cudaError_t cudaPeekAtLastError() {
-  const cudaError_t real = call(Family::kOther, r_cudaPeekAtLastError, &cudaPeekAtLastError);
+  const cudaError_t real = runtime_call(Family::kOther, r_cudaPeekAtLastError, &cudaPeekAtLastError);
   const int injected = tl_injected_runtime_error;
   return real == cudaSuccess && injected != 0 ? static_cast<cudaError_t>(injected) : real;
 }

@@ -1,4 +1,4 @@
-#include "reports/html/chart_data.h"
+#include "reports/render/html/chart_data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/metric_catalogue.h"
-#include "reports/html/downsample.h"
-#include "reports/html/html_text.h"
+#include "reports/render/html/downsample.h"
+#include "reports/render/html/html_text.h"
 
 namespace chaosbench::reports::html {
 namespace {

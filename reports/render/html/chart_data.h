@@ -1,12 +1,12 @@
 // The one JSON blob report.html's charts are drawn from: fault windows, the abort, a timeline per key
 // metric (downsampled, keeping extremes), latency percentiles per phase and the goodput /
-// badput breakdown. The page's script (reports/report_template.html) reads exactly this.
+// badput breakdown. The page's script (reports/render/html/report_template.html) reads exactly this.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports::html {
 

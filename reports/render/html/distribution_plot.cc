@@ -1,11 +1,11 @@
-#include "reports/html/distribution_plot.h"
+#include "reports/render/html/distribution_plot.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-#include "reports/html/html_text.h"
-#include "reports/html/plot_axis.h"
+#include "reports/render/html/html_text.h"
+#include "reports/render/html/plot_axis.h"
 
 namespace chaosbench::reports::html {
 namespace {

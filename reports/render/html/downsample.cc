@@ -1,4 +1,4 @@
-#include "reports/html/downsample.h"
+#include "reports/render/html/downsample.h"
 
 #include <algorithm>
 #include <cmath>

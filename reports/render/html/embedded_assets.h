@@ -1,5 +1,5 @@
-// Files compiled into the binary for report.html: its skeleton (reports/report_template.html)
-// and Debian's Chart.js. Defined by a source that reports/embed_assets.cmake generates at
+// Files compiled into the binary for report.html: its skeleton (reports/render/html/report_template.html)
+// and Debian's Chart.js. Defined by a source that reports/render/html/embed_assets.cmake generates at
 // build time; the bytes are exactly the files'.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "reports/html/fault_table.h"
+#include "reports/render/html/fault_table.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-#include "reports/html/html_text.h"
+#include "reports/render/html/html_text.h"
 
 namespace chaosbench::reports::html {
 namespace {

@@ -1,11 +1,11 @@
-#include "reports/html/gate_distributions.h"
+#include "reports/render/html/gate_distributions.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "reports/gate_rows.h"
-#include "reports/html/distribution_plot.h"
-#include "reports/html/html_text.h"
+#include "reports/gate/gate_rows.h"
+#include "reports/render/html/distribution_plot.h"
+#include "reports/render/html/html_text.h"
 
 namespace chaosbench::reports::html {
 namespace {

@@ -1,4 +1,4 @@
-#include "reports/html/goodput_page.h"
+#include "reports/render/html/goodput_page.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,10 +7,10 @@
 #include <vector>
 #include <utility>
 
-#include "reports/goodput_assumptions.h"
-#include "reports/goodput_table.h"
-#include "reports/html/html_text.h"
-#include "reports/html/line_chart.h"
+#include "reports/goodput/goodput_assumptions.h"
+#include "reports/goodput/goodput_table.h"
+#include "reports/render/html/html_text.h"
+#include "reports/render/html/line_chart.h"
 
 namespace chaosbench::reports::html {
 namespace {

@@ -1,11 +1,10 @@
-#include "reports/html/html_text.h"
+#include "reports/render/html/html_text.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-#include "reports/console_summary.h"
-#include "reports/text_format.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports::html {
 

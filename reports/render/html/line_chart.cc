@@ -1,11 +1,11 @@
-#include "reports/html/line_chart.h"
+#include "reports/render/html/line_chart.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-#include "reports/html/html_text.h"
-#include "reports/html/plot_axis.h"
+#include "reports/render/html/html_text.h"
+#include "reports/render/html/plot_axis.h"
 
 namespace chaosbench::reports::html {
 namespace {
@@ -78,7 +78,7 @@ std::string line_marks(const LineChart::Line& l, const PlotScale& xs, const Plot
   return out;
 }
 
-std::string legend(const LineChart& c) {
+std::string line_legend(const LineChart& c) {
   std::string out;
   double x = kLeft;
   for (const auto& l : c.lines) {
@@ -125,7 +125,7 @@ std::string line_chart_svg(const LineChart& c) {
   out += axes(c, xs, ys);
   for (const auto& l : c.lines) out += line_marks(l, xs, ys, c.y_lo, c.y_hi);
   out += markers(c, xs);
-  out += legend(c);
+  out += line_legend(c);
   return out + "</svg>";
 }
 

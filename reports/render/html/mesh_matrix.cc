@@ -1,14 +1,14 @@
-#include "reports/html/mesh_matrix.h"
+#include "reports/render/html/mesh_matrix.h"
 
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
 #include <set>
 
-#include "reports/diagnoser.h"
-#include "reports/diagnosis_output.h"
-#include "reports/html/html_text.h"
-#include "reports/html/rank_heatmap.h"
+#include "reports/diagnosis/diagnoser.h"
+#include "reports/diagnosis/diagnosis_output.h"
+#include "reports/render/html/html_text.h"
+#include "reports/render/html/rank_heatmap.h"
 
 namespace chaosbench::reports::html {
 namespace {

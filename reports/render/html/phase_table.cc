@@ -1,12 +1,12 @@
-#include "reports/html/phase_table.h"
+#include "reports/render/html/phase_table.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
 
-#include "reports/html/fault_table.h"
-#include "reports/html/html_text.h"
+#include "reports/render/html/fault_table.h"
+#include "reports/render/html/html_text.h"
 
 namespace chaosbench::reports::html {
 namespace {
@@ -88,14 +88,14 @@ Table collect_rows(const RunResult& run, std::string_view prefix, bool compared)
 
 // A column: one phase, or a fault's window and the recovery after it, stacked in one cell
 // ("during" over "after"), so that n faults take n columns, not 2n.
-struct Column {
+struct PhaseColumn {
   std::string head;           // escaped HTML
   std::string during, after;  // phases; `after` only in a fault's column, either may be ""
   bool fault = false;         // a fault's column
 };
 
 // The run's phases that some row has a value in, in the run's order, as columns.
-std::vector<Column> used_columns(const RunResult& run, const Table& t) {
+std::vector<PhaseColumn> used_columns(const RunResult& run, const Table& t) {
   std::vector<std::string> phases;
   for (const auto& p : phase_columns(run)) {
     bool used = false;
@@ -107,7 +107,7 @@ std::vector<Column> used_columns(const RunResult& run, const Table& t) {
   std::map<std::string, std::string> swatch;  // fault name -> its first occurrence's swatch
   const auto swatches = fault_swatches(run);
   for (std::size_t i = 0; i < run.faults.size(); ++i) swatch.emplace(run.faults[i].name, swatches[i]);
-  std::vector<Column> columns;
+  std::vector<PhaseColumn> columns;
   std::vector<std::string> paired;
   for (const auto& p : phases) {
     const bool fault = p.starts_with("fault:"), recovery = p.starts_with("recovery:");
@@ -126,7 +126,7 @@ std::vector<Column> used_columns(const RunResult& run, const Table& t) {
   return columns;
 }
 
-std::string table_head(const RunResult& run, std::string_view prefix, bool compared, const std::vector<Column>& columns) {
+std::string table_head(const RunResult& run, std::string_view prefix, bool compared, const std::vector<PhaseColumn>& columns) {
   std::string out;
   if (compared) {
     const auto& c = *run.comparison;
@@ -166,7 +166,7 @@ std::string phase_value(const Row& row, const std::string& phase) {
 
 // One row's cells: a value per phase; in a fault's column, during over after ("–" for a
 // missing half of a pair, so that the halves stay on their lines).
-std::string phase_cells(const Row& row, const std::vector<Column>& columns) {
+std::string phase_cells(const Row& row, const std::vector<PhaseColumn>& columns) {
   std::string out;
   for (const auto& c : columns) {
     std::string during = phase_value(row, c.during);
@@ -195,7 +195,7 @@ std::string metric_name_html(const std::string& name) {
 // One metric: one row per label set under a header row; a metric with a single row is that
 // row. The unit follows the metric's name.
 std::string metric_rows(const std::string& name, const std::map<Labels, Row>& by_labels,
-                        const std::vector<Column>& columns) {
+                        const std::vector<PhaseColumn>& columns) {
   const std::size_t rest = columns.size();
   const bool grouped = by_labels.size() > 1;
   const Labels shared = common_labels(by_labels);
@@ -228,7 +228,7 @@ std::string phase_table_html(const RunResult& run, std::string_view prefix) {
   const bool compared = run.comparison.has_value() && prefix.empty();
   const Table t = collect_rows(run, prefix, compared);
   if (t.names.empty()) return "<p class=\"empty\">No metric records in this run.</p>";
-  const std::vector<Column> columns = used_columns(run, t);
+  const std::vector<PhaseColumn> columns = used_columns(run, t);
   std::string out = table_head(run, prefix, compared, columns);
   for (const auto& name : t.names) out += metric_rows(name, t.rows.at(name), columns);
   out += "</tbody></table></div>\n";

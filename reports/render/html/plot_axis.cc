@@ -1,4 +1,4 @@
-#include "reports/html/plot_axis.h"
+#include "reports/render/html/plot_axis.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,12 +1,12 @@
-#include "reports/html/probe_track.h"
+#include "reports/render/html/probe_track.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "reports/html/chart_data.h"
-#include "reports/html/html_text.h"
-#include "reports/probe_spans.h"
-#include "reports/text_format.h"
+#include "reports/render/html/chart_data.h"
+#include "reports/render/html/html_text.h"
+#include "reports/model/probe_spans.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports::html {
 namespace {

@@ -1,12 +1,12 @@
-#include "reports/html/rank_heatmap.h"
+#include "reports/render/html/rank_heatmap.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
 
-#include "reports/html/downsample.h"
-#include "reports/html/html_text.h"
+#include "reports/render/html/downsample.h"
+#include "reports/render/html/html_text.h"
 
 namespace chaosbench::reports::html {
 namespace {

@@ -1,9 +1,9 @@
-#include "reports/html/repeat_runs.h"
+#include "reports/render/html/repeat_runs.h"
 
 #include <fmt/format.h>
 
-#include "reports/html/html_text.h"
-#include "reports/text_format.h"
+#include "reports/render/html/html_text.h"
+#include "reports/model/text_format.h"
 
 namespace chaosbench::reports::html {
 namespace {

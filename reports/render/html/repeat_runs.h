@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports::html {
 

@@ -1,15 +1,15 @@
-#include "reports/html/sections.h"
+#include "reports/render/html/sections.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/html/fault_table.h"
-#include "reports/html/html_text.h"
-#include "reports/html/phase_table.h"
-#include "reports/html/repeat_runs.h"
-#include "reports/text_format.h"
-#include "reports/tuning_advice.h"
+#include "reports/render/html/fault_table.h"
+#include "reports/render/html/html_text.h"
+#include "reports/render/html/phase_table.h"
+#include "reports/render/html/repeat_runs.h"
+#include "reports/model/text_format.h"
+#include "reports/advice/tuning_advice.h"
 
 namespace chaosbench::reports::html {
 namespace {

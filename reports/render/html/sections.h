@@ -1,11 +1,11 @@
 // The text sections of report.html, each a fragment of escaped HTML that fills one
-// placeholder of reports/report_template.html. Charts are not here: the page's script
+// placeholder of reports/render/html/report_template.html. Charts are not here: the page's script
 // draws them from chart_data_json.
 #pragma once
 
 #include <string>
 
-#include "reports/run_model.h"
+#include "reports/model/run_model.h"
 
 namespace chaosbench::reports::html {
 
