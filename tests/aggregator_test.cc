@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "harness/runner/aggregator.h"
-#include "harness/runner/check_evaluator.h"
-#include "harness/runner/comm_derivation.h"
+#include "harness/derive/aggregator.h"
+#include "harness/derive/check_evaluator.h"
+#include "harness/derive/comm_derivation.h"
 
 namespace aggregator_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -7,7 +7,7 @@
 
 #include "reports/diagnosis/diagnoser.h"
 #include "reports/diagnosis/diagnosis_output.h"
-#include "harness/runner/mesh_window.h"
+#include "harness/collect/mesh_window.h"
 
 namespace diagnoser_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -1,4 +1,4 @@
-// The environment fingerprint (reports/gate/environment_diff.h, harness/runner/host_fingerprint.h):
+// The environment fingerprint (reports/gate/environment_diff.h, harness/derive/host_fingerprint.h):
 // what makes two runs incomparable, and `compare` refusing (exit 2, naming what differs)
 // unless --allow-env-diff.
 #include <catch2/catch.hpp>
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/runner/result_builder.h"
+#include "harness/derive/result_builder.h"
 #include "reports/gate/environment_diff.h"
 #include "tests/test_util.h"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "harness/prometheus/exposition_parser.h"
+#include "harness/exposition/exposition_parser.h"
 
 namespace exposition_parser_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "faults/undo_log.h"
-#include "harness/runner/node_site.h"
+#include "harness/site/node_site.h"
 
 namespace chaosbench::test {
 

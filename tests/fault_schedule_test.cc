@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "harness/runner/fault_schedule.h"
+#include "harness/plan/fault_schedule.h"
 
 namespace fault_schedule_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "bench/protocol/record.h"
-#include "harness/runner/kill_switch.h"
+#include "harness/run/kill_switch.h"
 #include "test_util.h"
 
 namespace kill_switch_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

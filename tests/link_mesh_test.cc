@@ -15,9 +15,9 @@
 #include <thread>
 #include <unistd.h>
 
-#include "harness/runner/diagnosis_derivation.h"
-#include "harness/runner/link_mesh.h"
-#include "harness/runner/node_telemetry.h"
+#include "harness/derive/diagnosis_derivation.h"
+#include "harness/collect/link_mesh.h"
+#include "harness/collect/node_telemetry.h"
 #include "reports/diagnosis/diagnoser.h"
 
 namespace link_mesh_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

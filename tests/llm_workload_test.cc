@@ -12,7 +12,7 @@
 
 #include "bench/llm/llm_load_settings.h"
 #include "bench/llm/llm_serve_settings.h"
-#include "harness/runner/workload_launcher.h"
+#include "harness/plan/workload_launcher.h"
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/scenario_loader.h"
 

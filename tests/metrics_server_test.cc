@@ -22,7 +22,7 @@
 #include "test_util.h"
 #include "bench/protocol/metrics_client.h"
 #include "bench/protocol/record.h"
-#include "harness/runner/metrics_server.h"
+#include "harness/collect/metrics_server.h"
 
 namespace metrics_server_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

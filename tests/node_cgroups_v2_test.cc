@@ -27,7 +27,7 @@
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
 #include "harness/journal/journal_reader.h"
-#include "harness/runner/target_resolver.h"
+#include "harness/plan/target_resolver.h"
 #include "test_util.h"
 
 namespace node_cgroups_v2_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

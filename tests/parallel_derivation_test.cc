@@ -1,4 +1,4 @@
-// A hybrid-parallel job's per-group records (harness/runner/parallel_derivation.h, and
+// A hybrid-parallel job's per-group records (harness/derive/parallel_derivation.h, and
 // the stage-aware per-rank ones in train_derivation.cc) from hand-made step events, the
 // pooling of its coordinate-labelled samples, and a data-parallel run left as it was.
 // Ranks in Megatron's order: rank = tp_rank + tp × (dp_rank + dp × pp_stage).
@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "harness/runner/train_derivation.h"
+#include "harness/derive/train_derivation.h"
 #include "reports/model/text_format.h"
 
 namespace parallel_derivation_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "harness/runner/probe_engine.h"
+#include "harness/probes/probe_engine.h"
 
 namespace probe_engine_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

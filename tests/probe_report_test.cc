@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/exit_code.h"
-#include "harness/runner/probe_derivation.h"
+#include "harness/derive/probe_derivation.h"
 #include "report_fixtures.h"
 #include "reports/render/console_summary.h"
 #include "reports/render/html_report.h"

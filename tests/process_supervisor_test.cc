@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
-#include "harness/runner/process_supervisor.h"
+#include "harness/process/process_supervisor.h"
 
 namespace process_supervisor_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

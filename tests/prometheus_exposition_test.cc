@@ -13,13 +13,13 @@
 #include <thread>
 
 #include "fake_node_site.h"
-#include "harness/prometheus/exposition_writer.h"
+#include "harness/exposition/exposition_writer.h"
 #include "harness/prometheus/listen_address.h"
 #include "harness/prometheus/live_exposition.h"
 #include "harness/prometheus/metrics_listener.h"
-#include "harness/runner/fault_driver.h"
-#include "harness/runner/live_status.h"
-#include "harness/runner/sample_store.h"
+#include "harness/run/fault_driver.h"
+#include "harness/collect/live_status.h"
+#include "harness/collect/sample_store.h"
 #include "http_test_client.h"
 #include "test_util.h"
 

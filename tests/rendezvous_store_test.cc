@@ -13,7 +13,7 @@
 #include "bench/collective/rendezvous.h"
 #include "bench/collective/tcp_store_client.h"
 #include "common/store_wire.h"
-#include "harness/runner/rendezvous_server.h"
+#include "harness/site/rendezvous_server.h"
 
 namespace rendezvous_store_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

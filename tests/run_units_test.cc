@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "fake_node_site.h"
-#include "harness/runner/fault_driver.h"
-#include "harness/runner/rank_table.h"
-#include "harness/runner/recovery.h"
+#include "harness/run/fault_driver.h"
+#include "harness/run/rank_table.h"
+#include "harness/run/recovery.h"
 #include "test_util.h"
 
 namespace run_units_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

@@ -1,13 +1,13 @@
-// The realised fault schedule (harness/runner/schedule_plan.h) and the schedule rules it
+// The realised fault schedule (harness/plan/schedule_plan.h) and the schedule rules it
 // brings: random arrivals, probability, per-occurrence random targets, `after` chains,
 // exclusive faults. The distribution of the arrivals is checked against SciPy by
 // tests/schedule/kstest.py; here: determinism, bounds and the rules.
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "harness/runner/fault_schedule.h"
-#include "harness/runner/schedule_plan.h"
-#include "harness/runner/schedule_text.h"
+#include "harness/plan/fault_schedule.h"
+#include "harness/plan/schedule_plan.h"
+#include "harness/plan/schedule_text.h"
 #include "reports/model/schedule_json.h"
 
 namespace schedule_plan_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

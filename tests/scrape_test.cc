@@ -8,8 +8,8 @@
 #include <mutex>
 #include <thread>
 
-#include "harness/prometheus/bucket_quantile.h"
-#include "harness/prometheus/exposition_parser.h"
+#include "harness/exposition/bucket_quantile.h"
+#include "harness/exposition/exposition_parser.h"
 #include "harness/prometheus/scrape_converter.h"
 #include "harness/prometheus/scraper.h"
 #include "harness/scenario/diagnostic.h"

@@ -16,7 +16,7 @@
 #include "bench/train/membership.h"
 #include "bench/train/store_membership_backend.h"
 #include "bench/train/file_membership_backend.h"
-#include "harness/runner/rendezvous_server.h"
+#include "harness/site/rendezvous_server.h"
 #include "layer_spans.h"
 #include "test_util.h"
 

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "reports/model/text_format.h"
-#include "harness/runner/train_derivation.h"
+#include "harness/derive/train_derivation.h"
 
 namespace train_derivation_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -1,5 +1,5 @@
 // One connection to the controller's rendezvous store ("tcp:HOST:PORT";
-// harness/runner/rendezvous_server.h, common/store_wire.h): the token first, then one
+// harness/site/rendezvous_server.h, common/store_wire.h): the token first, then one
 // request at a time. What gloo's store adaptor and the elastic membership build on.
 // Threads: any; a mutex keeps requests whole (a blocking get holds it while it waits).
 #pragma once

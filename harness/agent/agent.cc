@@ -16,7 +16,7 @@
 #include "common/crash_point.h"
 #include "faults/network_plane.h"
 #include "harness/agent/link_handshake.h"
-#include "harness/runner/signal_guard.h"
+#include "harness/process/signal_guard.h"
 
 namespace chaosbench::harness {
 

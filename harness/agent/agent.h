@@ -29,8 +29,8 @@
 #include "harness/agent/link_channel.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
-#include "harness/runner/metrics_server.h"
-#include "harness/runner/process_supervisor.h"
+#include "harness/collect/metrics_server.h"
+#include "harness/process/process_supervisor.h"
 
 namespace chaosbench::faults {
 class NetworkPlane;

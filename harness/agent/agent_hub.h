@@ -30,7 +30,7 @@
 #include "harness/agent/clock_offset.h"
 #include "harness/agent/link_channel.h"
 #include "harness/agent/link_handshake.h"
-#include "harness/runner/metrics_server.h"
+#include "harness/collect/metrics_server.h"
 
 namespace chaosbench::harness {
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "harness/cluster/node_cgroups.h"
-#include "harness/runner/link_mesh.h"
-#include "harness/runner/node_telemetry.h"
+#include "harness/collect/link_mesh.h"
+#include "harness/collect/node_telemetry.h"
 
 namespace chaosbench::harness {
 

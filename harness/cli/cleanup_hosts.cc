@@ -10,7 +10,7 @@
 #include "common/netns.h"
 #include "harness/cli/cleanup_hosts.h"
 #include "harness/core/exit_code.h"
-#include "harness/runner/agent_launcher.h"
+#include "harness/site/agent_launcher.h"
 #include "harness/scenario/scenario_loader.h"
 
 namespace chaosbench::harness {

@@ -9,7 +9,7 @@
 #include "harness/agent/agent.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
-#include "harness/runner/signal_guard.h"
+#include "harness/process/signal_guard.h"
 
 namespace chaosbench::harness {
 

@@ -11,7 +11,7 @@
 #include "harness/core/host_error.h"
 #include "harness/selfbench/micro_runner.h"
 #include "harness/selfbench/micro_suite.h"
-#include "harness/runner/run_directory.h"
+#include "harness/run/run_directory.h"
 #include "reports/render/report_set.h"
 
 namespace chaosbench::harness {

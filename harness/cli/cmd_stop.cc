@@ -1,6 +1,6 @@
 // chaosbench stop [RUN_ID] — the kill switch: stops a running run as a stop condition
 // would (every fault reverted, the workload stopped, verdict aborted, exit 4), by creating
-// the run's stop file (harness/runner/kill_switch.h), then waits for the run to end.
+// the run's stop file (harness/run/kill_switch.h), then waits for the run to end.
 // Runs are found by their journals (journal_reader.h): only this user's, in the trusted
 // journal directory, whose harness still runs. Agents' journals (RUN-nN) are not runs.
 #include <fmt/format.h>
@@ -20,7 +20,7 @@
 #include "harness/journal/journal.h"
 #include "harness/journal/journal_reader.h"
 #include "harness/journal/process_identity.h"
-#include "harness/runner/kill_switch.h"
+#include "harness/run/kill_switch.h"
 
 namespace chaosbench::harness {
 namespace {

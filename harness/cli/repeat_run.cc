@@ -8,7 +8,7 @@
 #include "common/trusted_directory.h"
 #include "harness/core/exit_code.h"
 #include "harness/core/host_error.h"
-#include "harness/runner/run_directory.h"
+#include "harness/run/run_directory.h"
 #include "reports/gate/repeat_combine.h"
 
 namespace chaosbench::harness {

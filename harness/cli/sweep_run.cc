@@ -10,7 +10,7 @@
 #include "harness/core/exit_code.h"
 #include "harness/core/host_error.h"
 #include "harness/core/host_error.h"
-#include "harness/runner/run_directory.h"
+#include "harness/run/run_directory.h"
 #include "reports/advice/sweep_report.h"
 
 namespace chaosbench::harness {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "harness/cli/report_output.h"
-#include "harness/runner/runner.h"
+#include "harness/run/runner.h"
 #include "harness/scenario/scenario_loader.h"
 
 namespace chaosbench::harness {

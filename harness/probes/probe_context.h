@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "harness/runner/sample_store.h"
+#include "harness/collect/sample_store.h"
 
 namespace chaosbench::harness::probes {
 

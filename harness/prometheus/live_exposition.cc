@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "common/metric_catalogue.h"
-#include "harness/prometheus/exposition_writer.h"
+#include "harness/exposition/exposition_writer.h"
 
 namespace chaosbench::harness::prometheus {
 namespace {

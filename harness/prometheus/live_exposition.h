@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/runner/live_status.h"
-#include "harness/runner/sample_store.h"
+#include "harness/collect/live_status.h"
+#include "harness/collect/sample_store.h"
 
 namespace chaosbench::harness::prometheus {
 

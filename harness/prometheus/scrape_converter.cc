@@ -6,8 +6,8 @@
 #include <cmath>
 #include <optional>
 
-#include "harness/prometheus/bucket_quantile.h"
-#include "harness/prometheus/exposition_lexer.h"
+#include "harness/exposition/bucket_quantile.h"
+#include "harness/exposition/exposition_lexer.h"
 
 namespace chaosbench::harness::prometheus {
 namespace {

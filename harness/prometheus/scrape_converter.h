@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "bench/protocol/record.h"
-#include "harness/prometheus/metric_family.h"
-#include "harness/prometheus/metric_filter.h"
+#include "harness/exposition/metric_family.h"
+#include "harness/exposition/metric_filter.h"
 #include "harness/scenario/scrape_spec.h"
 
 namespace chaosbench::harness::prometheus {

@@ -7,7 +7,7 @@
 
 #include "common/netns.h"
 #include "harness/http/http_client.h"
-#include "harness/prometheus/exposition_parser.h"
+#include "harness/exposition/exposition_parser.h"
 #include "harness/prometheus/scrape_converter.h"
 
 namespace chaosbench::harness::prometheus {

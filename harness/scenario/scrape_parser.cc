@@ -5,7 +5,7 @@
 
 #include "common/metric_name.h"
 #include "harness/http/http_client.h"
-#include "harness/prometheus/metric_filter.h"
+#include "harness/exposition/metric_filter.h"
 #include "harness/scenario/placeholders.h"
 #include "harness/scenario/scenario_parts.h"
 

@@ -1,6 +1,6 @@
 // workload: one parser per kind, each filling its workload's settings type
 // (bench/<kind>/<kind>_settings.h; scenario.h says which struct holds it). A new workload
-// kind is that type, a branch here, and its launch (harness/runner/workload_launcher.cc).
+// kind is that type, a branch here, and its launch (harness/plan/workload_launcher.cc).
 #include <fmt/format.h>
 
 #include "bench/collective/collective_kind.h"

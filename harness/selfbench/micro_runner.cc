@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/metric_catalogue.h"
-#include "harness/runner/result_builder.h"
+#include "harness/derive/result_builder.h"
 #include "harness/core/run_stamps.h"
 
 namespace chaosbench::harness {

@@ -1,7 +1,7 @@
 // The tuning-advice rules for hybrid-parallel jobs (tensor × pipeline × data parallel,
 // issue 20), rows of the table in reports/advice/tuning_advice.cc: a slow pipeline stage, a
 // slow TP group within its stage, a large pipeline bubble, heavy TP communication. They
-// read the per-group records (harness/runner/parallel_derivation.h), the pooled
+// read the per-group records (harness/derive/parallel_derivation.h), the pooled
 // comm/time samples, where each rank sat (the coordinate labels of its series) and node
 // (processes), and the scenario's microbatches. A data-parallel run has none of those
 // records, so none of these fires on it. Pure.

@@ -4,7 +4,7 @@
 // process in arrival time that no recovery resets), each firing with `probability` (one
 // that does not fire is no occurrence at all), one applied at a time: an arrival within
 // `dead_time` of the previous applied one is deferred to that time; `max_occurrences`
-// arrivals are drawn at most, fired or not (harness/runner/schedule_plan.cc).
+// arrivals are drawn at most, fired or not (harness/plan/schedule_plan.cc).
 // Deterministic for a seed (SplitMix64).
 #pragma once
 
