@@ -1,5 +1,5 @@
 // How a fault type can be carried out on a host: its backends, most preferred first, each
-// with the host capabilities it needs. Each registry row (faults/registry.h) points at
+// with the host capabilities it needs. Each registry row (faults/registry/registry.h) points at
 // one, defined beside the type in faults/<domain>/; `chaosbench doctor` reads them to say
 // what this host can inject, from its probed capabilities alone.
 //

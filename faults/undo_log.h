@@ -8,7 +8,7 @@
 //   "signal_group"  {pgid, start_time, signal}: send signal to that process group if it
 //                   is still the same one (SIGCONT after a SIGSTOP pause)
 //   "tc_root"       {netns, netns_cookie, interface, handle}: delete the htb root a tc
-//                   shaper made (network faults; see faults/network_plane.h)
+//                   shaper made (network faults; see faults/network/network_plane.h)
 //   "iptables_chain" {netns, netns_cookie, chain, hook}: remove a chain of ours and the
 //                   jump to it
 //   "fault_control" {path, slot}: disarm that slot of a rank's GPU fault control block

@@ -206,7 +206,7 @@ print('  live time to localise (s):', v); sys.exit(not (v and v[0] <= 15))" "$wo
 python3 -c "
 import json,sys; sys.path.insert(0, sys.argv[3]); from blind_copy import blind_copy
 json.dump(blind_copy(json.load(open(sys.argv[1])), {'type': 'network.delay'}), open(sys.argv[2], 'w'))" \
-  "$work/blind/results.json" "$work/blind-copy.json" "$root/bench"
+  "$work/blind/results.json" "$work/blind-copy.json" "$root/perf"
 "$cb" diagnose "$work/blind-copy.json" --json > "$work/blind-diagnosis.json" 2>&1
 check "blind: the first culprit is h2's NIC (nic node2)" python3 -c "
 import json,sys; d=json.load(open(sys.argv[1])); top=d['culprits'][0] if d['culprits'] else None

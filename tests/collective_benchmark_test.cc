@@ -36,7 +36,7 @@
 #include "bench/collective/collective_kind.h"
 #include "bench/collective/collective_report.h"
 #include "bench/collective/collective_sizes.h"
-#include "bench/collective/rendezvous.h"
+#include "bench/rendezvous/rendezvous.h"
 #include "bench/protocol/metrics_client.h"
 #include "bench/protocol/record.h"
 

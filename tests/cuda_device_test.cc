@@ -21,7 +21,7 @@
 
 #include "bench/common/device_error.h"
 #include "bench/train/device_factory.h"
-#include "bench/train/mlp_model.h"
+#include "bench/compute/mlp_model.h"
 
 namespace cuda_device_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

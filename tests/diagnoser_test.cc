@@ -1,6 +1,6 @@
 // The diagnosis engine on synthetic series (reports/diagnosis/diagnoser.h): what it names for each
 // class of fault, and that it names nothing when nothing stands out. The real runs are
-// bench/blind_trials.sh's.
+// perf/harness/blind_trials.sh's.
 #include <catch2/catch.hpp>
 
 #include <random>

@@ -10,7 +10,7 @@
 #include <string>
 #include <sys/wait.h>
 
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/doctor/cgroup_probe.h"
 #include "harness/doctor/fault_backends.h"
 #include "harness/doctor/host_identity.h"

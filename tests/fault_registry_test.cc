@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 
 namespace fault_registry_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -13,7 +13,7 @@
 #include "bench/common/device_faults.h"
 #include "bench/train/replica_check.h"
 #include "faults/gpu/gpu_fault.h"
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/journal/journal.h"
 #include "test_util.h"
 

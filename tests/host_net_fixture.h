@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/netns.h"
-#include "faults/network_plane.h"
-#include "faults/registry.h"
+#include "faults/network/network_plane.h"
+#include "faults/registry/registry.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/journal/journal.h"
 #include "net_probe.h"

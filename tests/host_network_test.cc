@@ -15,8 +15,8 @@
 
 #include "common/netns.h"
 #include "faults/network/traffic_flows.h"
-#include "faults/network_plane.h"
-#include "faults/registry.h"
+#include "faults/network/network_plane.h"
+#include "faults/registry/registry.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/journal/entry_checks.h"
 #include "harness/journal/netns_undo.h"

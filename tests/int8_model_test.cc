@@ -14,10 +14,10 @@
 
 #include "bench/serve/int8_gemm.h"
 #include "bench/serve/int8_model.h"
-#include "bench/train/cpu_device.h"
-#include "bench/train/mlp_model.h"
-#include "bench/train/optimizer.h"
-#include "bench/train/synthetic_data.h"
+#include "bench/compute/cpu_device.h"
+#include "bench/compute/mlp_model.h"
+#include "bench/compute/optimizer.h"
+#include "bench/compute/synthetic_data.h"
 
 namespace chaosbench::bench::serve {
 namespace {

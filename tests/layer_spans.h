@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "bench/train/mlp_model.h"
+#include "bench/compute/mlp_model.h"
 
 namespace chaosbench::test {
 

@@ -8,9 +8,9 @@
 #include <numeric>
 #include <vector>
 
-#include "bench/llm/length_sampler.h"
-#include "bench/llm/prompt_file.h"
-#include "bench/llm/token_dataset.h"
+#include "bench/llm/load/length_sampler.h"
+#include "bench/llm/load/prompt_file.h"
+#include "bench/llm/load/token_dataset.h"
 
 namespace llm_dataset_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

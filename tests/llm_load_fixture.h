@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "bench/llm/llm_http_server.h"
-#include "bench/llm/llm_load_generator.h"
+#include "bench/llm/serve/llm_http_server.h"
+#include "bench/llm/load/llm_load_generator.h"
 #include "bench/llm/synthetic_engine.h"
 #include "bench/protocol/metrics_client.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "bench/llm/llm_load_settings.h"
+#include "bench/llm/load/llm_load_settings.h"
 #include "bench/load/load_config.h"
 
 namespace llm_load_settings_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

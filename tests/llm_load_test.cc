@@ -1,10 +1,10 @@
-// The LLM load generator (bench/llm/llm_load_generator.h) against the built-in synthetic
+// The LLM load generator (bench/llm/load/llm_load_generator.h) against the built-in synthetic
 // server in-process on loopback: measured TTFT and TPOT against the configured ground
 // truth at 1 and 200 streams, whole answers, the chat API, round-robin and failover,
 // Poisson arrivals' rate, and find_peak with a server whose capacity is bounded.
 // At 200 streams the server's admission of the burst is part of TTFT (from the scheduled
 // time); the test checks the client's accuracy after it (see check_ground_truth), and
-// bench/llm_load.sh is the authority for the end-to-end figures. A measurement whose only
+// perf/workloads/llm_load.sh is the authority for the end-to-end figures. A measurement whose only
 // misses are timing brackets is taken again, up to three times (timing_attempts.h).
 #include <arpa/inet.h>
 #include <cmath>
@@ -14,7 +14,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "bench/llm/llm_peak_search.h"
+#include "bench/llm/load/llm_peak_search.h"
 #include "llm_load_fixture.h"
 #include "timing_attempts.h"
 
@@ -102,7 +102,7 @@ TimingMisses check_ground_truth(const LlmLoadResult& r, int streams) {
   const double sent = *percentile(after_send, 50), head = *percentile(after_head, 50);
   bracket(m, sent >= 149.5, "TTFT after the send, p50 ms", sent, ">= 149.5");
   // 200 first tokens fall due at once: the server's burst of writes and the client's reads
-  // of it take a few ms on two shared cores, so 3 ms there (bench/llm_load.sh measures it).
+  // of it take a few ms on two shared cores, so 3 ms there (perf/workloads/llm_load.sh measures it).
   const double head_max = streams == 1 ? 152 : 153;
   bracket(m, head <= head_max, "TTFT after the answer's head, p50 ms", head, fmt::format("<= {}", head_max));
   const double ttft = *percentile(r.ttft_ms, 50), tpot = *percentile(r.tpot_ms, 50), itl = *percentile(r.itl_ms, 50);

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/llm/llm_load_settings.h"
+#include "bench/llm/load/llm_load_settings.h"
 #include "bench/llm/llm_serve_settings.h"
 #include "harness/plan/workload_launcher.h"
 #include "harness/scenario/diagnostic.h"

@@ -13,7 +13,7 @@
 
 #include "faults/network/impairment_fault.h"
 #include "common/netns.h"
-#include "faults/network_plane.h"
+#include "faults/network/network_plane.h"
 #include "faults/network/partition_fault.h"
 #include "faults/network/rate_fault.h"
 #include "faults/network/traffic_flows.h"

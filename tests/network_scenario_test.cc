@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "faults/network_plane.h"
+#include "faults/network/network_plane.h"
 #include "net_probe.h"
 #include "results_json.h"
 #include "test_util.h"

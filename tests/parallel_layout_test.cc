@@ -7,8 +7,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "bench/train/parallel_layout.h"
-#include "bench/train/pipeline_schedule.h"
+#include "bench/train/hybrid/parallel_layout.h"
+#include "bench/train/hybrid/pipeline_schedule.h"
 
 namespace parallel_layout_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -1,4 +1,4 @@
-// A hybrid rank's point-to-point links (bench/train/peer_links.h), ranks as threads on
+// A hybrid rank's point-to-point links (bench/train/comm/peer_links.h), ranks as threads on
 // loopback: messages taken in any order per (peer, tag), in order within one; a message
 // the receiver does not accept breaks that link (never the process); a peer that leaves
 // fails a waiting recv at once, and a silent one after the timeout.
@@ -11,8 +11,8 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 
-#include "bench/train/gradient_reducer.h"
-#include "bench/train/peer_links.h"
+#include "bench/train/comm/gradient_reducer.h"
+#include "bench/train/comm/peer_links.h"
 #include "test_util.h"
 
 namespace peer_links_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

@@ -10,8 +10,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "bench/collective/rendezvous.h"
-#include "bench/collective/tcp_store_client.h"
+#include "bench/rendezvous/rendezvous.h"
+#include "bench/rendezvous/tcp_store_client.h"
 #include "common/store_wire.h"
 #include "harness/site/rendezvous_server.h"
 

@@ -184,7 +184,7 @@ TEST_CASE("scenario: did-you-mean only suggests likely typos", "[scenario]") {
 
 TEST_CASE("scenario: every example scenario in scenarios/ is valid", "[scenario]") {
   std::size_t seen = 0;
-  for (const char* dir : {"scenarios", "bench/scenarios"}) {
+  for (const char* dir : {"scenarios", "perf/scenarios"}) {
     for (const auto& e : std::filesystem::directory_iterator(std::string(CHAOSBENCH_SOURCE_DIR) + "/" + dir)) {
       if (e.path().extension() != ".json" || e.path().filename() == "schema.json") continue;
       INFO(e.path().string());

@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "bench/train/cpu_device.h"
-#include "bench/train/mlp_model.h"
-#include "bench/train/stage_model.h"
-#include "bench/train/stage_plan.h"
+#include "bench/compute/cpu_device.h"
+#include "bench/compute/mlp_model.h"
+#include "bench/train/hybrid/stage_model.h"
+#include "bench/train/hybrid/stage_plan.h"
 
 namespace stage_model_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -1,4 +1,4 @@
-// The gradient ring on connections of its own (bench/train/tcp_ring_reducer.h), with ranks
+// The gradient ring on connections of its own (bench/train/comm/tcp_ring_reducer.h), with ranks
 // as threads on loopback and the rendezvous through files: sums and extras for 1 to 5
 // ranks, in place and staged, buckets smaller than the ring; a rank whose gradients come
 // late; a peer that dies; a peer that goes silent.
@@ -10,7 +10,7 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 
-#include "bench/train/tcp_ring_reducer.h"
+#include "bench/train/comm/tcp_ring_reducer.h"
 #include "layer_spans.h"
 #include "test_util.h"
 

@@ -12,10 +12,10 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
-#include "bench/train/grad_allreducer.h"
-#include "bench/train/membership.h"
-#include "bench/train/store_membership_backend.h"
-#include "bench/train/file_membership_backend.h"
+#include "bench/train/comm/grad_allreducer.h"
+#include "bench/train/membership/membership.h"
+#include "bench/train/membership/store_membership_backend.h"
+#include "bench/train/membership/file_membership_backend.h"
 #include "harness/site/rendezvous_server.h"
 #include "layer_spans.h"
 #include "test_util.h"

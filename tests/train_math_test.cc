@@ -14,11 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "bench/train/cpu_device.h"
-#include "bench/train/gemm_peak.h"
-#include "bench/train/mlp_model.h"
-#include "bench/train/optimizer.h"
-#include "bench/train/synthetic_data.h"
+#include "bench/compute/cpu_device.h"
+#include "bench/compute/gemm_peak.h"
+#include "bench/compute/mlp_model.h"
+#include "bench/compute/optimizer.h"
+#include "bench/compute/synthetic_data.h"
 
 namespace train_math_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -26,7 +26,7 @@
 #include "bench/collective/collective_op.h"
 #include "bench/collective/collective_report.h"
 #include "bench/collective/collective_sizes.h"
-#include "bench/collective/rendezvous.h"
+#include "bench/rendezvous/rendezvous.h"
 #include "bench/common/scoped_signal.h"
 
 namespace chaosbench::bench {

@@ -1,7 +1,7 @@
 // The smallest useful HTTP/1.1 server: every request, whatever its method, path or body,
 // gets "HTTP/1.1 200 OK" with the body "{}". Keep-alive, epoll, a few threads sharing one
-// listening socket. The yardstick endpoint for the load generator (bench/load_vs_wrk.sh,
-// bench/programs/trivial_http_server.cc) and its tests, which can also make it stall once
+// listening socket. The yardstick endpoint for the load generator (perf/workloads/load_vs_wrk.sh,
+// perf/programs/trivial_http_server.cc) and its tests, which can also make it stall once
 // or never answer.
 #pragma once
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 
 #include "bench/micro/scratch_dir.h"
-#include "bench/train/checkpoint_writer.h"
-#include "bench/train/counter_rng.h"
+#include "bench/train/ckpt/checkpoint_writer.h"
+#include "bench/compute/counter_rng.h"
 
 namespace chaosbench::bench::micro {
 namespace {

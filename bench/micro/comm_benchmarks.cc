@@ -14,7 +14,7 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
-#include "bench/collective/rendezvous.h"
+#include "bench/rendezvous/rendezvous.h"
 #include "bench/micro/scratch_dir.h"
 
 namespace chaosbench::bench::micro {

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/train/cpu_device.h"
+#include "bench/compute/cpu_device.h"
 
 namespace chaosbench::bench::micro {
 namespace {

@@ -1,5 +1,5 @@
 // The accept loop both built-in HTTP servers share (the KServe server, http_server.cc, and
-// the OpenAI-compatible one, bench/llm/llm_http_server.cc): admits each connection under
+// the OpenAI-compatible one, bench/llm/serve/llm_http_server.cc): admits each connection under
 // a ConnectionBudget and hands it on, counted or to be refused (503), dropping it when even
 // refusals are over their bound. Out of descriptors it gives a spare descriptor back,
 // accepts and drops one waiting client (it hears a close instead of hanging in the

@@ -8,9 +8,9 @@
 #include <stdexcept>
 
 #include "bench/serve/inference_model.h"
-#include "bench/train/checkpoint_loader.h"
-#include "bench/train/cpu_device.h"
-#include "bench/train/mlp_model.h"
+#include "bench/train/ckpt/checkpoint_loader.h"
+#include "bench/compute/cpu_device.h"
+#include "bench/compute/mlp_model.h"
 
 namespace chaosbench::bench::serve {
 namespace {

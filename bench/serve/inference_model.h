@@ -1,4 +1,4 @@
-// The model the inference server runs: the trainer's MLP (bench/train/mlp_model.h layout)
+// The model the inference server runs: the trainer's MLP (bench/compute/mlp_model.h layout)
 // behind one interface, in fp32 or with int8 weights. The server, its batcher and the
 // benchmarks see only this.
 // Threads: infer() is called by one thread at a time per object (the batcher's).

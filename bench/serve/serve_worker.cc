@@ -13,7 +13,7 @@
 #include "bench/common/scoped_signal.h"
 #include "bench/serve/fault_injecting_model.h"
 #include "bench/serve/inference_service.h"
-#include "bench/train/cpu_device.h"
+#include "bench/compute/cpu_device.h"
 
 namespace chaosbench::bench::serve {
 namespace {

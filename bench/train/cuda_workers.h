@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/train/device.h"
-#include "bench/train/gradient_reducer.h"
-#include "bench/train/mlp_model.h"
+#include "bench/compute/device.h"
+#include "bench/train/comm/gradient_reducer.h"
+#include "bench/compute/mlp_model.h"
 
 namespace gloo::rendezvous {
 class Store;

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/train/cpu_device.h"
+#include "bench/compute/cpu_device.h"
 #include "bench/train/cuda_workers.h"
 #include "common/install_layout.h"
 

@@ -11,8 +11,8 @@
 #include <memory>
 
 #include "bench/common/device_faults.h"
-#include "bench/train/device.h"
-#include "bench/train/gradient_reducer.h"
+#include "bench/compute/device.h"
+#include "bench/train/comm/gradient_reducer.h"
 
 namespace chaosbench::bench::train {
 

@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "bench/train/device.h"
+#include "bench/compute/device.h"
 
 namespace chaosbench::bench::train {
 

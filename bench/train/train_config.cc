@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/train/stage_plan.h"
+#include "bench/train/hybrid/stage_plan.h"
 
 namespace chaosbench::bench::train {
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/train/checkpoint_writer.h"
-#include "bench/train/grad_allreducer.h"
-#include "bench/train/optimizer.h"
-#include "bench/train/parallel_layout.h"
+#include "bench/train/ckpt/checkpoint_writer.h"
+#include "bench/train/comm/grad_allreducer.h"
+#include "bench/compute/optimizer.h"
+#include "bench/train/hybrid/parallel_layout.h"
 #include "bench/train/recovery_mode.h"
 #include "bench/train/train_settings.h"
 

@@ -13,9 +13,9 @@
 
 #include <gloo/context.h>
 
-#include "bench/train/checkpoint_state.h"
-#include "bench/train/mlp_model.h"
-#include "bench/train/optimizer.h"
+#include "bench/train/ckpt/checkpoint_state.h"
+#include "bench/compute/mlp_model.h"
+#include "bench/compute/optimizer.h"
 
 namespace chaosbench::bench::train {
 

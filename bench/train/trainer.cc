@@ -19,22 +19,22 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
 
-#include "bench/collective/rendezvous.h"
+#include "bench/rendezvous/rendezvous.h"
 #include "bench/common/scoped_signal.h"
 #include "bench/common/device_error.h"
 #include "bench/common/thread_priority.h"
-#include "bench/train/checkpoint_loader.h"
-#include "bench/train/checkpoint_writer.h"
+#include "bench/train/ckpt/checkpoint_loader.h"
+#include "bench/train/ckpt/checkpoint_writer.h"
 #include "bench/train/device_factory.h"
 #include "bench/train/fault_injecting_device.h"
-#include "bench/train/gemm_peak.h"
-#include "bench/train/grad_allreducer.h"
+#include "bench/compute/gemm_peak.h"
+#include "bench/train/comm/grad_allreducer.h"
 #include "bench/train/hybrid_rank.h"
-#include "bench/train/tcp_ring_reducer.h"
-#include "bench/train/membership.h"
+#include "bench/train/comm/tcp_ring_reducer.h"
+#include "bench/train/membership/membership.h"
 #include "bench/train/replica_check.h"
 #include "bench/train/step_watchdog.h"
-#include "bench/train/synthetic_data.h"
+#include "bench/compute/synthetic_data.h"
 #include "bench/train/train_state.h"
 
 namespace chaosbench::bench::train {

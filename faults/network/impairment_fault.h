@@ -28,7 +28,7 @@
 
 #include "faults/fault.h"
 #include "faults/network/impairment.h"
-#include "faults/network_plane.h"
+#include "faults/network/network_plane.h"
 #include "faults/network/traffic_flows.h"
 
 namespace chaosbench::faults {

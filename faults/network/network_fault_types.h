@@ -1,5 +1,5 @@
 // Registry glue for the network faults: each type's parameters, maker, cross-parameter
-// check and host backend choice. The registry table (faults/registry.cc) lists them.
+// check and host backend choice. The registry table (faults/registry/registry.cc) lists them.
 //
 // Parameters every network fault shares: direction ("egress" | "ingress" | "both"; on a
 // link [a, b], egress is a -> b) and backend ("auto" or one named backend).

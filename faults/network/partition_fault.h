@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "faults/fault.h"
-#include "faults/network_plane.h"
+#include "faults/network/network_plane.h"
 
 namespace chaosbench::faults {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "faults/fault.h"
-#include "faults/network_plane.h"
+#include "faults/network/network_plane.h"
 #include "faults/network/traffic_flows.h"
 
 namespace chaosbench::faults {

@@ -14,7 +14,7 @@
 
 #include "bench/protocol/record.h"
 #include "common/crash_point.h"
-#include "faults/network_plane.h"
+#include "faults/network/network_plane.h"
 #include "harness/agent/link_handshake.h"
 #include "harness/process/signal_guard.h"
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/metric_catalogue.h"
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
 

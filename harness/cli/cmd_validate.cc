@@ -6,7 +6,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
 #include "harness/scenario/json_reader.h"

@@ -1,7 +1,7 @@
 // Where a hybrid-parallel rank (tensor × pipeline × data parallel, issue 20) sat when it
 // reported a step: its coordinates and the group sizes its `step` event carries
 // (docs/metrics-protocol.md, "Hybrid parallelism"). The harness numbers TP groups the
-// way fault targets do (bench/train/parallel_layout.h), but takes every coordinate from
+// way fault targets do (bench/train/hybrid/parallel_layout.h), but takes every coordinate from
 // the event rather than from the rank number, so a trainer that orders its ranks
 // differently (DeepSpeed, a custom Megatron order) still gets the right groups.
 #pragma once

@@ -5,7 +5,7 @@
 #include <fmt/ranges.h>
 #include <string_view>
 
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -20,7 +20,7 @@ struct FamilyRule {
 };
 
 // The registry's backend choices in their listing order, each under its family name or
-// once per fault type using it (faults/registry.h, faults/backend_choice.h).
+// once per fault type using it (faults/registry/registry.h, faults/backend_choice.h).
 const std::vector<FamilyRule>& family_rules() {
   static const std::vector<FamilyRule> rules = [] {
     std::vector<FamilyRule> r;

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "common/netns.h"
-#include "faults/network_plane.h"
+#include "faults/network/network_plane.h"
 #include "harness/journal/process_identity.h"
 
 namespace chaosbench::harness {

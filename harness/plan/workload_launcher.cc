@@ -11,7 +11,7 @@
 #include "bench/serve/serve_settings.h"
 #include "bench/train/train_settings.h"
 #include "common/install_layout.h"
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/scenario/placeholders.h"
 
 namespace chaosbench::harness {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "faults/fault.h"
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/plan/fault_schedule.h"
 #include "harness/site/node_site.h"
 #include "harness/collect/timeline_log.h"

@@ -5,7 +5,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/core/host_error.h"
 #include "harness/core/run_stamps.h"
 

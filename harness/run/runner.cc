@@ -13,7 +13,7 @@
 #include "common/program_path.h"
 #include "common/control_block.h"
 #include "common/store_wire.h"
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/core/host_error.h"
 #include "harness/run/run.h"

@@ -6,7 +6,7 @@
 #include <fmt/ranges.h>
 #include <set>
 
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/scenario/scenario_parts.h"
 #include "harness/scenario/suggest.h"
 

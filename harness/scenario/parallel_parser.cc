@@ -1,14 +1,14 @@
 // Hybrid parallelism in a scenario (issue 20): the train workload's "parallel" block, its
-// consistency with the model, batch and cluster (bench/train/stage_plan.h's one check),
+// consistency with the model, batch and cluster (bench/train/hybrid/stage_plan.h's one check),
 // what a hybrid layout cannot run with yet, and the fault targets that name its groups
 // ({"pp_stage":[..]}, {"tp_group":[..]}, {"dp_replica":[..]}), resolved here into ranks
-// or nodes through bench/train/parallel_layout.h. docs/scenario-format.md describes them.
+// or nodes through bench/train/hybrid/parallel_layout.h. docs/scenario-format.md describes them.
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/train/parallel_layout.h"
-#include "bench/train/stage_plan.h"
+#include "bench/train/hybrid/parallel_layout.h"
+#include "bench/train/hybrid/stage_plan.h"
 #include "harness/scenario/scenario_parts.h"
 
 namespace chaosbench::harness {

@@ -15,13 +15,13 @@
 #include "bench/collective/collective_settings.h"
 #include "bench/load/load_settings.h"
 #include "bench/protocol/record.h"
-#include "bench/llm/llm_load_settings.h"
+#include "bench/llm/load/llm_load_settings.h"
 #include "bench/llm/llm_serve_settings.h"
 #include "bench/serve/serve_settings.h"
 #include "bench/train/recovery_spec.h"
 #include "bench/train/train_settings.h"
 #include "faults/param.h"
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "faults/target.h"
 #include "common/units.h"
 #include "harness/scenario/host_spec.h"
@@ -201,7 +201,7 @@ struct Scenario {
   std::string resolved_json;  // the document after --set overrides, for results.json
 };
 
-// Whether the scenario has a fault whose type has `trait` (faults/registry.h).
+// Whether the scenario has a fault whose type has `trait` (faults/registry/registry.h).
 bool has_fault_with(const Scenario& scenario, faults::FaultTrait trait);
 
 }  // namespace chaosbench::harness

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "common/safe_files.h"
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/scenario/scenario_parts.h"
 
 namespace chaosbench::harness {

@@ -1,6 +1,6 @@
 // The cluster self-benchmark (`chaosbench bench cluster`): bring-up plus tear-down of the
 // virtual cluster (N network namespaces on a bridge, through libnl), timed;
-// bench/cluster_bringup.sh compares it with the same topology built by `ip` commands.
+// perf/harness/cluster_bringup.sh compares it with the same topology built by `ip` commands.
 #pragma once
 
 #include <ostream>

@@ -26,7 +26,7 @@
 
 #include "faults/network/delay_line.h"
 #include "faults/network/impairment_fault.h"
-#include "faults/network_plane.h"
+#include "faults/network/network_plane.h"
 #include "common/netns.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/core/host_error.h"

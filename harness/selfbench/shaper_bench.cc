@@ -34,7 +34,7 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// Nearest rank, as bench/fault_apply_latency.sh and every report.
+// Nearest rank, as perf/harness/fault_apply_latency.sh and every report.
 using reports::percentile;
 
 struct Series {

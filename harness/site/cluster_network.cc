@@ -5,8 +5,8 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "faults/network_plane.h"
-#include "faults/registry.h"
+#include "faults/network/network_plane.h"
+#include "faults/registry/registry.h"
 #include "harness/core/host_error.h"
 
 namespace chaosbench::harness {

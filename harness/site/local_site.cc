@@ -12,7 +12,7 @@
 
 #include "common/fault_control.h"
 #include "common/cgroup_files.h"
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "faults/target.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/cluster/node_state.h"

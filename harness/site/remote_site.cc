@@ -8,7 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/control_block.h"
-#include "faults/registry.h"
+#include "faults/registry/registry.h"
 #include "harness/agent/agent.h"
 #include "harness/agent/fault_wire.h"
 #include "common/json_values.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A plain PyTorch DDP training job, as a user would bring it, run by chaosbench as a
-`command` workload (scenarios/torch-ddp-node-kill.json) and by bench/torch_ddp_compare.sh.
+`command` workload (scenarios/torch-ddp-node-kill.json) and by perf/workloads/torch_ddp_compare.sh.
 
 Nothing in it knows about namespaces: it joins the process group from the torchrun
 environment (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE) with the gloo backend, as any

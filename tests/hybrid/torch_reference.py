@@ -12,7 +12,7 @@ batches of steps 0..N-1) and meta.json. Prints {"step": loss, ...} for steps 1..
 JSON object: the loss of step s is the mean squared error over the global batch of the
 forward pass of step s, before its update (as the trainer's `step` events report it).
 
-How the model is cut, as bench/train/stage_plan.h and parallel_layout.h say:
+How the model is cut, as bench/train/hybrid/stage_plan.h and parallel_layout.h say:
 - rank = tp_rank + tp x stage (one replica: dp 1);
 - layers split over stages contiguously, the first (layers % pp) stages taking one more;
 - within a stage, layers pair from the stage's first layer as (column-parallel,
@@ -43,7 +43,7 @@ from rank_procs import RankProcs, RunFailed
 
 
 def split_layers(layers, stages):
-    """bench/train/parallel_layout.h split_layers: contiguous [first, last) per stage."""
+    """bench/train/hybrid/parallel_layout.h split_layers: contiguous [first, last) per stage."""
     base, extra = divmod(layers, stages)
     out, first = [], 0
     for s in range(stages):

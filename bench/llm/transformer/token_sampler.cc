@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bench/llm/transformer/byte_tokenizer.h"
-#include "bench/train/counter_rng.h"
+#include "bench/compute/counter_rng.h"
 
 namespace chaosbench::bench::llm {
 namespace {

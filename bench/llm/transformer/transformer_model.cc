@@ -9,7 +9,7 @@
 
 #include "bench/llm/transformer/byte_tokenizer.h"
 #include "bench/llm/transformer/float_lanes.h"
-#include "bench/train/counter_rng.h"
+#include "bench/compute/counter_rng.h"
 
 namespace chaosbench::bench::llm {
 namespace {

@@ -1,4 +1,4 @@
-// The CUDA device: the trainer's Device (bench/train/device.h) on one GPU. GEMMs run in
+// The CUDA device: the trainer's Device (bench/compute/device.h) on one GPU. GEMMs run in
 // cuBLAS (FP32, no TF32), everything else in the kernels of cuda_kernels.cu, all on one
 // non-blocking stream that this object owns, so the work of one device is ordered and
 // never waits on other streams. Results match the CPU device bit for bit except the
@@ -22,7 +22,7 @@
 #include <string>
 
 #include "bench/train/cuda/cublas_library.h"
-#include "bench/train/device.h"
+#include "bench/compute/device.h"
 
 namespace chaosbench::bench::train::cuda {
 

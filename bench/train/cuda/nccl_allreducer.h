@@ -41,8 +41,8 @@
 #include <vector>
 
 #include "bench/train/cuda/cuda_device.h"
-#include "bench/train/gradient_buckets.h"
-#include "bench/train/gradient_reducer.h"
+#include "bench/train/comm/gradient_buckets.h"
+#include "bench/train/comm/gradient_reducer.h"
 
 namespace gloo::rendezvous {
 class Store;

@@ -7,7 +7,7 @@
 
 #include <stdexcept>
 
-#include "bench/llm/llm_serve_worker.h"
+#include "bench/llm/serve/llm_serve_worker.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
 #include "harness/cli/worker/worker_args.h"

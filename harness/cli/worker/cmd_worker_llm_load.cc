@@ -1,5 +1,5 @@
 // chaosbench worker llm-load [...] — load against OpenAI-compatible LLM endpoints
-// (bench/llm/llm_load_generator.h): the settings' flags (llm_load_settings.h) plus
+// (bench/llm/load/llm_load_generator.h): the settings' flags (llm_load_settings.h) plus
 // --endpoints, --model and --seed, which the scenario launcher adds per launch. Waits
 // (bounded) for every endpoint's GET /health or /v1/models first. Reports to
 // CHAOSBENCH_METRICS when set; prints a JSON summary (or the find_peak bracket) on stdout.
@@ -20,9 +20,9 @@
 #include <fmt/ranges.h>
 
 #include "bench/common/scoped_signal.h"
-#include "bench/llm/llm_load_generator.h"
-#include "bench/llm/llm_peak_search.h"
-#include "bench/llm/prompt_file.h"
+#include "bench/llm/load/llm_load_generator.h"
+#include "bench/llm/load/llm_peak_search.h"
+#include "bench/llm/load/prompt_file.h"
 #include "bench/load/readiness.h"
 #include "harness/core/exit_code.h"
 #include "harness/cli/worker/worker_args.h"

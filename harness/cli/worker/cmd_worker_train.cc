@@ -4,7 +4,7 @@
 // hand.
 #include "harness/cli/worker/cmd_worker_train.h"
 
-#include "bench/collective/rendezvous.h"
+#include "bench/rendezvous/rendezvous.h"
 #include "bench/train/train_config.h"
 #include "bench/train/train_settings.h"
 #include "bench/train/trainer.h"

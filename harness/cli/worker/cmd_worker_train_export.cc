@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 
 #include "bench/common/flag_values.h"
-#include "bench/train/cpu_device.h"
-#include "bench/train/mlp_model.h"
-#include "bench/train/synthetic_data.h"
+#include "bench/compute/cpu_device.h"
+#include "bench/compute/mlp_model.h"
+#include "bench/compute/synthetic_data.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The trainer's tensor-parallel allreduce against the collective benchmark's, same size,
+# same cluster, through `chaosbench run` (root): scenarios/hybrid-pipeline.json set to
+# tp 2 × pp 1 on 2 nodes and a global batch of 128 (every TP message is a microbatch ×
+# 1024 floats: 64 KiB with 8 microbatches of 16), then the collective workload's gloo
+# ring allreduce of that size on 2 nodes. Prints comm/latency p50 of both (the trainer's: per step, the mean of its TP
+# allreduces; p50 over steps and ranks) and their ratio.
+#   perf/workloads/hybrid_tp_allreduce.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=build/bin/chaosbench
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$bin" run scenarios/hybrid-pipeline.json --out "$out/train" --quiet --set cluster.nodes=2 \
+  --set workload.parallel.tp=2 --set workload.parallel.pp=1 --set workload.batch_size=128 --set workload.steps=200 \
+  >/dev/null 2>&1 || true
+cat >"$out/collective.json" <<'JSON'
+{
+  "schema_version": 1,
+  "name": "tp-size-allreduce",
+  "cluster": { "nodes": 2 },
+  "workload": { "kind": "collective", "collectives": ["allreduce"], "algorithms": ["ring"],
+                "sizes": { "min": "64KiB", "max": "64KiB" }, "warmup_iters": 20, "iters": 400 }
+}
+JSON
+"$bin" run "$out/collective.json" --out "$out/coll" --quiet >/dev/null 2>&1 || true
+python3 - "$out/train/results.json" "$out/coll/results.json" <<'PY'
+import json, statistics, sys
+def latency(path, want_group):
+    r = json.load(open(path))
+    vals = [m["stats"]["p50"] for m in r["metrics"]
+            if m["name"] == "comm/latency" and m["labels"].get("phase") == "overall"
+            and m["labels"].get("bytes") == 65536 and (m["labels"].get("group") == "tp") == want_group]
+    if not vals:
+        sys.exit(f"{path}: no comm/latency of 64 KiB ({r.get('verdict')}: {r.get('reason', '')})")
+    return statistics.median(vals)
+tp, coll = latency(sys.argv[1], True), latency(sys.argv[2], False)
+print(f"64 KiB allreduce, 2 ranks: trainer TP (direct exchange) p50 {tp:.1f} us, collective benchmark (gloo ring) p50 {coll:.1f} us, "
+      f"ratio {tp / coll:.2f}")
+PY
