@@ -1,6 +1,6 @@
 # What `cmake --install build --prefix P` puts where, and the Debian package CPack makes of
 # it (`cmake --build build --target package`: build/chaosbench_<version>_<arch>.deb,
-# README "Installing on every host of a cluster"; tests/package_test.sh checks both).
+# README "Installing on every host of a cluster"; tests/e2e/package_test.sh checks both).
 #   P/bin/chaosbench
 #   P/lib/libchaosbench_cuda.so, P/lib/libchaosbench_cuda_workers.so (when built): what the
 #     binary loads at run time and finds as <its directory>/../lib/NAME

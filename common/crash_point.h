@@ -2,7 +2,7 @@
 // CHAOSBENCH_CRASH_AT=POINT[@ROLE] in its environment, the process SIGKILLs itself the
 // first time it reaches POINT (only when its role, set_crash_role, is ROLE). Nothing else
 // reads the variable; without it a point costs one branch. The points are listed in
-// docs/architecture.md (Crash safety); tests/agent_kill_points_test.cc kills an agent at
+// docs/architecture.md (Crash safety); tests/e2e/agent_kill_points_test.cc kills an agent at
 // each and checks that `chaosbench cleanup` leaves nothing.
 //
 // Threads: set_crash_role before the threads that reach points start; crash_point from any.

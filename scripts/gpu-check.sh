@@ -70,7 +70,8 @@ if [ $failed -ne 0 ]; then exit 1; fi
 # The trainer's CUDA layer is a module the binary opens at run time: doctor says whether
 # it loads here (with the CUDA runtime and NCCL) before the tests need it.
 step cuda-layer 30 bash -c '"$1" doctor | grep -E "^ +ok +cuda_parts "' _ "$build/bin/chaosbench"
-step gpu-tests 120 "$build/bin/chaosbench_tests" "[cuda],[cuda-interposer]" --durations yes
+step gpu-tests 120 "$build/bin/chaosbench_bench_tests" "[cuda],[cuda-layer]" --durations yes
+step interposer-tests 120 "$build/bin/chaosbench_faults_tests" "[cuda-interposer]" --durations yes
 if grep -q "skipped: no CUDA device" "$dest/gpu-tests.log"; then
   summary+=("FAILED  gpu-tests skipped: $(grep -m1 -o 'no CUDA device.*' "$dest/gpu-tests.log")")
   failed=1

@@ -4,7 +4,7 @@
 // timeline's fault events, and tells the run what an applied fault did that recovery
 // must act on (processes it ended, a restart_after). It starts and stops no process and
 // decides no recovery: those are the run's. Works on any NodeSite, so it is tested with
-// a fake one (tests/run_units_test.cc).
+// a fake one (tests/harness/run_units_test.cc).
 // Threads: the run's thread only.
 #pragma once
 

@@ -20,7 +20,7 @@ namespace chaosbench::harness {
 using nlohmann::json;
 
 // Told of every JSON object the scenario parser reads and of the keys it accepts there:
-// what `chaosbench validate --accepted-keys` prints, so that tests/schema_walk.py can hold
+// what `chaosbench validate --accepted-keys` prints, so that tests/e2e/schema_walk.py can hold
 // scenarios/schema.json to the parser.
 class KeyObserver {
  public:

@@ -83,7 +83,7 @@ using TrainWorkload = bench::train::TrainSettings;
 struct LoadSpec : bench::load::LoadSettings {
   // A scenario's load runs 20s unless it says otherwise (docs/scenario-format.md); a
   // worker started alone keeps LoadSettings' 10s. The one default that differs on purpose
-  // (tests/workload_settings_test.cc checks both).
+  // (tests/harness/workload_settings_test.cc checks both).
   LoadSpec() { duration = Duration{std::chrono::seconds(20)}; }
   int node = -1;  // -1: the last node
 };
@@ -97,7 +97,7 @@ struct ServeWorkload : bench::serve::ServeSettings {
 // or outside servers (`endpoints`), and the token-level load generator on another node
 // (the driver). As for serve, each part is its worker's settings plus where it runs.
 struct LlmLoadSpec : bench::llm::LlmLoadSettings {
-  // 20s, as the serve workload's load (tests/workload_settings_test.cc checks both).
+  // 20s, as the serve workload's load (tests/harness/workload_settings_test.cc checks both).
   LlmLoadSpec() { duration = Duration{std::chrono::seconds(20)}; }
   int node = -1;  // -1: the last node
 };

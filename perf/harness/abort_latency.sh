@@ -6,12 +6,10 @@
 # with `abort.for` 0s, so every run aborts about 2 s in. Prints each run's latency and
 # the p50, p99 and max (goal: p99 < 200 ms), and each run's exit code must be 4.
 #   perf/harness/abort_latency.sh [RUNS]   (default 30, about 2 minutes; needs root and a build)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
+perf_need_root "network namespaces, the freezer"
 runs=${1:-30}
-cb=$(realpath "${CHAOSBENCH:-build/bin/chaosbench}")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/abort.json" <<'EOF'
 {
   "schema_version": 1,
@@ -34,9 +32,7 @@ for i in $(seq 1 "$runs"); do
   rc=0
   "$cb" run "$tmp/abort.json" --out "$tmp/run$i" --quiet >/dev/null 2>&1 || rc=$?
   [ "$rc" -eq 4 ] || { echo "run $i: exit $rc, expected 4 (see $tmp/run$i)"; exit 1; }
-  ms=$(python3 -c 'import json,sys
-r=json.load(open(sys.argv[1]))
-print(next(m["value"] for m in r["metrics"] if m["name"]=="fault/abort_latency"))' "$tmp/run$i/results.json")
+  ms=$(perf_value "$tmp/run$i/results.json" fault/abort_latency)
   latencies+=("$ms")
   echo "run $i: fault/abort_latency $ms ms"
 done

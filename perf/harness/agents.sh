@@ -10,8 +10,8 @@
 #                                   on loopback): apply p50/p99 and the controller's own CPU
 #                                   (its utime + stime, agents and ranks excluded).
 #   perf/harness/agents.sh records         metrics records per second into the controller from 4
-#                                   ranks writing 250,000 records each (bench/programs/
-#                                   record_flood): directly (local), through local agents,
+#                                   ranks writing 250,000 records each (perf/programs/
+#                                   record_flood.cc): directly (local), through local agents,
 #                                   through agents on 4 ssh hosts. Goal: >= 200,000/s.
 #   perf/harness/agents.sh clock           ssh hosts whose clocks are off by known offsets
 #                                   (libfaketime: h1 +37.5 ms, h2 -12.25 ms): the estimates.
@@ -19,13 +19,11 @@
 #   perf/harness/agents.sh                 all of them.
 # Needs root, a build (build/bin), and for fanout/records/clock the test bed's packages
 # (scripts/bootstrap.sh). CHAOSBENCH=path runs another chaosbench binary.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-root=$(pwd)
-cb=$(realpath "${CHAOSBENCH:-build/bin/chaosbench}")
-tmp=$(mktemp -d)
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
+perf_need_root "network namespaces, the test bed"
 bed="$tmp/bed"
-trap 'scripts/testbed.sh down "$bed" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+perf_on_exit "scripts/testbed.sh down $(printf %q "$bed") >/dev/null 2>&1"
 
 bed_up() {  # bed_up N: a test bed of N hosts (taken down first if one is up)
   scripts/testbed.sh down "$bed" >/dev/null 2>&1 || true
@@ -50,6 +48,7 @@ run_measured() {
   wait "$pid" || { tail -3 "$out.err" >&2; return 1; }
   echo "scale=3; $ticks / $(getconf CLK_TCK)" | bc
 }
+# shellcheck source=/dev/null
 in_ctl() { ip netns exec "cbtb-$(. "$bed/state"; echo "$TB_ID")-ctl" "$@"; }
 fanout_scenario() {  # fanout_scenario FILE CLUSTER NODES WITH_NETWORK
   local faults='{"name": "marker", "type": "marker", "target": {"all": true}, "at": "1s", "duration": "50ms", "repeat": {"every": "300ms", "count": 25}},
@@ -109,7 +108,7 @@ PY
 
 part_records() {
   echo "== metrics records into the controller, 4 ranks x 250,000 records (goal: >= 200,000/s)"
-  local flood="$root/build/bin/record_flood" mode
+  local flood="$perf_bin_dir/record_flood" mode
   for mode in local local-agents; do
     printf '{"schema_version": 1, "name": "flood", "cluster": {"nodes": 4, "mode": "%s"},
      "workload": {"kind": "command", "argv": ["%s", "250000"]}}\n' "$mode" "$flood" > "$tmp/flood-$mode.json"
@@ -154,5 +153,5 @@ case "${1:-all}" in
   records) part_records ;;
   clock) part_clock ;;
   all) part_fanout 16; part_scale; part_records; part_clock ;;
-  *) sed -n '2,22p' "$0"; exit 2 ;;
+  *) sed -n '2,22p' "$perf_script"; exit 2 ;;
 esac

@@ -12,5 +12,8 @@
 # clean run; a fault that slows the trainer makes its run longer).
 #   perf/harness/blind_trials.sh [--seed 23] [--trials 20] [--clean 10] [--nodes-min 4] [--nodes-max 8]
 #                         [--out DIR] [--binary build/bin/chaosbench] [--keep] [--dry-run]
-# Needs a build (scripts/build.sh) and root (namespaces, cgroups); --help for the rest.
-exec /usr/bin/python3 "$(dirname "$0")/blind_trials.py" "$@"
+# Needs a build (scripts/build.sh; CHAOSBENCH=path or --binary for another binary) and root
+# (namespaces, cgroups); --help for the rest. The trials themselves are perf/blind_trials.py.
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
+/usr/bin/python3 perf/blind_trials.py --binary "$cb" "$@"

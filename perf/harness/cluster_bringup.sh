@@ -4,15 +4,16 @@
 # against the same topology built with one `ip` command per step, as scripts do it, in
 # the same run. Prints both medians and the speed-up (goal >= 5x). Root; iproute2.
 #   perf/harness/cluster_bringup.sh [NODES] [REPEAT]
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
+perf_need_root "network namespaces"
 nodes=${1:-16}
 repeat=${2:-7}
 prefix="cbbench-$$"
 cleanup() {
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$prefix-" || true); do ip netns del "$ns"; done
 }
-trap cleanup EXIT
+perf_on_exit cleanup
 
 ip_once() {
   ip netns add "$prefix-br"
@@ -36,7 +37,7 @@ for i in $(seq 1 "$repeat"); do
   t0=$(date +%s%N); ip_once; t1=$(date +%s%N)
   ip_ms+=("$(( (t1 - t0) / 1000 ))")
 done
-libnl=$(build/bin/chaosbench bench cluster --nodes "$nodes" --repeat "$repeat")
+libnl=$("$cb" bench cluster --nodes "$nodes" --repeat "$repeat")
 python3 - "$libnl" "${ip_ms[*]}" "$nodes" <<'PY'
 import json, statistics, sys
 lib = json.loads(sys.argv[1])["median_ms"]

@@ -5,16 +5,16 @@
 # stream (iperf3) >= 1 Gbit/s through a 5 ms delay on the receiving side.
 # Root; ping and iperf3. TCP buffers are the namespaces' defaults (nothing is set).
 #   perf/harness/delay_line.sh [RUNS] [extra options for chaosbench bench delay-line...]
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
+perf_need_root "network namespaces, NFQUEUE"
 runs=${1:-1}
 shift || true
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+out=$tmp/rows.jsonl
 status=0
 for i in $(seq 1 "$runs"); do
   echo "== run $i of $runs"
-  build/bin/chaosbench bench delay-line "$@" | tee -a "$out" || status=1
+  "$cb" bench delay-line "$@" | tee -a "$out" || status=1
 done
 python3 - "$out" "$runs" <<'PY'
 import json, statistics, sys

@@ -12,11 +12,10 @@
 # application due during it, and that wait would count as the next fault's latency.
 #   perf/harness/fault_apply_latency.sh [COUNT]   (CHAOSBENCH=path: another chaosbench binary, to
 #   compare two builds side by side)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
+perf_need_root "node cgroups, network namespaces"
 count=${1:-25}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cat > "$tmp/s.json" <<JSON
 {"schema_version": 1, "name": "apply-latency", "cluster": {"nodes": 4},
  "workload": {"kind": "collective", "collectives": ["allreduce"], "sizes": {"min": "64KiB", "max": "64KiB"},
@@ -31,7 +30,7 @@ cat > "$tmp/s.json" <<JSON
   {"name": "delay", "type": "network.delay", "target": {"nodes": [0]}, "at": "760ms", "duration": "60ms",
    "delay": "1ms", "repeat": {"every": "400ms", "count": $count}}]}
 JSON
-"${CHAOSBENCH:-build/bin/chaosbench}" run "$tmp/s.json" --out "$tmp/out" --quiet >/dev/null
+"$cb" run "$tmp/s.json" --out "$tmp/out" --quiet >/dev/null
 python3 - "$tmp/out/results.json" ${VERBOSE:+-v} <<'PY'
 import json, math, sys
 r = json.load(open(sys.argv[1]))

@@ -12,17 +12,14 @@
 # trainer's step times), or perf/scenarios/gate-aa-collective.json (small-message
 # allreduce latency, the noisiest case).
 #   perf/harness/gate_aa.sh [RUNS] [SCENARIO]   (needs a build: build/bin/chaosbench; root for namespaces)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 runs=${1:-21}
-bin=build/bin/chaosbench
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 scenario=${2:-perf/scenarios/gate-aa-train.json}
 
 start=$(date +%s)
 for i in $(seq 1 "$runs"); do
-  "$bin" run "$scenario" --out "$tmp/run$i" --quiet >/dev/null 2>&1 || true
+  perf_run "$scenario" "run$i" >/dev/null 2>&1
   [[ -f $tmp/run$i/results.json ]] || { echo "run $i produced no results.json" >&2; exit 2; }
 done
 echo "$runs runs of $scenario in $(( $(date +%s) - start )) s"
@@ -30,7 +27,7 @@ echo "$runs runs of $scenario in $(( $(date +%s) - start )) s"
 passed=0; warned=0; total=0
 for i in $(seq 2 "$runs"); do
   total=$((total + 1))
-  if out=$("$bin" compare "$tmp/run$((i - 1))/results.json" "$tmp/run$i/results.json" --gate); then
+  if out=$("$cb" compare "$tmp/run$((i - 1))/results.json" "$tmp/run$i/results.json" --gate); then
     passed=$((passed + 1))
     grep -q '^verdict: WARN' <<<"$out" && warned=$((warned + 1))
   else
@@ -73,7 +70,7 @@ PY
 
 check_fails() {  # title, file, row pattern
   local out rc=0
-  out=$("$bin" compare "$last" "$2" --gate) || rc=$?
+  out=$("$cb" compare "$last" "$2" --gate) || rc=$?
   local rows
   rows=$(grep -cE "^FAIL .* $3 " <<<"$out" || true)
   if [[ $rc -eq 1 ]]; then

@@ -16,17 +16,15 @@
 #     ignored for a scenario that is not a train workload)
 #   Needs a build (build/bin/chaosbench) and root (namespaces). About 25 min with the
 #   defaults; A/A alone on gate-aa-train about 5, on gate-aa-collective about 4.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 scenario=${1:-perf/scenarios/gate-power-train.json}
 rounds=${2:-21}
 repeat=${3:-5}
 levels=${4-10 20 30}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # A copy: a rebuild during the ~20 minutes must not swap the binary under a run.
-cp build/bin/chaosbench "$tmp/chaosbench"
-bin=$tmp/chaosbench
+cp "$cb" "$tmp/chaosbench"
+cb=$tmp/chaosbench
 grep -q '"kind": "train"' "$scenario" || levels=""
 
 # The slowed builds: hidden widths scaled until the FLOPs per sample (sum of in x out over
@@ -54,18 +52,18 @@ done
 
 start=$(date +%s)
 for i in $(seq 1 "$rounds"); do
-  "$bin" run "$scenario" --repeat "$repeat" --out "$tmp/a$i" --quiet >/dev/null 2>&1 || true
+  perf_run "$scenario" "a$i" --repeat "$repeat" >/dev/null 2>&1
   [[ -f $tmp/a$i/results.json ]] || { echo "round $i: the A set produced no results.json" >&2; exit 2; }
   [[ $i -eq $rounds ]] && break
   for level in $levels; do
-    "$bin" run "$tmp/slow-$level.json" --repeat "$repeat" --out "$tmp/s$level-$i" --quiet >/dev/null 2>&1 || true
+    perf_run "$tmp/slow-$level.json" "s$level-$i" --repeat "$repeat" >/dev/null 2>&1
   done
 done
 echo "$rounds rounds of $scenario (--repeat $repeat; slowed builds: ${levels:-none}) in $(( $(date +%s) - start )) s"
 
 passed=0; warned=0
 for i in $(seq 2 "$rounds"); do
-  if out=$("$bin" compare "$tmp/a$((i - 1))/results.json" "$tmp/a$i/results.json" --gate); then
+  if out=$("$cb" compare "$tmp/a$((i - 1))/results.json" "$tmp/a$i/results.json" --gate); then
     passed=$((passed + 1))
     grep -q '^verdict: WARN' <<<"$out" && warned=$((warned + 1))
   else
@@ -79,8 +77,8 @@ smallest=""
 for level in $levels; do
   failed=0; changes=()
   for i in $(seq 1 $((rounds - 1))); do
-    rc=0; json=$("$bin" compare "$tmp/a$i/results.json" "$tmp/s$level-$i/results.json" --json) || true
-    "$bin" compare "$tmp/a$i/results.json" "$tmp/s$level-$i/results.json" --gate >/dev/null || rc=$?
+    rc=0; json=$("$cb" compare "$tmp/a$i/results.json" "$tmp/s$level-$i/results.json" --json) || true
+    "$cb" compare "$tmp/a$i/results.json" "$tmp/s$level-$i/results.json" --gate >/dev/null || rc=$?
     [[ $rc -eq 1 ]] && failed=$((failed + 1))
     changes+=("$(python3 -c 'import json,sys
 rows={(m["name"],m["stat"]):m["change"] for m in json.load(sys.stdin)["metrics"] if m["labels"].get("phase")=="overall"}

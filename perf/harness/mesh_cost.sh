@@ -22,13 +22,13 @@
 #     --selftest  both sides without the "mesh" key (a build without it; the cost is then
 #                 the noise of the measurement)
 # Needs a build (scripts/build.sh) and root (namespaces); CHAOSBENCH picks another binary.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 pairs=5
 rate=""
 keep=0
 selftest=0
-usage() { sed -n '2,/^# Needs/p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,/^# Needs/p' "$perf_script" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --pairs) [ $# -ge 2 ] || usage; pairs=$2; shift 2 ;;
@@ -41,10 +41,8 @@ while [ $# -gt 0 ]; do
 done
 [[ "$pairs" =~ ^[1-9][0-9]*$ ]] || { echo "mesh_cost.sh: --pairs takes a positive integer" >&2; exit 2; }
 [ -z "$rate" ] || [[ "$rate" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "mesh_cost.sh: --rate takes a number" >&2; exit 2; }
-cb=$(realpath "${CHAOSBENCH:-build/bin/chaosbench}")
-[ -x "$cb" ] || { echo "mesh_cost.sh: no chaosbench binary at $cb (scripts/build.sh)" >&2; exit 2; }
-tmp=$(mktemp -d /tmp/cb-mesh-cost.XXXXXX)
-if [ "$keep" -eq 1 ]; then echo "run directories: $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+perf_need_root "network namespaces"
+if [ "$keep" -eq 1 ]; then echo "run directories: $tmp"; perf_keep_tmp=1; fi
 
 # The four scenarios: {collective,train}-{on,off}.json.
 python3 - "$tmp" "$rate" "$selftest" <<'EOF'

@@ -12,8 +12,8 @@
 # take from a CPU-bound workload.
 #   perf/harness/mesh_cpu.sh [--nodes N] [--rates "10 100"] [--seconds S] [--repeats K]
 # Needs a build (scripts/build.sh) and root (namespaces); CHAOSBENCH picks another binary.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 nodes=8 rates="10 100" seconds=20 repeats=3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -21,14 +21,11 @@ while [ $# -gt 0 ]; do
     --rates) rates=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
-    -h|--help) sed -n '2,/^# Needs/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^# Needs/p' "$perf_script" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "mesh_cpu.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-cb=$(realpath "${CHAOSBENCH:-build/bin/chaosbench}")
-[ -x "$cb" ] || { echo "mesh_cpu.sh: no chaosbench binary at $cb (scripts/build.sh)" >&2; exit 2; }
-tmp=$(mktemp -d /tmp/cb-mesh-cpu.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+perf_need_root "network namespaces"
 python3 - "$cb" "$tmp" "$nodes" "$rates" "$seconds" "$repeats" "$(nproc)" <<'EOF'
 import json, resource, statistics, subprocess, sys, time
 cb, tmp, nodes, rates, seconds, repeats, cpus = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split(), sys.argv[5], int(sys.argv[6]), int(sys.argv[7])

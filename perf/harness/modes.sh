@@ -7,13 +7,11 @@
 # pass; the table shows how far the modes agree. One command:
 #   perf/harness/modes.sh [SCENARIO...]   (default: all four; CHAOSBENCH=path: another binary)
 # Needs root, a build and the test bed's packages (scripts/bootstrap.sh). ~6 minutes.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-root=$(pwd)
-cb=$(realpath "${CHAOSBENCH:-build/bin/chaosbench}")
-tmp=$(mktemp -d)
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
+perf_need_root "network namespaces, the test bed"
 bed="$tmp/bed"
-trap 'scripts/testbed.sh down "$bed" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+perf_on_exit "scripts/testbed.sh down $(printf %q "$bed") >/dev/null 2>&1"
 scripts/testbed.sh up "$bed" 4 --slurm >/dev/null
 scenarios=("$@")
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(collective-sweep train-node-kill train-node-kill-elastic ping-delay)
@@ -30,7 +28,7 @@ for s in "${scenarios[@]}"; do
   for mode in namespaces ssh slurm; do
     out="$tmp/$s-$mode"
     # shellcheck disable=SC2046
-    if ! scripts/testbed.sh ctl "$bed" "$cb" run "$root/scenarios/$s.json" $(mode_args "$mode") --out "$out" -q \
+    if ! scripts/testbed.sh ctl "$bed" "$cb" run "$perf_root/scenarios/$s.json" $(mode_args "$mode") --out "$out" -q \
          >/dev/null 2>"$out.err"; then
       echo "$s in $mode mode did not pass:"; tail -5 "$out.err"
     fi

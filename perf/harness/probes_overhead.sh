@@ -7,14 +7,13 @@
 # (which side goes first too), so both see the same machine noise. Prints each pair, the
 # medians and their ratio (goal: the probed side >= 0.99 of the plain one).
 #   perf/harness/probes_overhead.sh [PAIRS] [DURATION]   (default 7 pairs of 12s; needs a build)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 pairs=${1:-7}
 duration=${2:-12s}
-cb=$(realpath "${CHAOSBENCH:-build/bin/chaosbench}")
-tmp=$(mktemp -d)
 scraper=""
-trap '[ -n "$scraper" ] && kill "$scraper" 2>/dev/null; rm -rf "$tmp"' EXIT
+# shellcheck disable=SC2016  # $scraper as it is at exit
+perf_on_exit '[ -z "$scraper" ] || kill "$scraper" 2>/dev/null'
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 python3 - scenarios/allreduce-16mib.json "$tmp/probed.json" "$port" <<'EOF'
@@ -31,11 +30,7 @@ s["abort"] = {"when": ["busbw"], "for": "30s"}
 json.dump(s, open(sys.argv[2], "w"), indent=1)
 EOF
 
-busbw() {
-  python3 -c 'import json,sys
-r=json.load(open(sys.argv[1]))
-print(next(m["value"] for m in r["metrics"] if m["name"]=="comm/busbw" and m["labels"]["phase"]=="overall"))' "$1/results.json"
-}
+busbw() { perf_value "$1/results.json" comm/busbw phase=overall; }
 run_plain() {
   "$cb" run scenarios/allreduce-16mib.json --set "workload.duration=$duration" --out "$tmp/plain$1" --quiet >/dev/null
   busbw "$tmp/plain$1"

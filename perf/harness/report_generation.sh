@@ -6,11 +6,9 @@
 # report.html under 5 MB (series are downsampled for display keeping extremes).
 # Prints each run's wall time, the median, and the size of each file.
 #   perf/harness/report_generation.sh [RUNS]   (default 5; needs a build: scripts/build.sh)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 runs=${1:-5}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp/results.json" <<'PY'
 import json, math, random, sys
 random.seed(1)
@@ -56,7 +54,7 @@ times=()
 for i in $(seq 1 "$runs"); do
   rm -rf "$tmp/out"
   start=$(date +%s.%N)
-  build/bin/chaosbench report "$tmp/results.json" --out "$tmp/out" --quiet >/dev/null
+  "$cb" report "$tmp/results.json" --out "$tmp/out" --quiet >/dev/null
   end=$(date +%s.%N)
   t=$(python3 -c "print(f'{$end - $start:.3f}')")
   times+=("$t")

@@ -5,6 +5,7 @@
 # Prints one JSON line and a table: p50/p99 of each and the ratio (goal: netlink apply p99
 # below 2 ms). Needs root, iproute2 and a build (scripts/build.sh).
 #   perf/harness/shaper_apply_latency.sh [REPEAT]
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-exec build/bin/chaosbench bench shaper --repeat "${1:-200}"
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
+perf_need_root "network namespaces, tc"
+"$cb" bench shaper --repeat "${1:-200}"

@@ -1,26 +1,21 @@
 #!/usr/bin/env bash
 # Harness overhead on the collective workload: busbw that `chaosbench run` reports for a
 # 4-rank 16 MiB ring allreduce (scenarios/allreduce-16mib.json), against a minimal gloo
-# loop with no harness around it (build/bin/gloo_bare_allreduce), same sizes and
+# loop with no harness around it (perf/programs/gloo_bare_allreduce.cc), same sizes and
 # iterations, run alternately so both see the same machine noise. Prints each pair, the
 # medians and their ratio (goal: >= 0.97).
 #   perf/workloads/collective_overhead.sh [PAIRS]   (default 11; needs a build: scripts/build.sh)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 pairs=${1:-11}
-bin=build/bin
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 harness=()
 bare=()
 run_harness() {
-  "$bin/chaosbench" run scenarios/allreduce-16mib.json --out "$tmp/run$1" --quiet >/dev/null
-  python3 -c 'import json,sys
-r=json.load(open(sys.argv[1]))
-print(next(m["value"] for m in r["metrics"] if m["name"]=="comm/busbw" and m["labels"]["phase"]=="overall"))' "$tmp/run$1/results.json"
+  "$cb" run scenarios/allreduce-16mib.json --out "$tmp/run$1" --quiet >/dev/null
+  perf_value "$tmp/run$1/results.json" comm/busbw phase=overall
 }
 run_bare() {
-  "$bin/gloo_bare_allreduce" --ranks 4 --bytes 16777216 --warmup 5 --iters 20 |
+  "$perf_bin_dir/gloo_bare_allreduce" --ranks 4 --bytes 16777216 --warmup 5 --iters 20 |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["busbw"])'
 }
 for i in $(seq 1 "$pairs"); do

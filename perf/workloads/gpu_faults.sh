@@ -8,18 +8,14 @@
 #   gpu.bitflip in rank 2's gradients and parameters: steps to detection (goal <= 1) and
 #     the share caught.
 #   perf/workloads/gpu_faults.sh [RUNS]   (default 3; needs a build: scripts/build.sh; root for 4 ranks in namespaces)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 runs=${1:-3}
-bin=build/bin
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 declare -A files
 names=(gpu-xid-restart gpu-xid-elastic gpu-slowdown gpu-hang gpu-bitflip)
 for i in $(seq 1 "$runs"); do
   for n in "${names[@]}"; do
-    "$bin/chaosbench" run "scenarios/$n.json" --out "$tmp/$n$i" --quiet >/dev/null || true
-    files[$n]+="$tmp/$n$i/results.json "
+    files[$n]+="$(perf_run "scenarios/$n.json" "$n$i") "
   done
   echo "run $i done" >&2
 done

@@ -10,21 +10,17 @@
 #   perf/workloads/hybrid_pipeline.sh [--set KEY=VALUE ...]
 # On a machine with fewer cores than stages the stages share cores, which squeezes the
 # pipeline's fill and drain (fewer stages compute then): say so next to the p = 4 figures.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-bin=build/bin/chaosbench
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 echo "cores: $(nproc)"
 printf '%-6s %2s %2s %9s %9s %7s %10s %10s %6s\n' schedule p m slowest analytic diff step_ms ideal_ms ratio
 for schedule in gpipe 1f1b; do
   for p in 2 4; do
     for m in 4 8; do
-      dir="$out/$schedule-$p-$m"
-      "$bin" run scenarios/hybrid-pipeline.json --out "$dir" --quiet --set cluster.nodes="$p" \
+      results=$(perf_run scenarios/hybrid-pipeline.json "$schedule-$p-$m" --set cluster.nodes="$p" \
         --set workload.parallel.pp="$p" --set workload.parallel.microbatches="$m" \
-        --set workload.parallel.schedule="$schedule" "$@" >/dev/null 2>&1 || true
-      python3 - "$dir/results.json" "$schedule" "$p" "$m" <<'PY'
+        --set workload.parallel.schedule="$schedule" "$@" 2>/dev/null)
+      python3 - "$results" "$schedule" "$p" "$m" <<'PY'
 import json, statistics, sys
 path, schedule, p, m = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 try:

@@ -6,15 +6,12 @@
 # ring allreduce of that size on 2 nodes. Prints comm/latency p50 of both (the trainer's: per step, the mean of its TP
 # allreduces; p50 over steps and ranks) and their ratio.
 #   perf/workloads/hybrid_tp_allreduce.sh
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-bin=build/bin/chaosbench
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-"$bin" run scenarios/hybrid-pipeline.json --out "$out/train" --quiet --set cluster.nodes=2 \
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
+train=$(perf_run scenarios/hybrid-pipeline.json train --set cluster.nodes=2 \
   --set workload.parallel.tp=2 --set workload.parallel.pp=1 --set workload.batch_size=128 --set workload.steps=200 \
-  >/dev/null 2>&1 || true
-cat >"$out/collective.json" <<'JSON'
+  2>/dev/null)
+cat >"$tmp/collective.json" <<'JSON'
 {
   "schema_version": 1,
   "name": "tp-size-allreduce",
@@ -23,8 +20,8 @@ cat >"$out/collective.json" <<'JSON'
                 "sizes": { "min": "64KiB", "max": "64KiB" }, "warmup_iters": 20, "iters": 400 }
 }
 JSON
-"$bin" run "$out/collective.json" --out "$out/coll" --quiet >/dev/null 2>&1 || true
-python3 - "$out/train/results.json" "$out/coll/results.json" <<'PY'
+coll=$(perf_run "$tmp/collective.json" coll 2>/dev/null)
+python3 - "$train" "$coll" <<'PY'
 import json, statistics, sys
 def latency(path, want_group):
     r = json.load(open(path))

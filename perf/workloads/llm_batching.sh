@@ -8,14 +8,13 @@
 # continuous batching is for; prefill-heavy loads gain less.
 #   perf/workloads/llm_batching.sh [SLO_SECONDS (default 2)] [POINT_SECONDS (default 20)]
 #   (needs a build: scripts/build.sh; no root; about 3 minutes)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-bin=build/bin/chaosbench
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 slo=${1:-2}
 point=${2:-20}
-tmp=$(mktemp -d)
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+# shellcheck disable=SC2016  # $pid as it is at exit
+perf_on_exit '[ -z "$pid" ] || kill "$pid" 2>/dev/null'
 # ~200 MB of fp32 weights: a single stream is bound by memory bandwidth, a batch by FLOPs.
 model=(--layers 8 --dim 768 --heads 12 --kv-heads 4 --ffn 2048 --context 1024 --kv-blocks 2048 --block-size 16
        --max-batched-tokens 256 --max-waiting 256 --engine-threads "$(nproc)")
@@ -23,7 +22,7 @@ prompt=32 answer=256
 
 serve() {  # max_running -> sets $pid and $port
   : >"$tmp/server-$1.log"
-  "$bin" worker llm-serve --port 0 "${model[@]}" --max-running "$1" 2>"$tmp/server-$1.log" &
+  "$cb" worker llm-serve --port 0 "${model[@]}" --max-running "$1" 2>"$tmp/server-$1.log" &
   pid=$!
   port=
   for _ in $(seq 600); do

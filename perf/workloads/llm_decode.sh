@@ -9,18 +9,17 @@
 # Goal: >= 50% of the bound for both.
 #   perf/workloads/llm_decode.sh [ANSWER_TOKENS (default 64)]
 #   (needs a build: scripts/build.sh; no root; about a minute)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-bin=build/bin/chaosbench
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 answer=${1:-64}
 threads=$(nproc)
-tmp=$(mktemp -d)
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+# shellcheck disable=SC2016  # $pid as it is at exit
+perf_on_exit '[ -z "$pid" ] || kill "$pid" 2>/dev/null'
 model=(--layers 8 --dim 2048 --heads 16 --kv-heads 4 --ffn 5632 --context 1024 --kv-blocks 256 --block-size 16
        --engine-threads "$threads")
 
-"$bin" bench micro --filter mem_bw --out "$tmp/micro" >/dev/null 2>&1 || true
+"$cb" bench micro --filter mem_bw --out "$tmp/micro" >/dev/null 2>&1 || true
 triad=$(python3 -c 'import json,sys
 r=json.load(open(sys.argv[1]))
 print(max(m["value"] for m in r["metrics"] if m["name"]=="compute/mem_bw" and m["labels"].get("threads")==int(sys.argv[2])))' \
@@ -28,7 +27,7 @@ print(max(m["value"] for m in r["metrics"] if m["name"]=="compute/mem_bw" and m[
 
 decode() {  # dtype -> "MB tokens/s"
   : >"$tmp/server-$1.log"
-  "$bin" worker llm-serve --port 0 "${model[@]}" --dtype "$1" 2>"$tmp/server-$1.log" &
+  "$cb" worker llm-serve --port 0 "${model[@]}" --dtype "$1" 2>"$tmp/server-$1.log" &
   pid=$!
   local port=
   for _ in $(seq 600); do

@@ -6,22 +6,21 @@
 # chunks per 150 + 63 x 20 ms, so 1200 streams ask 54,500 chunks/s, above the 50,000
 # chunks/s speed goal. Each prints the achieved chunks/s (over the whole run, ramp and
 # drain included), the errors against the configured timing and the client's CPU time.
-#   perf/workloads/llm_load.sh [SECONDS]   (default 10; needs a build)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+#   perf/workloads/llm_load.sh [SECONDS]   (default 10; needs a build; PORT=18090 and PORT+1 the servers')
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 seconds=${1:-10}
-bin=${BIN:-build/bin}
 port=${PORT:-18090}
 url="http://127.0.0.1:$port"
 url2="http://127.0.0.1:$((port + 1))"
 timing=(--engine synthetic --synthetic-first-token-us 150000 --synthetic-cadence-us 20000 --synthetic-tokens 64)
 servers=()
-trap 'kill "${servers[@]}" 2>/dev/null; wait "${servers[@]}" 2>/dev/null || true' EXIT
 for p in "$port" "$((port + 1))"; do
-  "$bin/chaosbench" worker llm-serve --port "$p" --threads "${SERVER_THREADS:-2}" --max-running 4096 \
+  "$cb" worker llm-serve --port "$p" --threads "${SERVER_THREADS:-2}" --max-running 4096 \
     --model synth "${timing[@]}" 2>/dev/null &
   servers+=($!)
 done
+perf_on_exit "kill ${servers[*]} 2>/dev/null; wait ${servers[*]} 2>/dev/null"
 
 server_ticks() {  # utime + stime of both servers, in clock ticks
   local total=0 pid
@@ -33,10 +32,10 @@ run() {  # run STREAMS SECONDS ENDPOINTS [ARRIVAL FLAGS]: one run (closed loop b
   local streams=$1 secs=$2 endpoints=$3 out cpu before
   local arrival=(--arrival concurrency --concurrency "$streams")
   [ $# -gt 3 ] && arrival=("${@:4}")
-  out=$(mktemp)
+  out=$(mktemp "$tmp/llm-load.XXXXXX")
   before=$(server_ticks)
   TIMEFORMAT='%U %S'
-  cpu=$( { time "$bin/chaosbench" worker llm-load --endpoints "$endpoints" --model synth "${arrival[@]}" \
+  cpu=$( { time "$cb" worker llm-load --endpoints "$endpoints" --model synth "${arrival[@]}" \
              --duration-ms "$((secs * 1000))" --input fixed:128 --output fixed:64 \
              --timeout-ms 30000 >"$out"; } 2>&1 )
   python3 - "$streams" "$cpu" "$out" "$(( $(server_ticks) - before ))" "$(getconf CLK_TCK)" <<'PY'

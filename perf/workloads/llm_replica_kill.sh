@@ -6,13 +6,10 @@
 #      10 s in, back 6 s later. Printed per phase: goodput, SLO attainment, TTFT and TPOT
 #      p50/p99, output tokens/s and the streams that failed (by reason).
 #   perf/workloads/llm_replica_kill.sh [--set KEY=VALUE ...]   (the --set apply to both runs)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-bin=build/bin/chaosbench
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-"$bin" run scenarios/llm-find-peak.json --out "$out/peak" --quiet "$@" >/dev/null 2>&1 || true
-peak=$(python3 - "$out/peak/results.json" <<'PY'
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
+peak_results=$(perf_run scenarios/llm-find-peak.json peak "$@" 2>/dev/null)
+peak=$(python3 - "$peak_results" <<'PY'
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))
@@ -28,9 +25,8 @@ PY
 read -r low high <<<"$peak"
 rate=$(python3 -c "print(round(0.7 * $low, 2))")
 echo "find_peak: the peak lies in [$low, $high) requests/s; loading at 70 % of $low = $rate requests/s"
-"$bin" run scenarios/llm-replica-kill.json --out "$out/kill" --quiet --set workload.load.rate="$rate" "$@" \
-  >/dev/null 2>&1 || true
-python3 - "$out/kill/results.json" <<'PY'
+kill=$(perf_run scenarios/llm-replica-kill.json kill --set workload.load.rate="$rate" "$@" 2>/dev/null)
+python3 - "$kill" <<'PY'
 import json, sys, collections
 r = json.load(open(sys.argv[1]))
 phases = [p["name"] for p in r["phases"]] + ["overall"]

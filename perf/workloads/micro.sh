@@ -3,12 +3,12 @@
 # Benchmark's table as it goes), then prints the key numbers from results.json.
 #   perf/workloads/micro.sh [DIR] [extra options for bench micro, e.g. --filter gemm --min-time 0.5]
 #   (default DIR runs/micro-<UTC timestamp>; needs a build: scripts/build.sh; no root)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 out=${1:-runs/micro-$(date -u +%Y%m%dT%H%M%SZ)}
 shift || true
 status=0
-build/bin/chaosbench bench micro --out "$out" "$@" || status=$?
+"$cb" bench micro --out "$out" "$@" || status=$?
 [ -f "$out/results.json" ] || exit "$status"
 python3 - "$out/results.json" <<'PY'
 import json, sys

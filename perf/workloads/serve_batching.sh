@@ -9,26 +9,17 @@
 #   failover: a replica killed at 70% of the measured batched capacity (server mode,
 #     Poisson arrivals): error rate over the whole run (goal < 1%) and p99 in the window.
 #   perf/workloads/serve_batching.sh   (needs a build; root)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-bin=build/bin/chaosbench
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 scenario=scenarios/serve-replica-kill.json
 no_fault=(--set 'faults=[]')
 offline=(--set workload.load.scenario=offline --set workload.load.duration=8s --set workload.load.connections=16)
-run() {  # name, args... -> results.json path
-  local name=$1; shift
-  "$bin" run "$scenario" --out "$tmp/$name" --quiet "$@" >/dev/null 2>&1 || true
-  echo "$tmp/$name/results.json"
-}
+run() { perf_run "$scenario" "$@" 2>/dev/null; }  # name, args... -> results.json path
 unbatched=$(run unbatched "${no_fault[@]}" "${offline[@]}" --set workload.batching.max_batch_size=1 \
   --set 'workload.batching.preferred_batch_sizes=[1]' --set workload.batching.max_queue_delay=0us)
 batched=$(run batched "${no_fault[@]}" "${offline[@]}")
 int8=$(run int8 "${no_fault[@]}" "${offline[@]}" --set workload.dtype=int8)
-capacity=$(python3 -c 'import json,sys
-r=json.load(open(sys.argv[1]))
-print(next(m["value"] for m in r["metrics"] if m["name"]=="infer/throughput" and m["labels"]["phase"]=="overall"))' "$batched")
+capacity=$(perf_value "$batched" infer/throughput phase=overall)
 qps=$(python3 -c "print(round(0.7 * $capacity))")
 kill=$(run kill --set workload.load.qps="$qps" --set workload.load.duration=20s --set faults.0.at=6s)
 python3 - "$unbatched" "$batched" "$int8" "$kill" "$qps" <<'PY'

@@ -17,24 +17,16 @@
 #   compute at the GEMM peak + exposed communication  (flops / compute/gemm_tflops + comm);
 #   the CPU bound: ranks x CPU time per rank-step / cores (what 2 shared cores can do).
 #   perf/workloads/torch_ddp_compare.sh [RUNS]   (needs a build and python3-torch; root for namespaces)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 runs=${1:-5}
-bin=build/bin/chaosbench
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 /usr/bin/python3 -c "import torch.distributed" 2>/dev/null || { echo "python3-torch is missing (scripts/bootstrap.sh)" >&2; exit 3; }
 
 ours=perf/scenarios/ddp-compare-chaosbench.json
 theirs=perf/scenarios/ddp-compare-torch.json
 demo_ours=(--set 'workload.model.layers=[256,1024,1024,1024,16]' --set workload.batch_size=1024 --set workload.steps=60)
 demo_theirs=(--set workload.argv.3=256,1024,1024,1024,16 --set 'workload.argv.5="512"' --set 'workload.argv.7="60"')
-run() {  # out-name scenario [--set ...]
-  local name=$1 scenario=$2
-  shift 2
-  "$bin" run "$scenario" --out "$tmp/$name" --quiet "$@" >/dev/null 2>&1 || true
-  [[ -f $tmp/$name/results.json ]] || echo "$name: no results.json" >&2
-}
+run() { perf_run "$2" "$1" "${@:3}" >/dev/null; }  # out-name scenario [--set ...]
 start=$(date +%s)
 for i in $(seq 1 "$runs"); do
   run "small-chaosbench-$i" "$ours"

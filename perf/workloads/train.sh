@@ -7,16 +7,10 @@
 #     restart mode (goal <= 5 s + checkpoint load + the 3 s the node is down), on the
 #     acceptance scenarios; with lost steps and the delta/full checkpoint sizes.
 #   perf/workloads/train.sh [RUNS]   (default 3; needs a build: scripts/build.sh; root for 4 ranks in namespaces)
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=perf/lib.sh
+. "$(dirname "$0")/../lib.sh"
 runs=${1:-3}
-bin=build/bin
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-run() {  # scenario name -> results.json path
-  "$bin/chaosbench" run "$1" --out "$tmp/$2" --quiet >/dev/null || true
-  echo "$tmp/$2/results.json"
-}
+run() { perf_run "$1" "$2"; }  # scenario name -> results.json path
 files_single=(); files_overlap=(); files_elastic=(); files_restart=()
 for i in $(seq 1 "$runs"); do
   files_single+=("$(run perf/scenarios/train-single.json single$i)")

@@ -7,7 +7,7 @@
 // Stegun 26.7.1 and 26.5.27); I_x is evaluated by its continued fraction (A&S 26.5.8),
 // with the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges slowly.
 // The quantile inverts the distribution function by bisection. Checked against SciPy's
-// scipy.stats.t and ttest_ind(equal_var=False) (tests/student_t_test.cc, tests/repeat_gate_test.cc;
+// scipy.stats.t and ttest_ind(equal_var=False) (tests/reports/student_t_test.cc, tests/reports/repeat_gate_test.cc;
 // the history gate's quantiles through the CLI in tests/history/scipy_check.py).
 #pragma once
 

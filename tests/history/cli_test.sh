@@ -22,8 +22,8 @@ results() {
 JSON
 }
 
-# shellcheck source=tests/cli_expect.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"
+# shellcheck source=tests/e2e/cli_expect.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../e2e/cli_expect.sh"
 
 i=0
 for ms in 100 101 99 102 98 100 101 99; do

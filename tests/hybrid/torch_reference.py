@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A PyTorch reference of chaosbench's hybrid-parallel trainer, written for the test
-(tests/hybrid_train_test.sh): tensor- and pipeline-parallel training of the trainer's MLP
+(tests/e2e/hybrid_train_test.sh): tensor- and pipeline-parallel training of the trainer's MLP
 on tp x pp processes, torch.distributed over gloo, float32 throughout.
 
   torch_reference.py --data DIR [--tp 2] [--pp 2] [--microbatches M] [--lr 0.05]

@@ -13,8 +13,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 command -v "$python" >/dev/null || { echo "skipped: no $python to read --json"; exit 0; }
 
-# shellcheck source=tests/cli_expect.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"
+# shellcheck source=tests/e2e/cli_expect.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../e2e/cli_expect.sh"
 
 small=(--trials 300 --nodes 1,64,4096)
 

@@ -1,5 +1,5 @@
 // The official OpenAI SDK for Node as an outside client of an OpenAI-compatible server
-// (tests/openai_sdk_test.sh runs it against `chaosbench worker llm-serve`).
+// (tests/e2e/openai_sdk_test.sh runs it against `chaosbench worker llm-serve`).
 //
 // It lists the models; then, after one untimed warm-up request, for each endpoint
 // (completions, chat) it sends --requests streamed requests one after another, then

@@ -1,4 +1,4 @@
-// A CUDA driver API program for the interposer tests (tests/cuda_interposer_test.cc). Linked
+// A CUDA driver API program for the interposer tests (tests/faults/cuda_interposer_test.cc). Linked
 // against libcuda.so.1 (the toolkit's stub at link time; at run time the test chooses with
 // LD_LIBRARY_PATH: the stub, which answers 34 to everything, or fake_cuda_driver.cc). Calls
 // what its arguments name and prints one line per call: the code, then any detail.

@@ -1,4 +1,4 @@
-// A CUDA runtime + NCCL program for the interposer tests (tests/cuda_interposer_test.cc).
+// A CUDA runtime + NCCL program for the interposer tests (tests/faults/cuda_interposer_test.cc).
 // Linked against the real shared libcudart and libnccl; calls what its arguments name, in
 // order, and prints one line per call: the returned code, then any detail. A test compares
 // the lines with and without LD_PRELOAD=libchaosbench_cuda.so. Without a GPU the real codes
