@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "bench/micro/scratch_dir.h"
-#include "bench/train/ckpt/checkpoint_writer.h"
+#include "bench/checkpoint/checkpoint_writer.h"
 #include "bench/compute/counter_rng.h"
 
 namespace chaosbench::bench::micro {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "bench/serve/inference_model.h"
-#include "bench/train/ckpt/checkpoint_loader.h"
+#include "bench/checkpoint/checkpoint_loader.h"
 #include "bench/compute/cpu_device.h"
 #include "bench/compute/mlp_model.h"
 

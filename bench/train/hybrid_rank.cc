@@ -12,7 +12,7 @@
 #include "bench/common/device_error.h"
 #include "bench/common/device_faults.h"
 #include "bench/common/thread_priority.h"
-#include "bench/train/ckpt/checkpoint_loader.h"
+#include "bench/checkpoint/checkpoint_loader.h"
 #include "bench/train/device_factory.h"
 #include "bench/train/fault_injecting_device.h"
 #include "bench/compute/gemm_peak.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/train/ckpt/checkpoint_writer.h"
+#include "bench/checkpoint/checkpoint_writer.h"
 #include "bench/train/comm/grad_allreducer.h"
 #include "bench/compute/optimizer.h"
 #include "bench/train/hybrid/parallel_layout.h"

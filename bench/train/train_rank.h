@@ -22,7 +22,7 @@
 #include "bench/common/device_error.h"
 #include "bench/common/device_faults.h"
 #include "bench/protocol/metrics_client.h"
-#include "bench/train/ckpt/checkpoint_writer.h"
+#include "bench/checkpoint/checkpoint_writer.h"
 #include "bench/train/device_factory.h"
 #include "bench/train/fault_injecting_device.h"
 #include "bench/train/comm/gradient_reducer.h"

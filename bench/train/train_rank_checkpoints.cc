@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/train/ckpt/checkpoint_loader.h"
+#include "bench/checkpoint/checkpoint_loader.h"
 #include "bench/train/train_rank.h"
 
 namespace chaosbench::bench::train {

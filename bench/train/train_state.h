@@ -13,7 +13,7 @@
 
 #include <gloo/context.h>
 
-#include "bench/train/ckpt/checkpoint_state.h"
+#include "bench/checkpoint/checkpoint_state.h"
 #include "bench/compute/mlp_model.h"
 #include "bench/compute/optimizer.h"
 

@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/train/ckpt/checkpoint_loader.h"
-#include "bench/train/ckpt/checkpoint_writer.h"
+#include "bench/checkpoint/checkpoint_loader.h"
+#include "bench/checkpoint/checkpoint_writer.h"
 #include "test_util.h"
 
 namespace chaosbench::bench::train {

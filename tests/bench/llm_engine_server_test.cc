@@ -13,10 +13,10 @@
 #include <string>
 #include <thread>
 
-#include "bench/llm/load/http_stream_parser.h"
+#include "bench/llm/stream/http_stream_parser.h"
 #include "bench/llm/serve/llm_http_server.h"
-#include "bench/llm/load/openai_stream.h"
-#include "bench/llm/load/sse_parser.h"
+#include "bench/llm/stream/openai_stream.h"
+#include "bench/llm/stream/sse_parser.h"
 #include "bench/llm/transformer/transformer_engine.h"
 #include "http_test_client.h"
 

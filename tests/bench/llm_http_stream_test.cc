@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "bench/llm/load/http_stream_parser.h"
+#include "bench/llm/stream/http_stream_parser.h"
 
 namespace llm_http_stream_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

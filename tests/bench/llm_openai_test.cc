@@ -6,8 +6,8 @@
 
 #include "bench/llm/openai_request.h"
 #include "bench/llm/openai_response.h"
-#include "bench/llm/load/openai_stream.h"
-#include "bench/llm/load/sse_parser.h"
+#include "bench/llm/stream/openai_stream.h"
+#include "bench/llm/stream/sse_parser.h"
 
 namespace llm_openai_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/llm/load/http_stream_parser.h"
-#include "bench/llm/load/openai_stream.h"
-#include "bench/llm/load/sse_parser.h"
+#include "bench/llm/stream/http_stream_parser.h"
+#include "bench/llm/stream/openai_stream.h"
+#include "bench/llm/stream/sse_parser.h"
 
 namespace llm_sse_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

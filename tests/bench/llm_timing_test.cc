@@ -9,7 +9,7 @@
 #include "bench/llm/load/find_peak.h"
 #include "bench/llm/load/goodput_tally.h"
 #include "bench/llm/load/slo.h"
-#include "bench/llm/load/stream_timeline.h"
+#include "bench/llm/stream/stream_timeline.h"
 
 namespace llm_timing_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -1,7 +1,7 @@
 // The agent path on one machine (cluster.mode "local-agents"): real `chaosbench agent`
 // processes on loopback, the real link, handshake and records; plus the link's pieces
 // that need no processes (the fault's wire form, the handshake's refusals). The same
-// path across real sshd hosts is tests/agents_ssh_test.sh.
+// path across real sshd hosts is tests/e2e/agents_test.sh.
 #include <catch2/catch.hpp>
 
 #include <atomic>

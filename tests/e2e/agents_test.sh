@@ -17,7 +17,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 mode=${1:?usage: agents_test.sh ssh|slurm CHAOSBENCH}
 cb=$(realpath "${2:?usage: agents_test.sh ssh|slurm CHAOSBENCH}")
 # shellcheck source=tests/e2e/testbed_checks.sh
-. "$root/tests/testbed_checks.sh"
+. "$root/tests/e2e/testbed_checks.sh"
 if [ "$mode" = slurm ]; then
   for p in /usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd /usr/bin/srun; do
     [ -x "$p" ] || { echo "skipped: no $p (munge, slurmctld, slurmd, slurm-client; scripts/bootstrap.sh installs them)"; exit 0; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What `curl -N` sees from an OpenAI-compatible server (tests/curl_sse_test.sh runs it
+"""What `curl -N` sees from an OpenAI-compatible server (tests/e2e/openai_sdk_test.sh (curl) runs it
 against `chaosbench worker llm-serve`).
 
   curl_sse_check.py --base-url http://127.0.0.1:PORT --model NAME --tokens 16

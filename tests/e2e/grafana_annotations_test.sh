@@ -12,7 +12,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:?usage: grafana_annotations_test.sh CHAOSBENCH_BINARY}
 # shellcheck source=tests/e2e/script_checks.sh
-. "$root/tests/script_checks.sh"
+. "$root/tests/e2e/script_checks.sh"
 command -v python3 >/dev/null || { echo "skipped: no python3"; exit 0; }
 work=$(mktemp -d)
 sink_pid=''
@@ -35,7 +35,7 @@ start_sink() {
   local name=$1
   shift
   rm -f "$work/$name.port"
-  python3 "$root/tests/grafana_sink.py" "$work/$name.port" "$work/$name.jsonl" "$@" &
+  python3 "$root/tests/e2e/grafana_sink.py" "$work/$name.port" "$work/$name.jsonl" "$@" &
   sink_pid=$!
   for _ in $(seq 50); do [ -s "$work/$name.port" ] && break; sleep 0.1; done
   sink_port=$(cat "$work/$name.port")

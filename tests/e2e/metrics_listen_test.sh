@@ -12,7 +12,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:?usage: metrics_listen_test.sh CHAOSBENCH_BINARY}
 # shellcheck source=tests/e2e/script_checks.sh
-. "$root/tests/script_checks.sh"
+. "$root/tests/e2e/script_checks.sh"
 for tool in prometheus promtool curl python3; do
   command -v "$tool" >/dev/null || { echo "skipped: no $tool (Debian: prometheus, curl, python3)"; exit 0; }
 done
@@ -87,7 +87,7 @@ sleep $((scrape + 1))  # the scrapes up to the end are in
 curl -sf "http://127.0.0.1:$prom_port/api/v1/query_range" --data-urlencode 'query=chaosbench_fault_active' \
   --data-urlencode "start=$start" --data-urlencode "end=$end" --data-urlencode "step=$step" >"$work/range.json"
 check "Prometheus's fault windows match timeline.jsonl within one scrape interval" \
-  python3 "$root/tests/prometheus_windows.py" "$work/out/timeline.jsonl" "$work/range.json" "$step" "$scrape"
+  python3 "$root/tests/e2e/prometheus_windows.py" "$work/out/timeline.jsonl" "$work/range.json" "$step" "$scrape"
 curl -sf "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode 'query=max_over_time(chaosbench_phase{phase="recovery"}[1m])' \
   --data-urlencode "time=$end" >"$work/phase.json"
 check "Prometheus saw the recovery phase after the faults" grep -q '"value":\[[0-9.]*,"1"\]' "$work/phase.json"

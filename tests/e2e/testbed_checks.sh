@@ -1,4 +1,4 @@
-# Sourced by the test bed tests (testbed_test.sh, testbed_slurm_test.sh, agents_ssh_test.sh):
+# Sourced by the test bed tests (testbed_test.sh, testbed_slurm_test.sh, agents_test.sh):
 # script_checks.sh's check and end_checks, and what only test beds need.
 # shellcheck source=tests/e2e/script_checks.sh
 . "$(dirname "${BASH_SOURCE[0]}")/script_checks.sh"

@@ -18,7 +18,7 @@ dir="$work/bed"
 failed_dir="$work/failed"
 trap '"$tb" down "$dir" >/dev/null 2>&1; "$tb" down "$failed_dir" >/dev/null 2>&1; rm -rf "$work"' EXIT
 # shellcheck source=tests/e2e/testbed_checks.sh
-. "$root/tests/testbed_checks.sh"
+. "$root/tests/e2e/testbed_checks.sh"
 ms() { echo $(($(date +%s%N) / 1000000)); }
 ctl() { "$tb" ctl "$dir" "$@"; }
 

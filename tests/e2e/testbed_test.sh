@@ -10,7 +10,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/e2e/testbed_checks.sh
-. "$root/tests/testbed_checks.sh"
+. "$root/tests/e2e/testbed_checks.sh"
 testbed_test_start
 
 "$tb" up "$dir" 4 || { echo "FAILED: up"; exit 1; }
@@ -70,7 +70,7 @@ rmdir "$freezer/inner" "$freezer" 2>/dev/null
 # A test killed outright: its guardian takes its test bed down and removes its directory.
 cat > "$work/killed.sh" <<SH
 root=$root
-. "\$root/tests/testbed_checks.sh"
+. "\$root/tests/e2e/testbed_checks.sh"
 testbed_test_start
 echo "\$work" > "$work/killed.work"
 "\$tb" up "\$dir" 2 >/dev/null && cp "\$dir/state" "$work/killed.state"

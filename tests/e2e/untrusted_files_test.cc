@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench/train/ckpt/checkpoint_format.h"
-#include "bench/train/ckpt/checkpoint_loader.h"
+#include "bench/checkpoint/checkpoint_format.h"
+#include "bench/checkpoint/checkpoint_loader.h"
 #include "common/unique_fd.h"
 #include "common/fault_control.h"
 #include "tests/support/test_util.h"

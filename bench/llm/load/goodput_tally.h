@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "bench/llm/load/slo.h"
-#include "bench/llm/load/stream_timing.h"
+#include "bench/llm/stream/stream_timing.h"
 
 namespace chaosbench::bench::llm {
 

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "bench/llm/load/llm_stream_reader.h"
+#include "bench/llm/stream/llm_stream_reader.h"
 
 namespace chaosbench::bench::llm {
 

@@ -24,7 +24,7 @@
 
 #include "bench/llm/load/goodput_tally.h"
 #include "bench/llm/load/llm_load_result.h"
-#include "bench/llm/load/stream_timing.h"
+#include "bench/llm/stream/stream_timing.h"
 #include "bench/llm/load/llm_metrics_queue.h"
 
 namespace chaosbench::bench::llm {

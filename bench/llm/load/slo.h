@@ -11,7 +11,7 @@
 
 #include <optional>
 
-#include "bench/llm/load/stream_timing.h"
+#include "bench/llm/stream/stream_timing.h"
 #include "common/units.h"
 
 namespace chaosbench::bench::llm {

@@ -20,11 +20,11 @@
 #include <string>
 #include <string_view>
 
-#include "bench/llm/load/http_stream_parser.h"
+#include "bench/llm/stream/http_stream_parser.h"
 #include "bench/llm/openai_endpoint.h"
-#include "bench/llm/load/openai_stream.h"
-#include "bench/llm/load/sse_parser.h"
-#include "bench/llm/load/stream_timeline.h"
+#include "bench/llm/stream/openai_stream.h"
+#include "bench/llm/stream/sse_parser.h"
+#include "bench/llm/stream/stream_timeline.h"
 
 namespace chaosbench::bench::llm {
 

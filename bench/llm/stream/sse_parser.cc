@@ -1,4 +1,4 @@
-#include "bench/llm/load/sse_parser.h"
+#include "bench/llm/stream/sse_parser.h"
 
 #include <algorithm>
 

@@ -32,7 +32,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/train/ckpt/checkpoint_state.h"
+#include "bench/checkpoint/checkpoint_state.h"
 
 namespace chaosbench::bench::train {
 

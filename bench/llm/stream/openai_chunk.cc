@@ -1,4 +1,4 @@
-#include "bench/llm/load/openai_chunk.h"
+#include "bench/llm/stream/openai_chunk.h"
 
 #include <nlohmann/json.hpp>
 

@@ -5,7 +5,7 @@
 // write_one(). save() waits until no write is in flight before it hands over the next,
 // so at most one write_one() runs at a time and they never race; `mu` guards only the
 // hand-over (job, busy, stop) and the finished results.
-#include "bench/train/ckpt/checkpoint_writer.h"
+#include "bench/checkpoint/checkpoint_writer.h"
 
 #include "common/trusted_directory.h"
 
@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "common/safe_files.h"
-#include "bench/train/ckpt/checkpoint_format.h"
-#include "bench/train/ckpt/checkpoint_manifest.h"
+#include "bench/checkpoint/checkpoint_format.h"
+#include "bench/checkpoint/checkpoint_manifest.h"
 #include "bench/common/elapsed.h"
 
 namespace chaosbench::bench::train {

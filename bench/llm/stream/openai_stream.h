@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "bench/llm/load/openai_chunk.h"
-#include "bench/llm/load/sse_event.h"
+#include "bench/llm/stream/openai_chunk.h"
+#include "bench/llm/stream/sse_event.h"
 
 namespace chaosbench::bench::llm {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/train/ckpt/checkpoint_format.h"
+#include "bench/checkpoint/checkpoint_format.h"
 
 namespace chaosbench::bench::train {
 

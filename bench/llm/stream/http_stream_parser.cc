@@ -1,4 +1,4 @@
-#include "bench/llm/load/http_stream_parser.h"
+#include "bench/llm/stream/http_stream_parser.h"
 
 #include <strings.h>
 

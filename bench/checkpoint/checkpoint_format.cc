@@ -1,5 +1,5 @@
 // Encoding and decoding of one checkpoint file; the layout is in checkpoint_format.h.
-#include "bench/train/ckpt/checkpoint_format.h"
+#include "bench/checkpoint/checkpoint_format.h"
 
 #include <cstring>
 #include <limits>

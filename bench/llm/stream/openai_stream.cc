@@ -1,4 +1,4 @@
-#include "bench/llm/load/openai_stream.h"
+#include "bench/llm/stream/openai_stream.h"
 
 namespace chaosbench::bench::llm {
 

@@ -1,4 +1,4 @@
-#include "bench/llm/load/stream_timing.h"
+#include "bench/llm/stream/stream_timing.h"
 
 namespace chaosbench::bench::llm {
 

@@ -1,10 +1,10 @@
-#include "bench/llm/load/llm_stream_reader.h"
+#include "bench/llm/stream/llm_stream_reader.h"
 
 #include <fmt/format.h>
 
 #include <optional>
 
-#include "bench/llm/load/openai_chunk.h"
+#include "bench/llm/stream/openai_chunk.h"
 
 namespace chaosbench::bench::llm {
 namespace {

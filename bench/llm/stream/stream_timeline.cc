@@ -1,4 +1,4 @@
-#include "bench/llm/load/stream_timeline.h"
+#include "bench/llm/stream/stream_timeline.h"
 
 #include <algorithm>
 #include <utility>

@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "bench/llm/load/sse_event.h"
+#include "bench/llm/stream/sse_event.h"
 
 namespace chaosbench::bench::llm {
 

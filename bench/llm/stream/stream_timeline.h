@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/llm/load/stream_timing.h"
+#include "bench/llm/stream/stream_timing.h"
 
 namespace chaosbench::bench::llm {
 

@@ -1,5 +1,5 @@
 // The manifest.json codec; see checkpoint_manifest.h.
-#include "bench/train/ckpt/checkpoint_manifest.h"
+#include "bench/checkpoint/checkpoint_manifest.h"
 
 #include <cerrno>
 #include <cstring>

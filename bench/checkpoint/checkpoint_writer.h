@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/train/ckpt/checkpoint_state.h"
+#include "bench/checkpoint/checkpoint_state.h"
 
 namespace chaosbench::bench::train {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/train/ckpt/checkpoint_state.h"
+#include "bench/checkpoint/checkpoint_state.h"
 
 namespace chaosbench::bench::train {
 

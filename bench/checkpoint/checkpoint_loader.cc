@@ -1,6 +1,6 @@
 // load_latest_checkpoint: candidates newest first, each verified down to its base full;
 // the first good one wins. Reads only.
-#include "bench/train/ckpt/checkpoint_loader.h"
+#include "bench/checkpoint/checkpoint_loader.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 
 #include "common/safe_files.h"
-#include "bench/train/ckpt/checkpoint_format.h"
-#include "bench/train/ckpt/checkpoint_manifest.h"
+#include "bench/checkpoint/checkpoint_format.h"
+#include "bench/checkpoint/checkpoint_manifest.h"
 
 namespace chaosbench::bench::train {
 namespace {
