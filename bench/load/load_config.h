@@ -7,29 +7,16 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "bench/http/http_client_endpoint.h"
 #include "bench/load/load_scenario.h"
 #include "bench/load/load_settings.h"
 
 namespace chaosbench::bench::load {
 
-// "http://host:port" (port 80 when left out; a trailing path is refused).
-struct Endpoint {
-  std::string host;
-  std::uint16_t port = 80;
-  std::string text() const { return host + ":" + std::to_string(port); }
-};
-
-// The endpoint, or std::nullopt with `error` saying why not.
-std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error);
-// "http://a:1,http://b:2" (the workers' --endpoints; empty items skipped): the endpoints,
-// or std::nullopt with `error` saying why (also for none at all).
-std::optional<std::vector<Endpoint>> parse_endpoint_list(std::string_view list, std::string& error);
-
 struct LoadConfig {
-  std::vector<Endpoint> endpoints;
+  std::vector<http::HttpClientEndpoint> endpoints;
   // The settings' part, with their defaults (load_settings.h; see there for meanings).
   LoadScenario scenario = LoadSettings{}.scenario;
   double qps = LoadSettings{}.qps;

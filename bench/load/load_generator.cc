@@ -41,7 +41,7 @@ struct Target {
   Clock::time_point down_until{};
 };
 
-Target resolve(const Endpoint& endpoint) {
+Target resolve(const http::HttpClientEndpoint& endpoint) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;

@@ -14,7 +14,7 @@ namespace chaosbench::bench::load {
 namespace {
 
 // One GET `path`; true on a 200 status line.
-bool ready(const Endpoint& e, const std::string& path) {
+bool ready(const http::HttpClientEndpoint& e, const std::string& path) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -42,12 +42,12 @@ bool ready(const Endpoint& e, const std::string& path) {
 
 }  // namespace
 
-std::vector<std::string> wait_until_ready(const std::vector<Endpoint>& endpoints, std::chrono::milliseconds limit,
-                                          const std::vector<std::string>& paths) {
+std::vector<std::string> wait_until_ready(const std::vector<http::HttpClientEndpoint>& endpoints,
+                                          std::chrono::milliseconds limit, const std::vector<std::string>& paths) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  std::vector<Endpoint> pending = endpoints;
+  std::vector<http::HttpClientEndpoint> pending = endpoints;
   while (!pending.empty()) {
-    std::vector<Endpoint> still;
+    std::vector<http::HttpClientEndpoint> still;
     for (const auto& e : pending)
       if (std::none_of(paths.begin(), paths.end(), [&](const std::string& p) { return ready(e, p); })) still.push_back(e);
     pending = std::move(still);

@@ -8,13 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "bench/load/load_config.h"
+#include "bench/http/http_client_endpoint.h"
 
 namespace chaosbench::bench::load {
 
 // The endpoints still not ready when `limit` passed (empty: all ready). An endpoint is
 // ready when one of `paths` answers 200.
-std::vector<std::string> wait_until_ready(const std::vector<Endpoint>& endpoints, std::chrono::milliseconds limit,
+std::vector<std::string> wait_until_ready(const std::vector<http::HttpClientEndpoint>& endpoints,
+                                          std::chrono::milliseconds limit,
                                           const std::vector<std::string>& paths = {"/v2/health/ready"});
 
 }  // namespace chaosbench::bench::load

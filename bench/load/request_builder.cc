@@ -21,7 +21,7 @@ std::string kserve_infer_body(const std::string& input_name, int rows, int dim, 
   return body;
 }
 
-std::string http_request(const std::string& method, const std::string& path, const Endpoint& endpoint,
+std::string http_request(const std::string& method, const std::string& path, const http::HttpClientEndpoint& endpoint,
                          const std::string& body) {
   std::string request = fmt::format("{} {} HTTP/1.1\r\nHost: {}\r\n", method, path, endpoint.text());
   if (!body.empty() || method == "POST" || method == "PUT")

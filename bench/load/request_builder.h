@@ -15,7 +15,7 @@ std::string kserve_infer_body(const std::string& input_name, int rows, int dim, 
 
 // One complete HTTP/1.1 keep-alive request: request line, Host, Content-Type and
 // Content-Length headers when there is a body, the body.
-std::string http_request(const std::string& method, const std::string& path, const Endpoint& endpoint,
+std::string http_request(const std::string& method, const std::string& path, const http::HttpClientEndpoint& endpoint,
                          const std::string& body);
 
 // The requests for each endpoint of `config`: result[e] holds the variants for endpoint e

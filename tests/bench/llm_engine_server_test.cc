@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "bench/llm/stream/http_stream_parser.h"
+#include "bench/http/http_response_reader.h"
 #include "bench/llm/serve/llm_http_server.h"
 #include "bench/llm/stream/openai_stream.h"
 #include "bench/llm/stream/sse_parser.h"
@@ -23,6 +23,7 @@
 namespace llm_engine_server_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 
 using namespace chaosbench::bench::llm;
+using chaosbench::bench::http::HttpResponseReader;
 using chaosbench::test::connect_local;
 using chaosbench::test::http_request;
 using chaosbench::test::request_text;
@@ -85,7 +86,7 @@ TEST_CASE("llm-engine-server: a streamed completion from the transformer", "[llm
     if (raw.find("data: [DONE]") != std::string::npos && raw.ends_with("0\r\n\r\n")) break;
   }
   ::close(fd);
-  HttpStreamParser http;
+  HttpResponseReader http;
   SseParser sse;
   OpenAiStream openai(OpenAiEndpoint::kCompletions);
   std::uint64_t events = 0;
@@ -98,7 +99,7 @@ TEST_CASE("llm-engine-server: a streamed completion from the transformer", "[llm
     });
   });
   CHECK(http.status() == 200);
-  CHECK(http.state() == HttpStreamParser::State::kComplete);
+  CHECK(http.state() == HttpResponseReader::State::kComplete);
   // A character made of several byte tokens goes out whole, in one event: at most one
   // event per token, and the text is the whole answer's, byte for byte.
   CHECK(openai.text_chunks() >= 1);

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "bench/llm/load/llm_load_settings.h"
-#include "bench/load/load_config.h"
+#include "bench/http/http_client_endpoint.h"
 
 namespace llm_load_settings_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 
@@ -92,13 +92,13 @@ TEST_CASE("llm-load worker: an endpoint that never becomes ready is an error nam
 
 TEST_CASE("llm-load worker: --endpoints parses as a comma-separated list", "[llm-load]") {
   std::string error;
-  const auto list = chaosbench::bench::load::parse_endpoint_list("http://10.0.0.1:8000,,http://b", error);
+  const auto list = chaosbench::bench::http::parse_http_endpoint_list("http://10.0.0.1:8000,,http://b", error);
   REQUIRE(list);
   REQUIRE(list->size() == 2);
   CHECK((*list)[0].text() == "10.0.0.1:8000");
   CHECK((*list)[1].text() == "b:80");
-  CHECK_FALSE(chaosbench::bench::load::parse_endpoint_list(",", error));
-  CHECK_FALSE(chaosbench::bench::load::parse_endpoint_list("http://a:1,b:2", error));
+  CHECK_FALSE(chaosbench::bench::http::parse_http_endpoint_list(",", error));
+  CHECK_FALSE(chaosbench::bench::http::parse_http_endpoint_list("http://a:1,b:2", error));
   CHECK_THAT(error, Catch::Contains("b:2"));
 }
 

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/llm/stream/http_stream_parser.h"
+#include "bench/http/http_response_reader.h"
 #include "bench/llm/serve/llm_http_server.h"
 #include "bench/llm/stream/openai_stream.h"
 #include "bench/llm/stream/sse_parser.h"
@@ -29,6 +29,7 @@
 namespace llm_serve_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 
 using namespace chaosbench::bench::llm;
+using chaosbench::bench::http::HttpResponseReader;
 using chaosbench::test::connect_local;
 using chaosbench::test::http_request;
 using chaosbench::test::send_all;
@@ -70,11 +71,11 @@ StreamResult stream(unsigned short port, const std::string& body, OpenAiEndpoint
   const auto sent = Clock::now();
   REQUIRE(send_all(fd, post_text(endpoint == OpenAiEndpoint::kCompletions ? "/v1/completions" : "/v1/chat/completions",
                                  body)));
-  HttpStreamParser http;
+  HttpResponseReader http;
   SseParser sse;
   OpenAiStream openai(endpoint);
   char buf[8192];
-  while (http.state() == HttpStreamParser::State::kHead || http.state() == HttpStreamParser::State::kBody) {
+  while (http.state() == HttpResponseReader::State::kHead || http.state() == HttpResponseReader::State::kBody) {
     const auto n = ::recv(fd, buf, sizeof buf, 0);
     if (n <= 0) break;
     const auto now = Clock::now();
@@ -92,7 +93,7 @@ StreamResult stream(unsigned short port, const std::string& body, OpenAiEndpoint
   r.status = http.status();
   r.content_type = http.content_type();
   r.chunked = http.chunked();
-  r.complete = http.state() == HttpStreamParser::State::kComplete;
+  r.complete = http.state() == HttpResponseReader::State::kComplete;
   r.finish = openai.finish_reason();
   r.completion_tokens = openai.completion_tokens();
   r.done = openai.done();

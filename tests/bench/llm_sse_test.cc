@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/llm/stream/http_stream_parser.h"
+#include "bench/http/http_response_reader.h"
 #include "bench/llm/stream/openai_stream.h"
 #include "bench/llm/stream/sse_parser.h"
 
@@ -16,6 +16,7 @@ namespace llm_sse_test {  // this file's names, apart in a unity batch (tests/CM
 namespace {
 
 using namespace chaosbench::bench::llm;
+using chaosbench::bench::http::HttpResponseReader;
 using Kind = OpenAiChunk::Kind;
 using namespace std::string_literals;
 
@@ -77,14 +78,14 @@ std::string chunked_response(const std::string &sse) {
 struct Summary {
   std::vector<std::string> texts;
   OpenAiStream stream{OpenAiEndpoint::kChatCompletions};
-  HttpStreamParser::State http;
+  HttpResponseReader::State http;
 };
 
 // Bytes off the socket, in the given pieces, through the whole client-side
 // pipeline.
 Summary run_pipeline(const std::string &wire, const std::vector<std::size_t> &pieces) {
   Summary s;
-  HttpStreamParser http;
+  HttpResponseReader http;
   SseParser sse;
   std::size_t at = 0;
   for (std::size_t i = 0; at < wire.size(); ++i) {
@@ -261,7 +262,7 @@ TEST_CASE(
   const std::string wire = chunked_response(kChatSse);
   const std::vector<std::string> expected = {"Hel", "lo \xC3\xA9\xC3\xA9", "!"};
   auto check = [&](const Summary &s) {
-    CHECK(s.http == HttpStreamParser::State::kComplete);
+    CHECK(s.http == HttpResponseReader::State::kComplete);
     CHECK(s.texts == expected);
     CHECK(s.stream.done());
     CHECK(s.stream.events() == 6);

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "bench/http/http_client_endpoint.h"
 #include "bench/load/http_response_parser.h"
 #include "bench/load/load_generator.h"
 #include "bench/load/trivial_server.h"
@@ -15,13 +16,14 @@
 namespace load_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 
 namespace load = chaosbench::bench::load;
+namespace http = chaosbench::bench::http;
 using namespace std::chrono_literals;
 
 namespace {
 
-load::Endpoint endpoint_of(const load::TrivialServer& server) {
+http::HttpClientEndpoint endpoint_of(const load::TrivialServer& server) {
   std::string error;
-  return *load::parse_endpoint(server.url(), error);
+  return *http::parse_http_endpoint(server.url(), error);
 }
 
 // A port nothing listens on: bound, then closed.
@@ -67,14 +69,14 @@ TEST_CASE("load: response parser reads status, Content-Length and Connection", "
 
 TEST_CASE("load: endpoints parse as http://host:port", "[load]") {
   std::string error;
-  auto e = load::parse_endpoint("http://10.0.0.1:8000", error);
+  auto e = http::parse_http_endpoint("http://10.0.0.1:8000", error);
   REQUIRE(e);
   CHECK(e->host == "10.0.0.1");
   CHECK(e->port == 8000);
-  CHECK(load::parse_endpoint("http://svc", error)->port == 80);
-  CHECK_FALSE(load::parse_endpoint("10.0.0.1:8000", error));
-  CHECK_FALSE(load::parse_endpoint("http://h:99999", error));
-  CHECK_FALSE(load::parse_endpoint("http://h:80/v2", error));
+  CHECK(http::parse_http_endpoint("http://svc", error)->port == 80);
+  CHECK_FALSE(http::parse_http_endpoint("10.0.0.1:8000", error));
+  CHECK_FALSE(http::parse_http_endpoint("http://h:99999", error));
+  CHECK_FALSE(http::parse_http_endpoint("http://h:80/v2", error));
 }
 
 TEST_CASE("load: offline completes every request without errors", "[load]") {
@@ -141,7 +143,7 @@ TEST_CASE("load: a closed endpoint fails over without errors", "[load]") {
   load::TrivialServer server({});
   load::LoadConfig config;
   std::string error;
-  config.endpoints = {*load::parse_endpoint("http://127.0.0.1:" + std::to_string(closed_port()), error),
+  config.endpoints = {*http::parse_http_endpoint("http://127.0.0.1:" + std::to_string(closed_port()), error),
                       endpoint_of(server)};
   config.scenario = load::LoadScenario::kServer;
   config.qps = 300;

@@ -43,7 +43,7 @@ struct Target {
   Clock::time_point down_until{};
 };
 
-Target resolve_target(const load::Endpoint& e) {
+Target resolve_target(const http::HttpClientEndpoint& e) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;

@@ -27,17 +27,17 @@
 #include <string>
 #include <vector>
 
+#include "bench/http/http_client_endpoint.h"
 #include "bench/llm/load/llm_load_result.h"
 #include "bench/llm/load/llm_load_settings.h"
 #include "bench/llm/load/token_dataset.h"
-#include "bench/load/load_config.h"
 #include "bench/protocol/metrics_client.h"
 
 namespace chaosbench::bench::llm {
 
 struct LlmLoadPlan {
   LlmLoadSettings settings;
-  std::vector<load::Endpoint> endpoints;
+  std::vector<http::HttpClientEndpoint> endpoints;
   std::string model = "chaosbench-tiny";  // what llm-serve serves unless told otherwise
   std::uint64_t seed = 1;
   std::vector<LlmRequest> prompts;  // from a dataset file, sent in turn; empty: synthetic

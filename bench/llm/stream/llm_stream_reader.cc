@@ -10,8 +10,8 @@ namespace chaosbench::bench::llm {
 namespace {
 
 // Bounds against a hostile server: a streamed answer's decoded body, and a whole one.
-HttpStreamLimits limits() {
-  HttpStreamLimits l;
+http::HttpResponseReader::Limits limits() {
+  http::HttpResponseReader::Limits l;
   l.max_body = 64ull << 20;
   return l;
 }
@@ -45,10 +45,10 @@ bool LlmStreamReader::on_bytes(std::string_view bytes, Clock::time_point at) {
     }
     if (!step.body.empty() && !ended_) on_body(step.body, at);
     if (ended_) break;
-    if (http_.state() == HttpStreamParser::State::kComplete) {
+    if (http_.state() == http::HttpResponseReader::State::kComplete) {
       on_complete(at);
-    } else if (http_.state() == HttpStreamParser::State::kError) {
-      const bool cut = http_.error() == HttpStreamParser::Error::kTruncated;
+    } else if (http_.state() == http::HttpResponseReader::State::kError) {
+      const bool cut = http_.error() == http::HttpResponseReader::Error::kTruncated;
       end(at, cut ? StreamFailure::kTruncated : StreamFailure::kMalformed, to_string(http_.error()));
     }
   }
@@ -107,7 +107,7 @@ void LlmStreamReader::on_whole_body(Clock::time_point at) {
 
 bool LlmStreamReader::on_eof(Clock::time_point at) {
   if (ended_) return true;
-  if (http_.finish_at_eof() == HttpStreamParser::State::kComplete) {
+  if (http_.finish_at_eof() == http::HttpResponseReader::State::kComplete) {
     on_complete(at);
   } else {
     end(at, any_byte_ ? StreamFailure::kTruncated : StreamFailure::kConnect,
@@ -128,7 +128,7 @@ void LlmStreamReader::end(Clock::time_point at, StreamFailure failure, std::stri
 }
 
 bool LlmStreamReader::reusable() const {
-  return ended_ && !failed_ && !extra_bytes_ && http_.state() == HttpStreamParser::State::kComplete &&
+  return ended_ && !failed_ && !extra_bytes_ && http_.state() == http::HttpResponseReader::State::kComplete &&
          http_.keep_alive();
 }
 

@@ -1,5 +1,5 @@
 // Reads one OpenAI-compatible answer as its bytes arrive, for the LLM load generator:
-// HTTP/1.1 framing (http_stream_parser.h), then either Server-Sent Events folded into an
+// HTTP/1.1 framing (bench/http/http_response_reader.h), then either Server-Sent Events folded into an
 // OpenAiStream (stream: true) or one JSON body (stream: false), into a StreamTimeline
 // timed with the moment each read returned. It owns no socket: the connection
 // (llm_connection.h) feeds it and asks whether the exchange ended and how.
@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "bench/llm/stream/http_stream_parser.h"
+#include "bench/http/http_response_reader.h"
 #include "bench/llm/openai_endpoint.h"
 #include "bench/llm/stream/openai_stream.h"
 #include "bench/llm/stream/sse_parser.h"
@@ -61,7 +61,7 @@ class LlmStreamReader {
   OpenAiEndpoint api_;
   bool stream_;
   StreamTimeline timeline_;
-  HttpStreamParser http_;
+  http::HttpResponseReader http_;
   SseParser sse_;
   OpenAiStream events_;
   std::string body_;  // not streaming: the whole answer

@@ -20,6 +20,7 @@
 #include <fmt/ranges.h>
 
 #include "bench/common/scoped_signal.h"
+#include "bench/http/http_client_endpoint.h"
 #include "bench/llm/load/llm_load_generator.h"
 #include "bench/llm/load/llm_peak_search.h"
 #include "bench/llm/load/prompt_file.h"
@@ -33,9 +34,9 @@ namespace {
 std::atomic<bool> g_llm_load_stop{false};  // lock-free: safe to set from a signal handler
 extern "C" void on_llm_load_signal(int) { g_llm_load_stop.store(true); }
 
-std::vector<bench::load::Endpoint> llm_endpoints(const std::string& text) {
+std::vector<bench::http::HttpClientEndpoint> llm_endpoints(const std::string& text) {
   std::string error;
-  auto endpoints = bench::load::parse_endpoint_list(text, error);
+  auto endpoints = bench::http::parse_http_endpoint_list(text, error);
   if (!endpoints) throw UsageError("--endpoints: " + error);
   return *endpoints;
 }

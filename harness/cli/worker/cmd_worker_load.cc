@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "bench/http/http_client_endpoint.h"
 #include "bench/load/load_config.h"
 #include "bench/load/load_generator.h"
 #include "bench/load/load_settings.h"
@@ -20,9 +21,9 @@
 namespace chaosbench::harness {
 namespace {
 
-std::vector<bench::load::Endpoint> endpoint_list(const std::string& text) {
+std::vector<bench::http::HttpClientEndpoint> endpoint_list(const std::string& text) {
   std::string error;
-  auto endpoints = bench::load::parse_endpoint_list(text, error);
+  auto endpoints = bench::http::parse_http_endpoint_list(text, error);
   if (!endpoints) throw UsageError("--endpoints: " + error);
   return *endpoints;
 }

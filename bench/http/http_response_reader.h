@@ -1,26 +1,23 @@
-// An incremental HTTP/1.1 response parser for streamed answers (an OpenAI-style
-// server's Server-Sent Events): it decodes `Transfer-Encoding: chunked`,
-// Content-Length and read-until-close bodies and hands the body back piece by
-// piece as bytes arrive, never buffering it whole. Only the head (and a chunked
-// body's trailers) is copied.
+// The HTTP client core's incremental HTTP/1.1 response parser: it decodes
+// `Transfer-Encoding: chunked`, Content-Length and read-until-close bodies and
+// hands the body back piece by piece as bytes arrive, never buffering it whole,
+// so an LLM client can time each streamed event and a KServe client can wait for
+// the end. Only the head (and a chunked body's trailers) is copied, and both are
+// bounded, as is the body's length (Limits).
 //
 // Framing decisions, against a server we do not trust (RFC 9112):
-// - Head and trailer lines end in CRLF or a bare LF (§2.2 lets a recipient
-// accept LF);
-//   a bare CR anywhere in them, obs-fold continuation lines, a space before a
-//   header's colon, or a non-token header name are errors.
-// - Chunk framing is strict: the size line and the end of each chunk's data are
-// CRLF,
-//   never a bare LF, since lenient chunk framing is where desynchronisation
-//   bugs live. The size is hex digits only (no sign, no "0x"), at most
-//   kMaxChunkLine bytes with its extensions (skipped, unvalidated but for
-//   control bytes); a size past the body limit is an error before its data
-//   arrives, so no arithmetic can overflow.
-// - Transfer-Encoding other than exactly "chunked" is refused; with it,
-// Content-Length is
-//   ignored and the connection is not reused (§6.3). Content-Length is digits
-//   only; two different values are an error. 1xx interim heads (103 Early
-//   Hints) are skipped; 101 is an error. 204 and 304 have no body.
+// - Head and trailer lines end in CRLF or a bare LF (§2.2 lets a recipient accept LF);
+//   a bare CR anywhere in them, obs-fold continuation lines, a space before a header's
+//   colon, or a non-token header name are errors.
+// - Chunk framing is strict: the size line and the end of each chunk's data are CRLF,
+//   never a bare LF, since lenient chunk framing is where desynchronisation bugs live.
+//   The size is hex digits only (no sign, no "0x"), at most kMaxChunkLine bytes with its
+//   extensions (skipped, unvalidated but for control bytes); a size past the body limit
+//   is an error before its data arrives, so no arithmetic can overflow.
+// - Transfer-Encoding other than exactly "chunked" is refused; with it, Content-Length is
+//   ignored and the connection is not reused (§6.3). Content-Length is digits only; two
+//   different values are an error, one past the body limit too. 1xx interim heads (103
+//   Early Hints) are skipped; 101 is an error. 204 and 304 have no body.
 // - The parser assumes the request was not HEAD.
 // Not thread-safe: one parser per connection, used by the thread that reads it.
 #pragma once
@@ -30,16 +27,16 @@
 #include <string>
 #include <string_view>
 
-namespace chaosbench::bench::llm {
+namespace chaosbench::bench::http {
 
-struct HttpStreamLimits {
-  std::size_t max_head = 64 * 1024;       // status line + headers, and separately the trailers
-  std::uint64_t max_body = 256ull << 20;  // decoded body bytes; at most kMaxBodyLimit
-  static constexpr std::uint64_t kMaxBodyLimit = 1ull << 60;
-};
-
-class HttpStreamParser {
+class HttpResponseReader {
  public:
+  // Bounds against a server we do not trust.
+  struct Limits {
+    std::size_t max_head = 64 * 1024;       // status line + headers, and separately the trailers
+    std::uint64_t max_body = 256ull << 20;  // decoded body bytes; at most kMaxBodyLimit
+    static constexpr std::uint64_t kMaxBodyLimit = 1ull << 60;
+  };
   enum class State { kHead, kBody, kComplete, kError };
   enum class Error {
     kNone,
@@ -61,6 +58,8 @@ class HttpStreamParser {
   // "1a2b".
   static constexpr std::size_t kMaxChunkLine = 256;
   static constexpr int kMaxInterimHeads = 8;
+  // A head buffer up to this size is kept for the next response on the connection.
+  static constexpr std::size_t kKeptHeadCapacity = 4096;
 
   // One step's result. `body` views bytes of the input given to step(): valid
   // as long as that input is, and only until the caller drops it.
@@ -69,7 +68,8 @@ class HttpStreamParser {
     std::string_view body;
   };
 
-  explicit HttpStreamParser(HttpStreamLimits limits = {});
+  HttpResponseReader();
+  explicit HttpResponseReader(Limits limits);
 
   // Reads `bytes`, the next bytes of the connection, until the head completes,
   // one body piece is found, the response completes, it fails, or the bytes run
@@ -131,7 +131,7 @@ class HttpStreamParser {
     return consumed;
   }
 
-  HttpStreamLimits limits_;
+  Limits limits_;
   State state_ = State::kHead;
   Error error_ = Error::kNone;
   std::string head_;
@@ -150,6 +150,6 @@ class HttpStreamParser {
   std::uint64_t body_bytes_ = 0;
 };
 
-const char *to_string(HttpStreamParser::Error error);
+const char *to_string(HttpResponseReader::Error error);
 
-}  // namespace chaosbench::bench::llm
+}  // namespace chaosbench::bench::http

@@ -1,20 +1,21 @@
-// bench/llm/http_stream_parser: framing (Content-Length, chunked, until close),
-// body bytes delivered as they arrive, and hostile servers (every prefix,
-// random bytes, oversize, bad hex, missing CRLF).
+// bench/http/http_response_reader: the HTTP client core's response parser under both load
+// generators: framing (Content-Length, chunked, until close), body bytes delivered as they
+// arrive, and hostile servers (every prefix, random bytes, oversize, bad hex, missing
+// CRLF, absurd Content-Length values).
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>
 
-#include "bench/llm/stream/http_stream_parser.h"
+#include "bench/http/http_response_reader.h"
 
-namespace llm_http_stream_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
+namespace http_response_reader_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 
 namespace {
 
-using chaosbench::bench::llm::HttpStreamLimits;
-using chaosbench::bench::llm::HttpStreamParser;
-using State = HttpStreamParser::State;
-using Error = HttpStreamParser::Error;
+using chaosbench::bench::http::HttpResponseReader;
+using Limits = HttpResponseReader::Limits;
+using State = HttpResponseReader::State;
+using Error = HttpResponseReader::Error;
 using namespace std::string_literals;
 
 struct Parsed {
@@ -25,8 +26,8 @@ struct Parsed {
 };
 
 // Feeds `input` in pieces of `piece` bytes (all at once when 0).
-Parsed parse(const std::string &input, std::size_t piece = 0, HttpStreamLimits limits = {}) {
-  HttpStreamParser p(limits);
+Parsed parse(const std::string &input, std::size_t piece = 0, Limits limits = {}) {
+  HttpResponseReader p(limits);
   Parsed out{};
   const std::size_t step = piece == 0 ? std::max<std::size_t>(input.size(), 1) : piece;
   for (std::size_t at = 0; at < input.size(); at += step) {
@@ -51,14 +52,14 @@ const std::string kChunkedBody = "hello, chunked!0123456789abcdef0123456789ABCDE
 
 }  // namespace
 
-TEST_CASE("http stream: chunked body with extensions, BWS and trailers, in any split", "[llm-sse]") {
+TEST_CASE("http reader: chunked body with extensions, BWS and trailers, in any split", "[http]") {
   for (std::size_t piece : {0, 1, 2, 3, 7, 16}) {
     const auto r = parse(kChunked, piece);
     CHECK(r.state == State::kComplete);
     CHECK(r.body == kChunkedBody);
     CHECK(r.consumed == kChunked.size());
   }
-  HttpStreamParser p;
+  HttpResponseReader p;
   p.feed(kChunked, [](std::string_view) {});
   CHECK(p.status() == 200);
   CHECK(p.chunked());
@@ -67,8 +68,8 @@ TEST_CASE("http stream: chunked body with extensions, BWS and trailers, in any s
   CHECK(p.body_bytes() == kChunkedBody.size());
 }
 
-TEST_CASE("http stream: body bytes reach the caller before the response ends", "[llm-sse]") {
-  HttpStreamParser p;
+TEST_CASE("http reader: body bytes reach the caller before the response ends", "[http]") {
+  HttpResponseReader p;
   std::string body;
   const std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
   CHECK(p.feed(head, [&](std::string_view b) { body.append(b); }) == head.size());
@@ -81,7 +82,7 @@ TEST_CASE("http stream: body bytes reach the caller before the response ends", "
   CHECK(s.body == "12345");
 }
 
-TEST_CASE("http stream: Content-Length, empty bodies, until-close and keep-alive", "[llm-sse]") {
+TEST_CASE("http reader: Content-Length, empty bodies, until-close and keep-alive", "[http]") {
   const std::string two = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nabcdeNEXT";
   auto r = parse(two, 1);
   CHECK(r.state == State::kComplete);
@@ -93,14 +94,14 @@ TEST_CASE("http stream: Content-Length, empty bodies, until-close and keep-alive
   CHECK(parse("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").state == State::kComplete);
   CHECK(parse("HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n").state == State::kComplete);  // no reason
 
-  HttpStreamParser p;
+  HttpResponseReader p;
   p.feed("HTTP/1.0 200 OK\r\n\r\nuntil close", [](std::string_view) {});
   CHECK(p.state() == State::kBody);
   CHECK_FALSE(p.keep_alive());
   CHECK(p.finish_at_eof() == State::kComplete);
   CHECK(p.body_bytes() == 11);
 
-  HttpStreamParser q;
+  HttpResponseReader q;
   q.feed("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n", [](std::string_view) {});
   CHECK(q.keep_alive());
   q.reset();
@@ -121,9 +122,9 @@ TEST_CASE("http stream: Content-Length, empty bodies, until-close and keep-alive
 }
 
 TEST_CASE(
-    "http stream: LF-only head lines are accepted, LF-only chunk framing "
+    "http reader: LF-only head lines are accepted, LF-only chunk framing "
     "is not",
-    "[llm-sse]") {
+    "[http]") {
   auto r = parse("HTTP/1.1 200 OK\nContent-Length: 2\n\nok");
   CHECK(r.state == State::kComplete);
   CHECK(r.body == "ok");
@@ -134,7 +135,7 @@ TEST_CASE(
   CHECK(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nA: b\n\n").state == State::kComplete);
 }
 
-TEST_CASE("http stream: interim 1xx heads are skipped, 101 refused", "[llm-sse]") {
+TEST_CASE("http reader: interim 1xx heads are skipped, 101 refused", "[http]") {
   auto r = parse(
       "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 "
       "OK\r\nContent-Length: 1\r\n\r\nz",
@@ -147,7 +148,7 @@ TEST_CASE("http stream: interim 1xx heads are skipped, 101 refused", "[llm-sse]"
   CHECK(parse(many).error == Error::kUnsupportedStatus);
 }
 
-TEST_CASE("http stream: hostile heads are errors", "[llm-sse]") {
+TEST_CASE("http reader: hostile heads are errors", "[http]") {
   const std::string ok = "HTTP/1.1 200 OK\r\n";
   CHECK(parse("HTTP/2 200 OK\r\n\r\n").error == Error::kBadStatusLine);
   CHECK(parse("HTTP/1.1 20 OK\r\n\r\n").error == Error::kBadStatusLine);
@@ -173,7 +174,7 @@ TEST_CASE("http stream: hostile heads are errors", "[llm-sse]") {
   CHECK(parse(std::string(70 * 1024, 'H')).error == Error::kHeadTooLarge);
 }
 
-TEST_CASE("http stream: hostile chunk sizes are errors before any overflow", "[llm-sse]") {
+TEST_CASE("http reader: hostile chunk sizes are errors before any overflow", "[http]") {
   const std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
   CHECK(parse(head + "FFFFFFFFFFFFFFFFFFFFFFFFFFFF\r\n").error == Error::kBodyTooLarge);
   CHECK(parse(head + "10000000\r\n", 0, {64 * 1024, 1000}).error == Error::kBodyTooLarge);
@@ -190,11 +191,11 @@ TEST_CASE("http stream: hostile chunk sizes are errors before any overflow", "[l
 }
 
 TEST_CASE(
-    "http stream: every prefix of a valid response needs more, then is "
+    "http reader: every prefix of a valid response needs more, then is "
     "truncated",
-    "[llm-sse]") {
+    "[http]") {
   for (std::size_t n = 0; n < kChunked.size(); ++n) {
-    HttpStreamParser p;
+    HttpResponseReader p;
     p.feed(std::string_view(kChunked).substr(0, n), [](std::string_view) {});
     INFO("prefix " << n);
     REQUIRE(p.error() == Error::kNone);
@@ -205,9 +206,9 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "http stream: random bytes and mutated responses never crash, always "
+    "http reader: random bytes and mutated responses never crash, always "
     "progress",
-    "[llm-sse]") {
+    "[http]") {
   std::mt19937 rng(19);
   std::uniform_int_distribution<int> byte(0, 255);
   const std::string alphabet = "0123456789abcdefABCDEF\r\n;: =-xHTP/1.";
@@ -220,7 +221,7 @@ TEST_CASE(
       for (std::size_t i = 0; i < extra; ++i)
         input.push_back(round % 3 == 1 ? static_cast<char>(byte(rng)) : alphabet[rng() % alphabet.size()]);
     }
-    HttpStreamParser p({1024, 4096});
+    HttpResponseReader p({1024, 4096});
     std::size_t at = 0;
     while (at < input.size() && (p.state() == State::kHead || p.state() == State::kBody)) {
       const auto s = p.step(std::string_view(input).substr(at, 1 + rng() % 9));
@@ -235,4 +236,38 @@ TEST_CASE(
   }
 }
 
-}  // namespace llm_http_stream_test
+TEST_CASE("http reader: a KServe answer's status, Content-Length and Connection, then the next after reset", "[http]") {
+  const std::string full = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 3\r\nConnection: close\r\n\r\nabc";
+  HttpResponseReader p;
+  CHECK(p.feed(full.substr(0, 20), [](std::string_view) {}) == 20);
+  CHECK(p.state() == State::kHead);
+  std::string body;
+  p.feed(full.substr(20), [&](std::string_view b) { body.append(b); });
+  REQUIRE(p.state() == State::kComplete);
+  CHECK(p.status() == 503);
+  CHECK(body == "abc");
+  CHECK_FALSE(p.keep_alive());
+  p.reset();  // a kept-alive connection's next answer
+  CHECK(p.feed("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", [](std::string_view) {}) == 40);
+  CHECK(p.state() == State::kComplete);
+  CHECK(p.status() == 200);
+  CHECK(p.keep_alive());
+  CHECK(parse("garbage\r\n\r\n").error == Error::kBadStatusLine);
+}
+
+TEST_CASE("http reader: absurd Content-Length values are errors, never an overflow", "[http]") {
+  const Limits kserve{64 * 1024, 1ull << 30};  // the KServe load generator's body bound
+  for (const char *length : {"18446744073709551615", "18446744073709551616", "99999999999999999999999", "1073741825",
+                             "-1", "+5", "", "12abc"}) {
+    INFO(length);
+    const auto r = parse(std::string("HTTP/1.1 200 OK\r\nContent-Length: ") + length + "\r\n\r\nabc", 0, kserve);
+    CHECK(r.state == State::kError);
+    CHECK((r.error == Error::kBadContentLength || r.error == Error::kBodyTooLarge));
+  }
+  CHECK(parse("HTTP/1.1 -12 OK\r\n\r\n").error == Error::kBadStatusLine);
+  const auto r = parse("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc", 0, kserve);
+  CHECK(r.state == State::kComplete);
+  CHECK(r.consumed == 60);
+}
+
+}  // namespace http_response_reader_test

@@ -1,51 +1,51 @@
-#include "bench/llm/stream/http_stream_parser.h"
+#include "bench/http/http_response_reader.h"
 
 #include <strings.h>
 
 #include <algorithm>
 
-namespace chaosbench::bench::llm {
+namespace chaosbench::bench::http {
 namespace {
 
-bool is_tchar(char c) {  // RFC 9110 §5.6.2 token characters
+bool is_token_char(char c) {  // RFC 9110 §5.6.2 token characters
   if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
   return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
-int hex_value(char c) {
+int hex_digit_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
 
-std::string_view trim(std::string_view v) {
+std::string_view trim_ows(std::string_view v) {
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
   while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
   return v;
 }
 
-bool equals_nocase(std::string_view a, std::string_view b) {
+bool same_token(std::string_view a, std::string_view b) {
   return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
 // A field line (without its line end) split into name and trimmed value; false
 // when it is not one: empty or non-token name, space before the colon,
 // obs-fold, CR or NUL.
-bool split_field(std::string_view line, std::string_view &name, std::string_view &value) {
+bool split_field_line(std::string_view line, std::string_view &name, std::string_view &value) {
   const auto colon = line.find(':');
   if (colon == 0 || colon == std::string_view::npos) return false;
   name = line.substr(0, colon);
-  if (!std::all_of(name.begin(), name.end(), is_tchar)) return false;
+  if (!std::all_of(name.begin(), name.end(), is_token_char)) return false;
   value = line.substr(colon + 1);
   if (value.find('\r') != std::string_view::npos || value.find('\0') != std::string_view::npos) return false;
-  value = trim(value);
+  value = trim_ows(value);
   return true;
 }
 
 // Lines of a head or trailer section: each without its LF and the CR before it.
 template <class OnLine>
-bool for_each_line(std::string_view section, OnLine &&on_line) {
+bool for_each_field_line(std::string_view section, OnLine &&on_line) {
   while (!section.empty()) {
     const auto lf = section.find('\n');
     auto line = section.substr(0, lf);
@@ -59,19 +59,27 @@ bool for_each_line(std::string_view section, OnLine &&on_line) {
 
 }  // namespace
 
-HttpStreamParser::HttpStreamParser(HttpStreamLimits limits) : limits_(limits) {
-  limits_.max_body = std::min(limits_.max_body, HttpStreamLimits::kMaxBodyLimit);
+HttpResponseReader::HttpResponseReader() : HttpResponseReader(Limits{}) {}
+
+HttpResponseReader::HttpResponseReader(Limits limits) : limits_(limits) {
+  limits_.max_body = std::min(limits_.max_body, Limits::kMaxBodyLimit);
 }
 
-void HttpStreamParser::reset() { *this = HttpStreamParser(limits_); }
+// Keeps the head buffer's capacity: a kept-alive connection parses one head per request.
+void HttpResponseReader::reset() {
+  std::string head = std::move(head_);
+  *this = HttpResponseReader(limits_);
+  head.clear();
+  head_ = std::move(head);
+}
 
-void HttpStreamParser::fail(Error e) {
+void HttpResponseReader::fail(Error e) {
   state_ = State::kError;
   error_ = e;
   keep_alive_ = false;
 }
 
-HttpStreamParser::Step HttpStreamParser::step(std::string_view bytes) {
+HttpResponseReader::Step HttpResponseReader::step(std::string_view bytes) {
   if (bytes.empty()) return {};
   if (state_ == State::kHead) return {step_head(bytes), {}};
   if (state_ != State::kBody) return {};
@@ -92,7 +100,7 @@ HttpStreamParser::Step HttpStreamParser::step(std::string_view bytes) {
   return {};
 }
 
-HttpStreamParser::Step HttpStreamParser::take_data(std::string_view bytes, std::uint64_t remaining) {
+HttpResponseReader::Step HttpResponseReader::take_data(std::string_view bytes, std::uint64_t remaining) {
   const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), remaining));
   body_bytes_ += n;
   if (framing_ != Framing::kUntilClose) remaining_ -= n;
@@ -103,7 +111,7 @@ HttpStreamParser::Step HttpStreamParser::take_data(std::string_view bytes, std::
 
 // Copies head bytes until a blank line; parses the head there. Stops right
 // after it.
-std::size_t HttpStreamParser::step_head(std::string_view bytes) {
+std::size_t HttpResponseReader::step_head(std::string_view bytes) {
   std::size_t i = 0;
   while (i < bytes.size()) {
     if (head_.size() >= limits_.max_head) {
@@ -124,7 +132,7 @@ std::size_t HttpStreamParser::step_head(std::string_view bytes) {
   return i;
 }
 
-bool HttpStreamParser::parse_head() {
+bool HttpResponseReader::parse_head() {
   const std::string_view head(head_);
   const auto first_lf = head.find('\n');
   auto status_line = head.substr(0, first_lf);
@@ -146,7 +154,7 @@ bool HttpStreamParser::parse_head() {
   keep_alive_ = !http10_;
   bool length_seen = false;
   std::uint64_t length = 0;
-  const bool ok = for_each_line(head.substr(first_lf + 1),
+  const bool ok = for_each_field_line(head.substr(first_lf + 1),
                                 [&](std::string_view line) { return parse_header(line, length_seen, length); });
   if (!ok) return false;
   start_body(length_seen, length);
@@ -154,7 +162,7 @@ bool HttpStreamParser::parse_head() {
 }
 
 // "HTTP/1.1 200 OK"; the reason phrase may be empty or absent.
-bool HttpStreamParser::parse_status_line(std::string_view line) {
+bool HttpResponseReader::parse_status_line(std::string_view line) {
   const bool ok = line.size() >= 12 && (line.substr(0, 9) == "HTTP/1.1 " || line.substr(0, 9) == "HTTP/1.0 ") &&
                   std::all_of(line.begin() + 9, line.begin() + 12, [](char c) { return c >= '0' && c <= '9'; }) &&
                   (line.size() == 12 || line[12] == ' ') && line.find('\r') == std::string_view::npos && line[9] != '0';
@@ -167,13 +175,13 @@ bool HttpStreamParser::parse_status_line(std::string_view line) {
   return true;
 }
 
-bool HttpStreamParser::parse_header(std::string_view line, bool &length_seen, std::uint64_t &length) {
+bool HttpResponseReader::parse_header(std::string_view line, bool &length_seen, std::uint64_t &length) {
   std::string_view name, value;
-  if (!split_field(line, name, value)) {
+  if (!split_field_line(line, name, value)) {
     fail(Error::kBadHeader);
     return false;
   }
-  if (equals_nocase(name, "content-length")) {
+  if (same_token(name, "content-length")) {
     // Digits only (no sign, no list); 19 digits cannot overflow 64 bits.
     const bool digits = !value.empty() && value.size() <= 19 &&
                         std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -189,28 +197,28 @@ bool HttpStreamParser::parse_header(std::string_view line, bool &length_seen, st
     }
     length_seen = true;
     length = v;
-  } else if (equals_nocase(name, "transfer-encoding")) {
-    if (framing_ == Framing::kChunked || !equals_nocase(value, "chunked")) {
+  } else if (same_token(name, "transfer-encoding")) {
+    if (framing_ == Framing::kChunked || !same_token(value, "chunked")) {
       fail(Error::kUnsupportedTransferEncoding);
       return false;
     }
     framing_ = Framing::kChunked;
-  } else if (equals_nocase(name, "content-type")) {
+  } else if (same_token(name, "content-type")) {
     content_type_ = std::string(value);
-  } else if (equals_nocase(name, "connection")) {
+  } else if (same_token(name, "connection")) {
     std::size_t pos = 0;
     while (pos <= value.size()) {
       const auto comma = std::min(value.find(',', pos), value.size());
-      const auto token = trim(value.substr(pos, comma - pos));
-      if (equals_nocase(token, "close")) keep_alive_ = false;
-      if (equals_nocase(token, "keep-alive") && http10_) keep_alive_ = true;
+      const auto token = trim_ows(value.substr(pos, comma - pos));
+      if (same_token(token, "close")) keep_alive_ = false;
+      if (same_token(token, "keep-alive") && http10_) keep_alive_ = true;
       pos = comma + 1;
     }
   }
   return true;
 }
 
-void HttpStreamParser::start_body(bool length_seen, std::uint64_t length) {
+void HttpResponseReader::start_body(bool length_seen, std::uint64_t length) {
   state_ = State::kBody;
   if (status_ == 204 || status_ == 304) {
     framing_ = Framing::kNone;
@@ -227,11 +235,11 @@ void HttpStreamParser::start_body(bool length_seen, std::uint64_t length) {
     keep_alive_ = false;
   }
   head_.clear();
-  head_.shrink_to_fit();
+  if (head_.capacity() > kKeptHeadCapacity) head_.shrink_to_fit();  // a huge head's buffer is not kept
   line_start_ = 0;
 }
 
-HttpStreamParser::Step HttpStreamParser::step_chunked(std::string_view bytes) {
+HttpResponseReader::Step HttpResponseReader::step_chunked(std::string_view bytes) {
   std::size_t i = 0;
   while (i < bytes.size() && state_ == State::kBody) {
     switch (chunk_) {
@@ -262,7 +270,7 @@ HttpStreamParser::Step HttpStreamParser::step_chunked(std::string_view bytes) {
 }
 
 // The size line: HEX [BWS] [";" extensions] CRLF. Stops after its LF.
-std::size_t HttpStreamParser::step_chunk_line(std::string_view bytes) {
+std::size_t HttpResponseReader::step_chunk_line(std::string_view bytes) {
   std::size_t i = 0;
   while (i < bytes.size()) {
     const char c = bytes[i++];
@@ -284,7 +292,7 @@ std::size_t HttpStreamParser::step_chunk_line(std::string_view bytes) {
       if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) return fail_at(Error::kBadChunkSize, i);
       continue;
     }
-    if (const int digit = hex_value(c); digit >= 0 && !size_done_) {
+    if (const int digit = hex_digit_value(c); digit >= 0 && !size_done_) {
       // remaining_ <= max_body <= 2^60 here, so this cannot overflow.
       remaining_ = remaining_ * 16 + static_cast<std::uint64_t>(digit);
       if (remaining_ > limits_.max_body - body_bytes_) return fail_at(Error::kBodyTooLarge, i);
@@ -302,7 +310,7 @@ std::size_t HttpStreamParser::step_chunk_line(std::string_view bytes) {
 
 // Trailer fields after the last chunk, up to a blank line; read, checked and
 // dropped.
-std::size_t HttpStreamParser::step_trailers(std::string_view bytes) {
+std::size_t HttpResponseReader::step_trailers(std::string_view bytes) {
   std::size_t i = 0;
   while (i < bytes.size()) {
     if (head_.size() >= limits_.max_head) return fail_at(Error::kTrailersTooLarge, i);
@@ -317,12 +325,12 @@ std::size_t HttpStreamParser::step_trailers(std::string_view bytes) {
       return i;
     }
     std::string_view name, value;
-    if (!split_field(line, name, value)) return fail_at(Error::kBadTrailer, i);
+    if (!split_field_line(line, name, value)) return fail_at(Error::kBadTrailer, i);
   }
   return i;
 }
 
-HttpStreamParser::State HttpStreamParser::finish_at_eof() {
+HttpResponseReader::State HttpResponseReader::finish_at_eof() {
   if (state_ == State::kBody && framing_ == Framing::kUntilClose) {
     state_ = State::kComplete;
   } else if (state_ == State::kHead || state_ == State::kBody) {
@@ -331,8 +339,8 @@ HttpStreamParser::State HttpStreamParser::finish_at_eof() {
   return state_;
 }
 
-const char *to_string(HttpStreamParser::Error error) {
-  using E = HttpStreamParser::Error;
+const char *to_string(HttpResponseReader::Error error) {
+  using E = HttpResponseReader::Error;
   switch (error) {
     case E::kNone:
       return "none";
@@ -366,4 +374,4 @@ const char *to_string(HttpStreamParser::Error error) {
   return "unknown";
 }
 
-}  // namespace chaosbench::bench::llm
+}  // namespace chaosbench::bench::http
