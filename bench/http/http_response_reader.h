@@ -1,4 +1,5 @@
-// The HTTP client core's incremental HTTP/1.1 response parser: it decodes
+// The HTTP client core's incremental HTTP/1.1 response parser, under both load
+// generators (through http_client_connection.h): it decodes
 // `Transfer-Encoding: chunked`, Content-Length and read-until-close bodies and
 // hands the body back piece by piece as bytes arrive, never buffering it whole,
 // so an LLM client can time each streamed event and a KServe client can wait for

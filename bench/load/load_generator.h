@@ -1,15 +1,20 @@
 // An open- and closed-loop HTTP load generator for any KServe v2 server, after MLPerf
-// LoadGen's scenarios (load_config.h). One thread runs an epoll loop over a pool of
-// keep-alive connections per endpoint, spreading requests round-robin.
+// LoadGen's scenarios (load_config.h). A client of the open-loop engine
+// (bench/openloop/open_loop_engine.h): this file holds the scenario's arrivals, the
+// requests' bytes and what an answer means; the engine runs one thread, one epoll loop
+// over a fixed pool of keep-alive connections per endpoint (`connections` each; a request
+// finding them all busy waits for one), spreading requests round-robin.
 //
 // Latency is measured from each request's SCHEDULED send time — its Poisson arrival in the
 // server scenario, the moment a slot freed in the others — to its answer, so a generator
 // that falls behind or a stalled server cannot hide the queueing (no coordinated omission).
 //
-// Failover: an attempt that fails (connect refused, reset, a 5xx answer) or times out is
-// retried once on the next endpoint, keeping its scheduled time. An endpoint that refused a
-// connection is skipped for a second. Requests still unanswered when the run ends (after
-// the duration plus two timeouts) count as timed out.
+// Failover: an attempt that fails (connect refused, reset, a cut or malformed answer, a
+// 5xx answer) or times out is retried once on the next endpoint, keeping its scheduled
+// time, with a fresh timeout. An endpoint that refused a connection is skipped for a
+// second. A 4xx answer is a failed request (another replica will not help). Requests
+// still unanswered when the run ends (after the duration plus two timeouts) count as
+// timed out.
 #pragma once
 
 #include <atomic>

@@ -4,9 +4,6 @@
 // Each must be counted as its own kind of failure, never crash or hang; and a stop
 // request must end a run at once with its streams counted as cancelled. And the records
 // reach a metrics socket through the generator's writer thread.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -18,6 +15,7 @@
 #include <thread>
 
 #include "llm_load_fixture.h"
+#include "scripted_http_server.h"
 
 namespace llm_load_robust_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 
@@ -29,71 +27,8 @@ using chaosbench::test::run_plan;
 
 namespace {
 
-// Accepts connections and answers each request (read up to its blank line and body) with
-// `reply`, then closes, unless `reply` is empty: then it never answers. The destructor
-// stops the thread and closes every socket, so a failing test leaves nothing behind.
-class CannedServer {
- public:
-  explicit CannedServer(std::string reply) : reply_(std::move(reply)) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listen_fd_, 64) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~CannedServer() {
-    stop_ = true;
-    thread_.join();
-    for (int fd : held_) ::close(fd);
-    ::close(listen_fd_);
-  }
-  unsigned short port() const { return port_; }
-
- private:
-  void serve() {
-    while (!stop_) {
-      pollfd p{listen_fd_, POLLIN, 0};
-      if (::poll(&p, 1, 20) <= 0) continue;
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      read_request(fd);
-      if (reply_.empty()) {
-        held_.push_back(fd);  // hang: keep it open, say nothing
-        continue;
-      }
-      ::send(fd, reply_.data(), reply_.size(), MSG_NOSIGNAL);
-      ::close(fd);
-    }
-  }
-  void read_request(int fd) {
-    std::string in;
-    char buf[4096];
-    while (!stop_) {
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 20) <= 0) continue;
-      const auto n = ::recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) return;
-      in.append(buf, static_cast<std::size_t>(n));
-      const auto head_end = in.find("\r\n\r\n");
-      if (head_end == std::string::npos) continue;
-      const auto cl = in.find("Content-Length: ");
-      const auto length = cl == std::string::npos ? 0 : std::stoul(in.substr(cl + 16));
-      if (in.size() >= head_end + 4 + length) return;
-    }
-  }
-
-  std::string reply_;
-  int listen_fd_ = -1;
-  unsigned short port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::vector<int> held_;
-  std::thread thread_;
-};
+// Answers each request with the canned bytes, then closes; an empty reply never answers.
+using CannedServer = chaosbench::test::ScriptedHttpServer;
 
 std::string sse_head() { return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"; }
 
@@ -107,7 +42,7 @@ const std::string kGoodEvent = R"(data: {"choices":[{"index":0,"text":" a","fini
                                "\n\n";
 
 LlmLoadResult run_against(const std::string& reply, std::chrono::milliseconds timeout = 2s) {
-  CannedServer server(reply);
+  CannedServer server(reply, 1);
   auto plan = plan_for({server.port()});
   plan.settings.arrival = Arrival::kConcurrency;
   plan.settings.concurrency = 1;

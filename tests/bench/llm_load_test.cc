@@ -6,16 +6,13 @@
 // time); the test checks the client's accuracy after it (see check_ground_truth), and
 // perf/workloads/llm_load.sh is the authority for the end-to-end figures. A measurement whose only
 // misses are timing brackets is taken again, up to three times (timing_attempts.h).
-#include <arpa/inet.h>
 #include <cmath>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include "bench/llm/load/llm_peak_search.h"
 #include "llm_load_fixture.h"
+#include "scripted_http_server.h"
 #include "timing_attempts.h"
 
 namespace llm_load_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
@@ -30,6 +27,7 @@ using chaosbench::test::synthetic_server;
 using chaosbench::test::bracket;
 using chaosbench::test::TimingMisses;
 using chaosbench::test::within_timing_attempts;
+using chaosbench::test::closed_loopback_port;
 
 namespace {
 
@@ -54,19 +52,6 @@ LlmLoadPlan constant_rate(const std::vector<unsigned short>& ports, double rate,
   plan.settings.duration = Duration{length};
   plan.settings.output = fixed_length(tokens);
   return plan;
-}
-
-// A port on loopback where nothing listens (bound, then closed).
-unsigned short closed_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 // One run of `plan` whose counts must hold: `min` answers or more, none failed, `tokens` each.
@@ -172,14 +157,14 @@ TEST_CASE("llm-load: round-robin over two servers and failover from a dead one",
     CHECK(b->metrics().generation_tokens() == 200);
   }
   SECTION("one down: every request fails over to the other") {
-    const auto r = run_plan(constant_rate({closed_port(), b->port()}, 100, 300ms, 4));
+    const auto r = run_plan(constant_rate({closed_loopback_port(), b->port()}, 100, 300ms, 4));
     INFO(format_llm_load_summary(r));
     CHECK(r.completed == 30);
     CHECK(r.failed == 0);
     CHECK(r.failovers >= 1);
   }
   SECTION("all down: connect failures, counted") {
-    const auto r = run_plan(constant_rate({closed_port()}, 50, 100ms, 4));
+    const auto r = run_plan(constant_rate({closed_loopback_port()}, 50, 100ms, 4));
     CHECK(r.completed == 0);
     CHECK(r.failures.at("connect") == r.issued);
   }

@@ -1,15 +1,16 @@
 // The LLM load generator: drives any OpenAI-compatible endpoint (POST /v1/completions or
 // /v1/chat/completions, streamed or not) with open-loop Poisson or constant-rate arrivals
 // or a closed loop of fixed concurrency (llm_load_settings.h), and reports through an
-// LlmLoadRecorder.
+// LlmLoadRecorder. A client of the open-loop engine (bench/openloop/open_loop_engine.h):
+// this file is the arrival process, llm_exchange.h what each request sends and reads.
 //
-// One thread runs an epoll loop over non-blocking connections, one per request in flight,
-// kept alive and reused when the server allows; each read is timestamped as it returns,
-// and the loop never blocks but in epoll_wait (a second thread writes the metrics).
-// Every latency counts from the request's scheduled time (its arrival; in the closed
-// loop, the moment its slot freed), so a slow client or server cannot hide queueing (no
-// coordinated omission). Open loop: a request due while max_in_flight are in flight fails
-// at once as `rejected` instead of queueing.
+// One thread runs the engine's epoll loop over non-blocking connections, one per request
+// in flight, kept alive and reused when the server allows; each read is timestamped as it
+// returns, and the loop never blocks but in epoll_wait (a second thread writes the
+// metrics). Every latency counts from the request's scheduled time (its arrival; in the
+// closed loop, the moment its slot freed), so a slow client or server cannot hide
+// queueing (no coordinated omission). Open loop: a request due while max_in_flight are in
+// flight fails at once as `rejected` instead of queueing.
 //
 // Endpoints take requests in turn. A connect failure (refused, reset, or closed before any
 // answer byte) moves the request to the next endpoint, keeping its scheduled time, until

@@ -45,7 +45,6 @@ class LlmLoadRecorder {
   LlmLoadRecorder(LlmMetricsQueue& metrics, LlmRecorderOptions options, Clock::time_point start);
 
   void issued() { ++result_.issued; }
-  void failover() { ++result_.failovers; }
   void finished(const StreamTiming& timing, Clock::time_point now);
   // Closes the windows `now` has passed and adapts the ITL sampling. Cheap; call often.
   void tick(Clock::time_point now);
