@@ -1,42 +1,51 @@
 #include "bench/load/readiness.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
+#include <stdexcept>
 #include <thread>
+
+#include "bench/http/http_response_reader.h"
 
 namespace chaosbench::bench::load {
 namespace {
 
-// One GET `path`; true on a 200 status line.
-bool ready(const http::HttpClientEndpoint& e, const std::string& path) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(e.host.c_str(), std::to_string(e.port).c_str(), &hints, &found) != 0) return false;
-  bool ok = false;
-  int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, 0);
-  if (fd >= 0) {
-    timeval tv{0, 500000};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    if (::connect(fd, found->ai_addr, found->ai_addrlen) == 0) {
-      const std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + e.text() + "\r\nConnection: close\r\n\r\n";
-      if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
-        char buf[64] = {};
-        const ssize_t n = ::recv(fd, buf, sizeof(buf) - 1, 0);
-        ok = n >= 12 && std::strncmp(buf, "HTTP/1.1 200", 12) == 0;
-      }
-    }
-    ::close(fd);
+constexpr auto kProbeLimit = std::chrono::seconds(1);  // a server trickling its head is not ready
+
+// The status of GET `path`'s answer on `fd`, read until its head is parsed; 0 when none came.
+int status_of(int fd, const http::HttpClientEndpoint& e, const std::string& path) {
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + e.text() + "\r\nConnection: close\r\n\r\n";
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) return 0;
+  http::HttpResponseReader response;
+  const auto until = std::chrono::steady_clock::now() + kProbeLimit;
+  char buf[4096];
+  while (!response.head_done() && response.state() != http::HttpResponseReader::State::kError &&
+         std::chrono::steady_clock::now() < until) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return 0;
+    response.feed({buf, static_cast<std::size_t>(n)}, [](std::string_view) {});
   }
-  ::freeaddrinfo(found);
+  return response.head_done() ? response.status() : 0;
+}
+
+// One GET `path`; true on a 200 answer.
+bool ready(const http::HttpClientEndpoint& e, const std::string& path) {
+  http::HttpClientEndpoint::Address address;
+  try {
+    address = e.resolve();
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+  const int fd = ::socket(address.get()->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  timeval tv{0, 500000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  const bool ok = ::connect(fd, address.get(), address.length) == 0 && status_of(fd, e, path) == 200;
+  ::close(fd);
   return ok;
 }
 

@@ -1,7 +1,8 @@
 // Before the load starts: wait until every endpoint answers GET /v2/health/ready with 200
 // (KServe v2 readiness; the LLM load generator asks GET /health, then /v1/models), so a
 // server still loading its model is not counted as errors. Blocking, one short-lived
-// connection per probe.
+// connection per probe, its answer's head read by the HTTP client core's parser (a second
+// at most).
 #pragma once
 
 #include <chrono>
