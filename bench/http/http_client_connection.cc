@@ -109,15 +109,21 @@ HttpClientConnection::Event HttpClientConnection::on_ready(std::uint32_t events,
   }
   if (connecting_) {
     if (!connect_ended(events)) return Event::kNone;
-    if (fd_ < 0) return fail(Event::kNoAnswer);
+    if (fd_ < 0) {
+      event_time_ = Clock::now();
+      return fail(Event::kNoAnswer);
+    }
   }
-  if (written_ < request_.size() && (events & EPOLLOUT) && !write_some(Clock::now())) return fail(Event::kNoAnswer);
+  if (written_ < request_.size() && (events & EPOLLOUT)) {
+    event_time_ = Clock::now();
+    if (!write_some(event_time_)) return fail(Event::kNoAnswer);
+  }
   if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))) return Event::kNone;
   const auto n = ::recv(fd_, buffer, size, 0);
-  const auto at = Clock::now();  // the bytes' arrival: taken as the read returns
+  event_time_ = Clock::now();  // the bytes' arrival: taken as the read returns
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return Event::kNone;
   if (n <= 0) return on_eof();
-  return on_bytes({buffer, static_cast<std::size_t>(n)}, at);
+  return on_bytes({buffer, static_cast<std::size_t>(n)}, event_time_);
 }
 
 HttpClientConnection::Event HttpClientConnection::on_bytes(std::string_view bytes, Clock::time_point at) {

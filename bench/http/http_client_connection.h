@@ -59,6 +59,9 @@ class HttpClientConnection {
   // Handles epoll `events`: at most one read of up to `size` bytes into `buffer` (the
   // caller's, shared: level-triggered epoll calls again for the rest).
   Event on_ready(std::uint32_t events, char* buffer, std::size_t size);
+  // When the last event on_ready returned happened: the return of the read that brought
+  // it, or the moment a failure without one was seen (a refused connect, a failed send).
+  Clock::time_point event_time() const { return event_time_; }
   // The last answer's head (valid after kComplete until the next start()).
   const HttpResponseReader& response() const { return response_; }
   // After kBroken: HttpResponseReader::Error::kTruncated when cut, another when malformed.
@@ -89,6 +92,7 @@ class HttpClientConnection {
   std::string_view request_;
   std::size_t written_ = 0;
   HttpResponseSink* sink_ = nullptr;
+  Clock::time_point event_time_{};
   HttpResponseReader response_;
 };
 

@@ -132,7 +132,7 @@ void OpenLoopEngine::pump(std::size_t endpoint, Clock::time_point now) {
 
 void OpenLoopEngine::on_event(std::uint32_t id, std::uint32_t events) {
   const auto event = slots_[id].connection->on_ready(events, buffer_.data(), buffer_.size());
-  if (event != Event::kNone) attempt_ended(id, event, Clock::now());
+  if (event != Event::kNone) attempt_ended(id, event, slots_[id].connection->event_time());
 }
 
 void OpenLoopEngine::attempt_ended(std::uint32_t id, Event event, Clock::time_point now) {
