@@ -65,12 +65,14 @@ HttpResponseReader::HttpResponseReader(Limits limits) : limits_(limits) {
   limits_.max_body = std::min(limits_.max_body, Limits::kMaxBodyLimit);
 }
 
-// Keeps the head buffer's capacity: a kept-alive connection parses one head per request.
+// Keeps the buffers' capacity: a kept-alive connection parses one head per request.
 void HttpResponseReader::reset() {
-  std::string head = std::move(head_);
+  std::string head = std::move(head_), type = std::move(content_type_);
   *this = HttpResponseReader(limits_);
   head.clear();
+  type.clear();
   head_ = std::move(head);
+  content_type_ = std::move(type);
 }
 
 void HttpResponseReader::fail(Error e) {
@@ -109,8 +111,9 @@ HttpResponseReader::Step HttpResponseReader::take_data(std::string_view bytes, s
   return {n, bytes.substr(0, n)};
 }
 
-// Copies head bytes until a blank line; parses the head there. Stops right
-// after it.
+// Copies head bytes a line at a time (memchr for its end, not a byte at a time: every
+// request on a kept-alive connection parses a head) until a blank line; parses the head
+// there. Stops right after it.
 std::size_t HttpResponseReader::step_head(std::string_view bytes) {
   std::size_t i = 0;
   while (i < bytes.size()) {
@@ -118,9 +121,12 @@ std::size_t HttpResponseReader::step_head(std::string_view bytes) {
       fail(Error::kHeadTooLarge);
       return i;
     }
-    const char c = bytes[i++];
-    head_.push_back(c);
-    if (c != '\n') continue;
+    const auto rest = bytes.substr(i, limits_.max_head - head_.size());
+    const auto lf = rest.find('\n');
+    const std::size_t take = lf == std::string_view::npos ? rest.size() : lf + 1;
+    head_.append(rest.data(), take);
+    i += take;
+    if (lf == std::string_view::npos) continue;
     const auto line_length = head_.size() - 1 - line_start_;
     const bool blank = line_length == 0 || (line_length == 1 && head_[line_start_] == '\r');
     line_start_ = head_.size();
@@ -204,7 +210,7 @@ bool HttpResponseReader::parse_header(std::string_view line, bool &length_seen, 
     }
     framing_ = Framing::kChunked;
   } else if (same_token(name, "content-type")) {
-    content_type_ = std::string(value);
+    content_type_.assign(value.data(), value.size());
   } else if (same_token(name, "connection")) {
     std::size_t pos = 0;
     while (pos <= value.size()) {
