@@ -30,7 +30,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenarios/ DESTINATION ${CMAKE_INSTALL_D
 # links libcudart and libnccl, which no Debian package provides, so dpkg-shlibdeps passes
 # over them, --ignore-missing-info, and the module loads them only where they are), plus
 # the programs chaosbench runs: tc (iproute2), iptables and iptables-restore (iptables),
-# and the system OpenSSH client that cluster.mode "ssh" starts agents through (issue 17).
+# and the system OpenSSH client that cluster.mode "ssh" starts agents through.
 # Recommends: what only the self-benchmarks run (sysctl from procps, iperf3).
 # Building it needs dpkg-dev (dpkg-shlibdeps) and file (scripts/bootstrap.sh).
 set(CHAOSBENCH_PACKAGE_MAINTAINER "chaosbench maintainers <maintainers@users.noreply.a-seed-da48ecee.example>"

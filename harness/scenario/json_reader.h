@@ -1,7 +1,7 @@
 // Typed reading of a JSON document with precise errors: each read names the JSON path,
 // the file's line:column (or the --set that produced the value) and what was expected.
 // Errors are collected, not thrown, so `validate` reports all of them in one go.
-// Internal to the scenario parser; it is the only place that includes nlohmann/json.
+// Internal to the scenario parser (and `validate --accepted-keys`, which observes it).
 #pragma once
 
 #include <nlohmann/json.hpp>

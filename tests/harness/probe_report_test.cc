@@ -1,5 +1,5 @@
 // Probes and aborts on the reports' side: results.json keeps them (and older files read as
-// having none), the verdict fold and the exit code treat "aborted" as issue 18 asks, every
+// having none), the verdict fold and the exit code treat "aborted" as docs/probes.md says, every
 // reporter shows the abort with its evidence and the probes' track, and the derivation
 // turns the records into probe/failures and fault/abort_latency.
 #include <catch2/catch.hpp>
