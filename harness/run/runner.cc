@@ -123,10 +123,9 @@ void Run::start_workload() {
   // Every rank's GPU fault control block exists before any rank starts.
   for (const auto& l : ranks_->launches()) site.control_block(l.rank);
   interposer_ = gpu_interposer_for(scenario_, ctx.self_exe);
-  start_scraper();
-  start_live_diagnosis();
+  collectors_at(RunCollector::Stage::kWorkload);
   for (std::size_t i = 0; i < ranks_->launches().size(); ++i) start_rank(i);
-  if (probes_) probes_->start();
+  collectors_at(RunCollector::Stage::kRanksStarted);
 }
 
 void Run::start_rank(std::size_t idx) {
