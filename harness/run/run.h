@@ -37,6 +37,7 @@
 #include "harness/run/runner.h"
 #include "harness/collect/sample_store.h"
 #include "harness/plan/workload_launcher.h"
+#include "harness/workloads/workload_plan.h"
 #include "reports/model/judgement.h"
 #include "reports/model/run_model.h"
 
@@ -99,6 +100,7 @@ class Run {
   bool steady_checked_ = false;                     // the collectors were asked before the first fault
   bool told_faults_finished_ = false;
   LaunchContext launch_ctx_;
+  std::unique_ptr<WorkloadPlan> workload_ = make_workload_plan(scenario_);  // what its kind decides
   std::optional<reports::BlasRecord> blas_;  // the workers' BLAS kernel and the CPU's peak
   std::string interposer_;   // libchaosbench_cuda.so to preload, or ""
   bool unwinding_ = false;   // exits from here on are the harness's doing
