@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/metric_catalogue.h"
+#include "common/percentile.h"
 #include "harness/derive/comm_derivation.h"
 
 namespace chaosbench::harness {
@@ -52,14 +53,9 @@ reports::Stats compute_stats(std::vector<double> values) {
   s.stddev = std::sqrt(sq / static_cast<double>(s.n));
   s.min = values.front();
   s.max = values.back();
-  // Nearest rank: the smallest value with at least p% of the values at or below it.
-  auto pct = [&](double p) {
-    auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(s.n)));
-    return values[std::clamp<std::size_t>(rank, 1, s.n) - 1];
-  };
-  s.p50 = pct(50);
-  s.p90 = pct(90);
-  s.p99 = pct(99);
+  s.p50 = common::percentile_sorted(values, 50);
+  s.p90 = common::percentile_sorted(values, 90);
+  s.p99 = common::percentile_sorted(values, 99);
   return s;
 }
 

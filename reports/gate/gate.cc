@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/percentile.h"
 #include "common/units.h"
 #include "reports/gate/gate_rows.h"
 #include "reports/gate/gate_runs.h"
@@ -102,8 +103,8 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
   auto m = row_for(cur, stat, tolerance);
   m.n_baseline = base_values.size();
   m.n_current = cur_values.size();
-  m.baseline = percentile(base_values, percentile_p);
-  m.current = percentile(cur_values, percentile_p);
+  m.baseline = common::percentile(base_values, percentile_p);
+  m.current = common::percentile(cur_values, percentile_p);
   m.change = relative_change(m.baseline, m.current);
 
   const bool tail = percentile_p > 50;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "reports/stats/statistics.h"
+#include "common/percentile.h"
 
 namespace chaosbench::reports::gate_detail {
 
@@ -33,7 +33,7 @@ std::vector<double> plot_quantiles(const std::vector<double>& values) {
   if (values.empty()) return out;
   std::vector<double> sorted = values;
   std::sort(sorted.begin(), sorted.end());
-  for (int q = 0; q <= 100; q += 5) out.push_back(percentile_sorted(sorted, q));
+  for (int q = 0; q <= 100; q += 5) out.push_back(common::percentile_sorted(sorted, q));
   return out;
 }
 

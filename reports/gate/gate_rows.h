@@ -19,8 +19,8 @@ double worse_sign(const std::string& better);
 std::string signed_pct(double x);  // "+4.2%", "+inf%"
 std::string p_text(double p);  // "0.0032", "3.2e-45"
 
-// The 21 nearest-rank quantiles 0, 5, ..., 100 % of `values` (empty for none): what the
-// report plots of a sample.
+// The 21 quantiles 0, 5, ..., 100 % of `values` (common/percentile.h; empty for none):
+// what the report plots of a sample.
 std::vector<double> plot_quantiles(const std::vector<double>& values);
 
 }  // namespace chaosbench::reports::gate_detail

@@ -6,18 +6,19 @@
 #include <map>
 #include <utility>
 
+#include "common/percentile.h"
 #include "reports/model/judgement.h"
-#include "reports/stats/statistics.h"
 
 namespace chaosbench::reports {
 namespace {
 
-// The median (nearest rank) of the finite values; NaN when there are none.
+// The median of the finite values (the mean of the middle two of an even count); NaN
+// when there are none.
 double median_of(const std::vector<double>& values) {
   std::vector<double> finite;
   for (double v : values)
     if (std::isfinite(v)) finite.push_back(v);
-  return finite.empty() ? std::nan("") : percentile(std::move(finite), 50);
+  return common::median(std::move(finite));
 }
 
 Stats median_stats(const std::vector<Stats>& all) {

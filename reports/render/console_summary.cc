@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/metric_catalogue.h"
+#include "common/percentile.h"
 #include "reports/diagnosis/diagnoser.h"
 #include "reports/diagnosis/diagnosis_output.h"
 #include "reports/model/text_format.h"
@@ -58,8 +59,7 @@ std::string phase_effects(const RunResult& run) {
     int shown = 0;
     for (auto& [name, r] : ratios) {
       if (shown++ == 4) break;
-      std::sort(r.begin(), r.end());
-      line += fmt::format("{}{} x{:.3g} ({} series)", line.empty() ? "" : ", ", name, r[r.size() / 2], r.size());
+      line += fmt::format("{}{} x{:.3g} ({} series)", line.empty() ? "" : ", ", name, common::median(r), r.size());
     }
     if (out.empty()) out = "\n  against the baseline (median ratio over matching series):\n";
     out += fmt::format("  {:<24} {}\n", phase, line);

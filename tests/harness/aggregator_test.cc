@@ -24,14 +24,15 @@ const reports::MetricRecord* find(const std::vector<reports::MetricRecord>& rs, 
 
 }  // namespace
 
-TEST_CASE("stats: nearest-rank percentiles, mean, stddev", "[aggregate]") {
+TEST_CASE("stats: numpy's linear percentiles, mean, stddev", "[aggregate]") {
   std::vector<double> v;
-  for (int i = 1; i <= 100; ++i) v.push_back(i);
+  for (int i = 100; i >= 1; --i) v.push_back(i);
   auto s = compute_stats(v);
   CHECK(s.n == 100);
-  CHECK(s.p50 == 50);
-  CHECK(s.p90 == 90);
-  CHECK(s.p99 == 99);
+  // np.percentile(range(1, 101), [50, 90, 99]), bit for bit (not nearest rank's 50, 90, 99).
+  CHECK(s.p50 == 50.5);
+  CHECK(s.p90 == 90.10000000000001);
+  CHECK(s.p99 == 99.01);
   CHECK(s.min == 1);
   CHECK(s.max == 100);
   CHECK(s.mean == Approx(50.5));

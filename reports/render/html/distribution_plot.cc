@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "common/percentile.h"
 #include "reports/render/html/html_text.h"
 #include "reports/render/html/plot_axis.h"
 
@@ -158,13 +159,8 @@ std::optional<FiveNumbers> five_numbers(const std::vector<double>& points) {
   std::vector<double> v = finite(points);
   if (v.empty()) return std::nullopt;
   std::sort(v.begin(), v.end());
-  auto q = [&](double p) {
-    const double at = p * static_cast<double>(v.size() - 1);
-    const auto below = static_cast<std::size_t>(std::floor(at));
-    const std::size_t above = std::min(below + 1, v.size() - 1);
-    return v[below] + (at - static_cast<double>(below)) * (v[above] - v[below]);
-  };
-  return FiveNumbers{v.front(), q(0.25), q(0.5), q(0.75), v.back()};
+  auto q = [&](double p) { return common::percentile_sorted(v, p); };
+  return FiveNumbers{v.front(), q(25), q(50), q(75), v.back()};
 }
 
 std::string distribution_svg(const MetricComparison& c) {
