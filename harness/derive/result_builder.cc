@@ -63,14 +63,14 @@ reports::RunResult build_result(const ResultInputs& in, const reports::Judgement
   for (auto& m : derive_training_metrics(training)) r.metrics.push_back(std::move(m));
   for (const auto& f : in.faults) {
     if (!f.apply_latency_us) continue;
-    reports::MetricRecord m{"fault/apply_latency", "us", "lower",
+    reports::MetricRecord m{"fault/apply_latency", "us", common::Better::kLower,
                             {{"phase", std::string("overall")}, {"fault", f.name},
                              {"occurrence", static_cast<std::int64_t>(f.occurrence)}},
                             *f.apply_latency_us, std::nullopt};
     r.metrics.push_back(std::move(m));
     auto err = f.effect.find("effect_error_pct");
     if (err == f.effect.end()) continue;
-    r.metrics.push_back({"fault/effect_error", "%", "lower",
+    r.metrics.push_back({"fault/effect_error", "%", common::Better::kLower,
                          {{"phase", std::string("overall")}, {"fault", f.name},
                           {"occurrence", static_cast<std::int64_t>(f.occurrence)}},
                          err->second, std::nullopt});
