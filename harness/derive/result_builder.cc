@@ -92,9 +92,7 @@ reports::RunResult build_result(const ResultInputs& in, const reports::Judgement
   r.protocol.malformed = in.malformed;
   r.protocol.malformed_examples = in.malformed_examples;
 
-  auto judged = reports::fold(verdict, reports::judge_checks(r.checks));
-  r.verdict = judged.verdict;
-  r.reason = std::move(judged.reason);
+  reports::judge_result(r, verdict);
   return r;
 }
 
