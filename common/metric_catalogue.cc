@@ -208,15 +208,6 @@ std::vector<const MetricSpec*> metrics_ranked_by(int MetricDisplay::*rank) {
   return out;
 }
 
-std::string_view to_string(Better b) {
-  switch (b) {
-    case Better::kHigher: return "higher";
-    case Better::kLower: return "lower";
-    case Better::kNone: return "none";
-  }
-  return "none";
-}
-
 std::string_view to_string(Aggregation a) {
   switch (a) {
     case Aggregation::kMean: return "mean";

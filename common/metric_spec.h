@@ -6,11 +6,10 @@
 
 #include <string_view>
 
+#include "common/better.h"
 #include "common/metric_display.h"
 
 namespace chaosbench::common {
-
-enum class Better { kHigher, kLower, kNone };
 
 // How the samples of one series combine into a phase's value. The stats (min, p50, p99,
 // max...) are always computed over the samples; `value` follows this rule.
@@ -25,13 +24,12 @@ enum class Aggregation {
 struct MetricSpec {
   std::string_view name;
   std::string_view unit;
-  Better better;
+  Better better;  // never kUnknown
   Aggregation aggregation;
   std::string_view description;
   MetricDisplay display{};  // default: no summary picks it out; full tables still list it
 };
 
-std::string_view to_string(Better b);        // "higher", "lower", "none"
 std::string_view to_string(Aggregation a);   // "mean", "sum", "last", "max", "min"
 
 }  // namespace chaosbench::common

@@ -122,7 +122,7 @@ std::vector<reports::MetricRecord> aggregate(const std::vector<StoredSample>& sa
       reports::MetricRecord r;
       r.name = name;
       r.unit = !g.unit.empty() ? g.unit : spec ? std::string(spec->unit) : std::string();
-      r.better = spec ? std::string(common::to_string(spec->better)) : "none";
+      r.better = spec ? spec->better : common::Better::kNone;
       r.labels = labels;
       r.value = aggregate_value(stats, g.values, spec ? spec->aggregation : common::Aggregation::kMean);
       r.stats = stats;

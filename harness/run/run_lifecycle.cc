@@ -165,7 +165,7 @@ void Run::unwind(bool timed_out) {
                          {{"verdict", TL::str(reports::to_string(verdict_.judgement().verdict))}, {"timed_out", timed_out}});
 }
 
-// What results.json is to hold, and the exit code (exit_code.h).
+// What results.json is to hold, and what its exit code needs besides the verdict.
 RunOutcome Run::outcome(double end_s) {
   ResultInputs in{scenario_, env_->started_at(), t0_wall_, end_s, faults_->schedule(), faults_->records(),
                   ranks_->records(), store_, server_->malformed(), server_->malformed_examples(), {}, abort_, false};
@@ -178,7 +178,7 @@ RunOutcome Run::outcome(double end_s) {
   out.result.environment.blas = blas_;
   out.result.environment.cluster = env_->description();
   if (const RemoteSite* remote = env_->remote()) out.result.environment.hosts = remote->hosts();
-  out.exit_code = verdict_.exit_code(out.result.verdict);
+  out.source = verdict_.source();
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/better.h"
 #include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
@@ -25,7 +26,7 @@ struct SweepSummary {
   std::string scenario;
   std::vector<SweepPointResult> points;
   std::string objective;  // metric name; empty when none applies
-  std::string better;     // "higher" / "lower"
+  common::Better better = common::Better::kUnknown;  // the objective's; kUnknown ("") when none applies
   std::optional<std::size_t> best;
   std::string recommendation;  // one paragraph with the numbers
 };

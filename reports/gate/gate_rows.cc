@@ -19,8 +19,6 @@ MetricComparison row_for(const MetricRecord& r, const std::string& stat, double 
   return m;
 }
 
-double worse_sign(const std::string& better) { return better == "lower" ? 1.0 : -1.0; }
-
 std::string signed_pct(double x) {
   if (std::isinf(x)) return x > 0 ? "+inf%" : "-inf%";
   return fmt::format("{:+.1f}%", x * 100.0);

@@ -140,9 +140,7 @@ RunResult combine_runs(const std::vector<RunToCombine>& runs, const std::string&
     repeat.runs.push_back({r.run_id, run.dir, r.verdict, r.reason, r.started_at, r.duration_s});
   }
   out.repeat = std::move(repeat);
-  const auto judged = fold(combine_verdicts(runs), judge_checks(out.checks));
-  out.verdict = judged.verdict;
-  out.reason = judged.reason;
+  judge_result(out, combine_verdicts(runs));
   return out;
 }
 

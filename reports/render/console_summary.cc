@@ -35,7 +35,7 @@ std::string phase_effects(const RunResult& run) {
     // The catalogue hides some (algbw says what busbw says; avg_busbw mixes whichever
     // sizes each window saw).
     if (const auto* spec = common::find_metric(m.name); spec && spec->display.effects_hidden) continue;
-    if (m.better == "none" || label(m.labels, "phase") != "baseline") continue;
+    if (m.better == common::Better::kNone || label(m.labels, "phase") != "baseline") continue;
     Labels key = m.labels;
     key.erase("phase");
     baseline[{m.name, key}] = m.value;

@@ -66,7 +66,7 @@ TEST_CASE("phases: baseline, fault windows and recovery from the schedule", "[ag
   CHECK(find(records, "train/step_time", "fault:slow")->stats->n == 2);
   CHECK(find(records, "train/step_time", "recovery:slow")->value == 12);
   CHECK(find(records, "train/step_time", "overall")->stats->n == 4);
-  CHECK(find(records, "train/step_time", "overall")->better == "lower");
+  CHECK(find(records, "train/step_time", "overall")->better == chaosbench::common::Better::kLower);
 }
 
 TEST_CASE("comm: algbw is bytes over mean time, busbw applies the nccl-tests factor", "[aggregate]") {
@@ -91,8 +91,8 @@ TEST_CASE("comm: algbw is bytes over mean time, busbw applies the nccl-tests fac
 
 TEST_CASE("checks: worst matching record decides, no record fails", "[aggregate]") {
   std::vector<reports::MetricRecord> rs{
-      {"comm/busbw", "GB/s", "higher", {{"phase", std::string("overall")}, {"bytes", std::int64_t{1024}}}, 0.5, {}},
-      {"comm/busbw", "GB/s", "higher", {{"phase", std::string("overall")}, {"bytes", std::int64_t{2048}}}, 0.2, {}}};
+      {"comm/busbw", "GB/s", chaosbench::common::Better::kHigher, {{"phase", std::string("overall")}, {"bytes", std::int64_t{1024}}}, 0.5, {}},
+      {"comm/busbw", "GB/s", chaosbench::common::Better::kHigher, {{"phase", std::string("overall")}, {"bytes", std::int64_t{2048}}}, 0.2, {}}};
   CheckSpec c;
   c.metric = "comm/busbw";
   c.min = 0.3;

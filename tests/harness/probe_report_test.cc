@@ -190,7 +190,7 @@ TEST_CASE("probes: probe/failures and fault/abort_latency from the records", "[r
   REQUIRE(records.size() == 3);
   CHECK(records[0].name == "probe/failures");
   CHECK(records[0].unit == "count");
-  CHECK(records[0].better == "lower");
+  CHECK(records[0].better == chaosbench::common::Better::kLower);
   CHECK(records[0].labels == Labels{{"phase", std::string("overall")}, {"probe", std::string("error-rate")}});
   CHECK(records[0].value == 4);
   CHECK(records[1].value == 0);

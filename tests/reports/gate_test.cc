@@ -50,7 +50,7 @@ MetricRecord record(const std::string& name, const std::string& unit, const std:
   MetricRecord r;
   r.name = name;
   r.unit = unit;
-  r.better = better;
+  r.better = chaosbench::common::parse_better(better);
   r.labels = std::move(labels);
   r.value = value;
   return r;

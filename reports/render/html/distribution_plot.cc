@@ -109,8 +109,8 @@ std::string band_marks(const MetricComparison& c, const PlotScale& s) {
                          format_unit(std::max(a, b), c.unit))));
   out += fmt::format("<text class=\"band-label\" x=\"{}\" y=\"{}\">±{:g}%</text>", svg_number((left + right) / 2),
                      svg_number(kBandTop - 3), c.tolerance * 100);
-  if (c.better == "lower" || c.better == "higher") {
-    const double edge = s.at(c.better == "lower" ? std::max(a, b) : std::min(a, b));  // where a worse value leaves
+  if (c.better == common::Better::kLower || c.better == common::Better::kHigher) {
+    const double edge = s.at(c.better == common::Better::kLower ? std::max(a, b) : std::min(a, b));  // where a worse value leaves
     out += fmt::format("<line class=\"edge\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", svg_number(edge),
                        svg_number(kBandTop), svg_number(kBandBottom));
   }
