@@ -4,7 +4,7 @@
 #   P/bin/chaosbench
 #   P/lib/libchaosbench_cuda.so, P/lib/libchaosbench_cuda_workers.so (when built): what the
 #     binary loads at run time and finds as <its directory>/../lib/NAME
-#     (common/install_layout.h). So they go to lib/ itself, not to GNUInstallDirs' LIBDIR,
+#     (common/files/install_layout.h). So they go to lib/ itself, not to GNUInstallDirs' LIBDIR,
 #     which under /usr on Debian is lib/x86_64-linux-gnu; they are private modules with no
 #     soname, never linked against.
 #   P/share/doc/chaosbench/: README.md and docs/ (README's links stay good)

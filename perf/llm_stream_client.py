@@ -39,7 +39,7 @@ def one_request(port, prompt, max_tokens):
 
 
 def percentile(values, q):
-    """The q-quantile (q in [0, 1]) as numpy's default and chaosbench's (common/percentile.h)."""
+    """The q-quantile (q in [0, 1]) as numpy's default and chaosbench's (common/values/percentile.h)."""
     if not values:
         return float("nan")
     values = sorted(values)

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench/common/flag_values.h"
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::bench {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 
 namespace chaosbench::bench::load {
 

@@ -12,7 +12,7 @@ struct LatencySummary {
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, p999_ms = 0, mean_ms = 0, max_ms = 0;
 };
 
-// Percentiles (common/percentile.h) of `latencies_ms` (sorted in place); all zero when
+// Percentiles (common/values/percentile.h) of `latencies_ms` (sorted in place); all zero when
 // it is empty.
 LatencySummary summarize_latencies(std::vector<float>& latencies_ms);
 

@@ -14,7 +14,7 @@
 
 #include "bench/common/program_options_fwd.h"
 #include "bench/train/recovery_spec.h"
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::bench::train {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "common/trusted_directory.h"
+#include "common/files/trusted_directory.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
 #include "harness/core/host_error.h"

@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 #include <iostream>
 
-#include "common/units.h"
+#include "common/values/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
 #include "harness/http/http_client.h"

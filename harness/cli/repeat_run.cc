@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "common/trusted_directory.h"
+#include "common/files/trusted_directory.h"
 #include "harness/core/exit_code.h"
 #include "harness/core/host_error.h"
 #include "harness/run/run_directory.h"

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "bench/protocol/record.h"
-#include "common/unique_fd.h"
+#include "common/files/unique_fd.h"
 #include "harness/collect/mesh_window.h"
 #include "harness/scenario/mesh_spec.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 
 namespace chaosbench::harness {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "common/metric_catalogue.h"
-#include "common/percentile.h"
+#include "common/metrics/metric_catalogue.h"
+#include "common/values/percentile.h"
 #include "harness/derive/comm_derivation.h"
 
 namespace chaosbench::harness {

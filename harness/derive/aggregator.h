@@ -12,7 +12,7 @@
 
 namespace chaosbench::harness {
 
-// Percentiles (common/percentile.h), mean, population stddev, min, max, sum. Empty
+// Percentiles (common/values/percentile.h), mean, population stddev, min, max, sum. Empty
 // input: n = 0.
 reports::Stats compute_stats(std::vector<double> values);
 

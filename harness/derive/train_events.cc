@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "reports/model/text_format.h"
 
 namespace chaosbench::harness {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "common/install_layout.h"
+#include "common/files/install_layout.h"
 #include "faults/registry/registry.h"
 #include "harness/workloads/workload_plan.h"
 

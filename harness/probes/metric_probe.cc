@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <numeric>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "harness/probes/probe_support.h"
 
 namespace chaosbench::harness::probes {

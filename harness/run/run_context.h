@@ -33,11 +33,11 @@ struct RunContext {
   // When this run began (Unix seconds, before its journal).
   double began_wall = 0;
   // Seconds since the workload started; the run's thread only.
-  std::function<double()> now_s;
+  std::function<double()> now_s{};
   // A record into the store (and a workload event into the timeline), from any thread.
-  std::function<void(const bench::Record&, double received)> take_record;
+  std::function<void(const bench::Record&, double received)> take_record{};
   // A harness event (rank -1) into the store and the timeline, from any thread.
-  std::function<void(const std::string& name, bench::Labels fields)> harness_event;
+  std::function<void(const std::string& name, bench::Labels fields)> harness_event{};
   // Set once the run is brought up (null for a collector of Stage::kFirst).
   RunEnvironment* env = nullptr;
   // Set once the workload's ranks are planned (Stage::kWorkload).

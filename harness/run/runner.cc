@@ -10,9 +10,9 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "common/program_path.h"
-#include "common/control_block.h"
-#include "common/store_wire.h"
+#include "common/process/program_path.h"
+#include "common/gpu/control_block.h"
+#include "common/json/store_wire.h"
 #include "faults/registry/registry.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/core/host_error.h"

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/units.h"
+#include "common/values/units.h"
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/json_locations.h"
 #include "harness/scenario/overrides.h"

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/core/run_stamps.h"
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "harness/derive/result_builder.h"
 #include "harness/core/run_stamps.h"
 

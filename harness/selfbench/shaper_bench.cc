@@ -16,8 +16,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "common/netns.h"
-#include "common/percentile.h"
+#include "common/kernel/netns.h"
+#include "common/values/percentile.h"
 #include "faults/network/tc_commands.h"
 #include "faults/network/tc_shaper.h"
 #include "harness/cluster/netns_cluster.h"
@@ -34,7 +34,7 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// As perf/harness/fault_apply_latency.sh and every report (common/percentile.h).
+// As perf/harness/fault_apply_latency.sh and every report (common/values/percentile.h).
 using common::percentile;
 
 struct Series {

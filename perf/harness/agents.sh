@@ -68,7 +68,7 @@ for f in r["faults"]:
     by.setdefault(f["type"], []).append(f["apply_latency_us"] / 1000)
 for t, v in sorted(by.items()):
     v.sort()
-    def p(q):  # numpy's linear percentile, as chaosbench's (common/percentile.h)
+    def p(q):  # numpy's linear percentile, as chaosbench's (common/values/percentile.h)
         h = (len(v) - 1) * (q / 100); i = int(h)
         return v[i] if i + 1 >= len(v) else v[i] + (h - i) * (v[i + 1] - v[i])
     print(f"{sys.argv[2]}{t:13} n={len(v):3}  p50 {p(50):6.2f} ms  p99 {p(99):6.2f} ms  max {v[-1]:6.2f} ms")

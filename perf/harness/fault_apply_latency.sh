@@ -40,7 +40,7 @@ for f in r["faults"]:
         by.setdefault(f["type"], []).append(f["apply_latency_us"] / 1000)
 for t, v in sorted(by.items()):
     v.sort()
-    def p(q):  # numpy's linear percentile, as chaosbench's (common/percentile.h)
+    def p(q):  # numpy's linear percentile, as chaosbench's (common/values/percentile.h)
         h = (len(v) - 1) * (q / 100); i = int(h)
         return v[i] if i + 1 >= len(v) else v[i] + (h - i) * (v[i + 1] - v[i])
     print(t, " ".join(f"{x:.2f}" for x in v)) if "-v" in sys.argv else None

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "reports/gate/gate.h"
 #include "reports/model/text_format.h"
 

@@ -1,7 +1,7 @@
 // A sweep's points side by side, and the recommendation: the best point that passes its
 // checks on the objective (train/time_to_target when the workload has a target loss,
 // else train/throughput; comm/avg_busbw for the collective benchmark: the catalogue's
-// sweep objectives, common/metric_display.h), with its margin over the runner-up and the confidence of that
+// sweep objectives, common/metrics/metric_display.h), with its margin over the runner-up and the confidence of that
 // margin, from the gate's statistics on the per-step samples behind it (step time,
 // latency): a margin inside the noise is said to be one. Pure.
 #pragma once
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/better.h"
+#include "common/metrics/better.h"
 #include "reports/model/run_model.h"
 
 namespace chaosbench::reports {

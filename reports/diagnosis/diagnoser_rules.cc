@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <set>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "reports/diagnosis/diagnoser.h"
 #include "reports/stats/statistics.h"
 

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/percentile.h"
-#include "common/units.h"
+#include "common/values/percentile.h"
+#include "common/values/units.h"
 #include "reports/gate/gate_rows.h"
 #include "reports/gate/gate_runs.h"
 #include "reports/gate/gate_selection.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 
 namespace chaosbench::reports::gate_detail {
 

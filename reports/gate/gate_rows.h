@@ -16,7 +16,7 @@ MetricComparison row_for(const MetricRecord& r, const std::string& stat, double 
 std::string signed_pct(double x);  // "+4.2%", "+inf%"
 std::string p_text(double p);  // "0.0032", "3.2e-45"
 
-// The 21 quantiles 0, 5, ..., 100 % of `values` (common/percentile.h; empty for none):
+// The 21 quantiles 0, 5, ..., 100 % of `values` (common/values/percentile.h; empty for none):
 // what the report plots of a sample.
 std::vector<double> plot_quantiles(const std::vector<double>& values);
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <utility>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "reports/model/judgement.h"
 
 namespace chaosbench::reports {

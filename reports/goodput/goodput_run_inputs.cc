@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "reports/model/text_format.h"
 
 namespace chaosbench::reports {

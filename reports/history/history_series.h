@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/better.h"
+#include "common/metrics/better.h"
 #include "reports/stats/change_point.h"
 #include "reports/history/history_entry.h"
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "reports/stats/prediction_interval.h"
 
 namespace chaosbench::reports {

@@ -3,8 +3,8 @@
 #include "reports/model/blas_json.h"
 #include "reports/model/schedule_json.h"
 
-#include "common/json_limits.h"
-#include "common/json_values.h"
+#include "common/json/json_limits.h"
+#include "common/json/json_values.h"
 
 
 #include <cmath>

@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "common/json_limits.h"
-#include "common/json_values.h"
-#include "common/safe_files.h"
+#include "common/json/json_limits.h"
+#include "common/json/json_values.h"
+#include "common/files/safe_files.h"
 #include "reports/model/blas_json.h"
 #include "reports/model/json_io.h"
 #include "reports/model/schedule_json.h"

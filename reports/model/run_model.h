@@ -9,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "common/better.h"
-#include "common/labels.h"
+#include "common/metrics/better.h"
+#include "common/values/labels.h"
 #include "reports/model/check_status.h"
 #include "reports/model/gate_status.h"
 #include "reports/model/repeat_record.h"
@@ -23,7 +23,7 @@ namespace chaosbench::reports {
 
 inline constexpr int kSchemaVersion = 1;
 
-// Labels keep their JSON type: the one type of common/labels.h.
+// Labels keep their JSON type: the one type of common/values/labels.h.
 using common::LabelValue;
 using common::Labels;
 

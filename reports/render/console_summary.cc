@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <map>
 
-#include "common/metric_catalogue.h"
-#include "common/percentile.h"
+#include "common/metrics/metric_catalogue.h"
+#include "common/values/percentile.h"
 #include "reports/diagnosis/diagnoser.h"
 #include "reports/diagnosis/diagnosis_output.h"
 #include "reports/model/text_format.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "reports/stats/split_mix64.h"
 
 namespace chaosbench::reports {

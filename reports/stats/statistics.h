@@ -1,7 +1,7 @@
 // The statistics behind the baseline gate (gate.h): the upper tail a high percentile is
 // tested on, the two-sided Mann-Whitney U test and a percentile-bootstrap confidence
 // interval of the relative change of a percentile between two samples. Percentiles are
-// common/percentile.h's (numpy's linear), as everywhere. Pure functions, deterministic:
+// common/values/percentile.h's (numpy's linear), as everywhere. Pure functions, deterministic:
 // the bootstrap draws from splitmix64 seeded by the caller. docs/gate.md explains the
 // method and where the ideas come from.
 #pragma once

@@ -15,7 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "bench/llm/load/llm_peak_search.h"
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "llm_load_fixture.h"
 #include "timing_attempts.h"
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 
 namespace percentile_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

@@ -14,7 +14,7 @@
 #include <future>
 #include <map>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "faults/network/delay_line.h"
 #include "faults/network/traffic_flows.h"
 #include "harness/journal/entry_checks.h"

@@ -13,7 +13,7 @@
 #include <future>
 #include <memory>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "faults/network/traffic_flows.h"
 #include "faults/network/network_plane.h"
 #include "faults/registry/registry.h"

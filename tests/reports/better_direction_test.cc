@@ -1,4 +1,4 @@
-// A metric's better-direction (common/better.h): the words results.json has always held,
+// A metric's better-direction (common/metrics/better.h): the words results.json has always held,
 // and a word this version does not know read, judged and written back as before the
 // direction was a type (not gated, a fall counted as worse, only "none" left out of the
 // console's comparisons).
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/better.h"
-#include "common/metric_catalogue.h"
+#include "common/metrics/better.h"
+#include "common/metrics/metric_catalogue.h"
 #include "reports/gate/gate_selection.h"
 #include "reports/model/json_io.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "reports/gate/gate.h"
 #include "reports/stats/statistics.h"
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "faults/network/network_plane.h"
 #include "faults/registry/registry.h"
 #include "harness/cluster/netns_cluster.h"

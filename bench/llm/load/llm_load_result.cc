@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 
 namespace chaosbench::bench::llm {
 

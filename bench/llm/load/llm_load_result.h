@@ -37,7 +37,7 @@ struct LlmLoadResult {
   std::optional<double> attainment() const;
 };
 
-// One JSON object on one line: counts, rates, p50/p90/p99 (common/percentile.h) and mean
+// One JSON object on one line: counts, rates, p50/p90/p99 (common/values/percentile.h) and mean
 // of ttft, tpot, itl, e2e in ms, failures by kind.
 std::string format_llm_load_summary(const LlmLoadResult& result);
 

@@ -7,8 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "common/metric_catalogue.h"
-#include "common/percentile.h"
+#include "common/metrics/metric_catalogue.h"
+#include "common/values/percentile.h"
 #include "reports/render/html/downsample.h"
 #include "reports/render/html/html_text.h"
 

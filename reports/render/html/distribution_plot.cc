@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "reports/render/html/html_text.h"
 #include "reports/render/html/plot_axis.h"
 

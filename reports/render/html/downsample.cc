@@ -1,6 +1,6 @@
 #include "reports/render/html/downsample.h"
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <map>
 
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 #include "reports/render/html/downsample.h"
 #include "reports/render/html/html_text.h"
 

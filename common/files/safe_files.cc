@@ -1,4 +1,4 @@
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "common/store_wire.h"
+#include "common/json/store_wire.h"
 
 #include <cerrno>
 

@@ -1,4 +1,4 @@
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 
 #include <cerrno>
 #include <csignal>
@@ -11,7 +11,7 @@
 #include <system_error>
 #include <unistd.h>
 
-#include "common/program_path.h"
+#include "common/process/program_path.h"
 
 namespace chaosbench::common {
 namespace {

@@ -1,5 +1,5 @@
 // The metric catalogue: every metric chaosbench defines, as one table in the order
-// `chaosbench metrics` prints it, with how reports show each (common/metric_display.h).
+// `chaosbench metrics` prints it, with how reports show each (common/metrics/metric_display.h).
 // It is the metrics' reference (docs/metrics-protocol.md says how a workload sends them).
 // Workloads may send metrics outside it; those keep the unit they were sent with,
 // aggregate by mean, have no better-direction and no display hints.
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/metric_spec.h"
+#include "common/metrics/metric_spec.h"
 
 namespace chaosbench::common {
 

@@ -1,4 +1,4 @@
-#include "common/crash_point.h"
+#include "common/process/crash_point.h"
 
 #include <csignal>
 #include <cstdlib>

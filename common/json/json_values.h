@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/labels.h"
+#include "common/values/labels.h"
 
 namespace chaosbench::common {
 

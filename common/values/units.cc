@@ -1,4 +1,4 @@
-#include "common/units.h"
+#include "common/values/units.h"
 
 #include <array>
 #include <cmath>

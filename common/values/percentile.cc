@@ -1,4 +1,4 @@
-#include "common/percentile.h"
+#include "common/values/percentile.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "common/program_path.h"
+#include "common/process/program_path.h"
 
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-#include "common/route_socket.h"
+#include "common/kernel/route_socket.h"
 
 #include <cstring>
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <sys/socket.h>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 
 namespace chaosbench::common {
 

@@ -1,4 +1,4 @@
-#include "common/json_limits.h"
+#include "common/json/json_limits.h"
 
 #include <fmt/format.h>
 

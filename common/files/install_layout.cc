@@ -1,5 +1,5 @@
 // The run-time layout (install_layout.h).
-#include "common/install_layout.h"
+#include "common/files/install_layout.h"
 
 #include <filesystem>
 #include <system_error>

@@ -1,4 +1,4 @@
-#include "common/cgroup_files.h"
+#include "common/kernel/cgroup_files.h"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,5 @@
 // See metric_name.h.
-#include "common/metric_name.h"
+#include "common/metrics/metric_name.h"
 
 namespace chaosbench::common {
 

@@ -6,8 +6,8 @@
 
 #include <string_view>
 
-#include "common/better.h"
-#include "common/metric_display.h"
+#include "common/metrics/better.h"
+#include "common/metrics/metric_display.h"
 
 namespace chaosbench::common {
 

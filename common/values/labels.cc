@@ -1,4 +1,4 @@
-#include "common/labels.h"
+#include "common/values/labels.h"
 
 #include <fmt/format.h>
 

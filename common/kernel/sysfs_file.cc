@@ -1,4 +1,4 @@
-#include "common/sysfs_file.h"
+#include "common/kernel/sysfs_file.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 
 #include <algorithm>
 #include <array>

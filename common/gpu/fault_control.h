@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/control_block.h"
+#include "common/gpu/control_block.h"
 
 namespace chaosbench::common {
 

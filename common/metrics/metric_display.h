@@ -1,6 +1,6 @@
 // How reports show a catalogue metric: which summaries list it, in what order, and how
 // its samples are charted. These hints live in the metric's catalogue row
-// (common/metric_catalogue.cc), so a reporter keeps no list of metric names of its own.
+// (common/metrics/metric_catalogue.cc), so a reporter keeps no list of metric names of its own.
 // A rank is 1-based and orders the metrics that have it; 0 means "not shown there".
 // Metrics outside the catalogue (a `command` workload's own) have no hints.
 #pragma once
