@@ -3,14 +3,23 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <array>
 
 namespace chaosbench::bench::http {
 namespace {
 
-bool is_token_char(char c) {  // RFC 9110 §5.6.2 token characters
-  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
+// RFC 9110 §5.6.2 token characters, as a table: every header name of every answer on a
+// kept-alive connection is checked byte by byte.
+constexpr std::array<bool, 256> kTokenChars = [] {
+  std::array<bool, 256> table{};
+  for (int c = '0'; c <= '9'; ++c) table[static_cast<std::size_t>(c)] = true;
+  for (int c = 'a'; c <= 'z'; ++c) table[static_cast<std::size_t>(c)] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) table[static_cast<std::size_t>(c)] = true;
+  for (const char c : std::string_view("!#$%&'*+-.^_`|~")) table[static_cast<unsigned char>(c)] = true;
+  return table;
+}();
+
+bool is_token_char(char c) { return kTokenChars[static_cast<unsigned char>(c)]; }
 
 int hex_digit_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -43,6 +52,19 @@ bool split_field_line(std::string_view line, std::string_view &name, std::string
   return true;
 }
 
+// Where the head at the front of `bytes` ends (just past its blank line: CRLF or a bare
+// LF), or npos when the blank line is not in `bytes`.
+std::size_t end_of_head(std::string_view bytes) {
+  std::size_t at = 0;
+  for (;;) {
+    const auto lf = bytes.find('\n', at);
+    if (lf == std::string_view::npos) return lf;
+    const auto length = lf - at;
+    at = lf + 1;
+    if (length == 0 || (length == 1 && bytes[lf - 1] == '\r')) return at;
+  }
+}
+
 // Lines of a head or trailer section: each without its LF and the CR before it.
 template <class OnLine>
 bool for_each_field_line(std::string_view section, OnLine &&on_line) {
@@ -65,14 +87,25 @@ HttpResponseReader::HttpResponseReader(Limits limits) : limits_(limits) {
   limits_.max_body = std::min(limits_.max_body, Limits::kMaxBodyLimit);
 }
 
-// Keeps the buffers' capacity: a kept-alive connection parses one head per request.
+// Member by member, as the class declares them (a new member is reset here too), keeping
+// the buffers' capacity: a kept-alive connection resets once per request.
 void HttpResponseReader::reset() {
-  std::string head = std::move(head_), type = std::move(content_type_);
-  *this = HttpResponseReader(limits_);
-  head.clear();
-  type.clear();
-  head_ = std::move(head);
-  content_type_ = std::move(type);
+  state_ = State::kHead;
+  error_ = Error::kNone;
+  head_.clear();
+  line_start_ = 0;
+  interim_heads_ = 0;
+  status_ = 0;
+  http10_ = false;
+  keep_alive_ = true;
+  content_type_.clear();
+  framing_ = Framing::kNone;
+  chunk_ = Chunk::kSize;
+  remaining_ = 0;
+  chunk_line_ = 0;
+  size_digits_ = false;
+  size_done_ = false;
+  body_bytes_ = 0;
 }
 
 void HttpResponseReader::fail(Error e) {
@@ -111,10 +144,18 @@ HttpResponseReader::Step HttpResponseReader::take_data(std::string_view bytes, s
   return {n, bytes.substr(0, n)};
 }
 
-// Copies head bytes a line at a time (memchr for its end, not a byte at a time: every
-// request on a kept-alive connection parses a head) until a blank line; parses the head
-// there. Stops right after it.
+// A head that arrives whole in one read (the usual case: every request on a kept-alive
+// connection parses one) is parsed where it lies, without a copy. Otherwise head bytes are
+// copied a line at a time (memchr for its end) until a blank line, and the head parsed
+// there. Stops right after it (an interim 1xx head: after it, or after the real one).
 std::size_t HttpResponseReader::step_head(std::string_view bytes) {
+  if (head_.empty()) {
+    const auto end = end_of_head(bytes.substr(0, limits_.max_head));
+    if (end != std::string_view::npos) {
+      parse_head(bytes.substr(0, end));
+      return end;
+    }
+  }
   std::size_t i = 0;
   while (i < bytes.size()) {
     if (head_.size() >= limits_.max_head) {
@@ -131,15 +172,16 @@ std::size_t HttpResponseReader::step_head(std::string_view bytes) {
     const bool blank = line_length == 0 || (line_length == 1 && head_[line_start_] == '\r');
     line_start_ = head_.size();
     if (!blank) continue;
-    if (!parse_head()) return i;
+    if (!parse_head(head_)) return i;
     if (state_ == State::kHead) continue;  // an interim 1xx head: the real one follows
     return i;
   }
   return i;
 }
 
-bool HttpResponseReader::parse_head() {
-  const std::string_view head(head_);
+// `head`: the status line and the fields with the blank line that ends them (viewing the
+// input bytes, or head_, which this clears once done with the view).
+bool HttpResponseReader::parse_head(std::string_view head) {
   const auto first_lf = head.find('\n');
   auto status_line = head.substr(0, first_lf);
   if (!status_line.empty() && status_line.back() == '\r') status_line.remove_suffix(1);

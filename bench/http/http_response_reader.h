@@ -118,7 +118,7 @@ class HttpResponseReader {
   enum class Chunk { kSize, kExtension, kSizeLf, kData, kDataCr, kDataLf, kTrailers };
 
   std::size_t step_head(std::string_view bytes);
-  bool parse_head();
+  bool parse_head(std::string_view head);
   bool parse_status_line(std::string_view line);
   bool parse_header(std::string_view line, bool &length_seen, std::uint64_t &length);
   void start_body(bool length_seen, std::uint64_t length);
@@ -133,6 +133,7 @@ class HttpResponseReader {
   }
 
   Limits limits_;
+  // The response's state: reset() sets each back, so a member added here is added there.
   State state_ = State::kHead;
   Error error_ = Error::kNone;
   std::string head_;

@@ -174,6 +174,29 @@ TEST_CASE("http reader: hostile heads are errors", "[http]") {
   CHECK(parse(std::string(70 * 1024, 'H')).error == Error::kHeadTooLarge);
 }
 
+TEST_CASE("http reader: the head bound is the same for a head read whole or in pieces", "[http]") {
+  // A head that arrives in one read is parsed in place; one split over reads is copied first.
+  const Limits limits{256, 1024};
+  const std::string start = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nX: ";
+  const std::string end = "\r\n\r\n";
+  const std::string at_bound = start + std::string(limits.max_head - start.size() - end.size(), 'a') + end;
+  REQUIRE(at_bound.size() == limits.max_head);
+  const std::string past_bound = start + std::string(limits.max_head + 1 - start.size() - end.size(), 'a') + end;
+  for (const std::size_t piece : {std::size_t{0}, std::size_t{1}, std::size_t{7}, limits.max_head - 1}) {
+    INFO("piece " << piece);
+    const auto whole = parse(at_bound + "z", piece, limits);
+    CHECK(whole.state == State::kComplete);
+    CHECK(whole.body == "z");
+    CHECK(parse(past_bound + "z", piece, limits).error == Error::kHeadTooLarge);
+  }
+  // Interim heads in the same read as the real one: each parsed in turn.
+  HttpResponseReader p;
+  const std::string two = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n";
+  CHECK(p.feed(two, [](std::string_view) {}) == two.size());
+  CHECK(p.state() == State::kComplete);
+  CHECK(p.status() == 204);
+}
+
 TEST_CASE("http reader: hostile chunk sizes are errors before any overflow", "[http]") {
   const std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
   CHECK(parse(head + "FFFFFFFFFFFFFFFFFFFFFFFFFFFF\r\n").error == Error::kBodyTooLarge);
