@@ -20,6 +20,8 @@ class OpenLoopClient {
   // (engine.submit, each with its scheduled time), and returns when the next one falls
   // due, which the engine wakes for on a timer; Clock::time_point::max() when none is
   // timed (a closed loop, whose requests start as others end: every turn looks again).
+  // An arrival process returns its next arrival even past the end of issuing, so the
+  // engine wakes by then to end issuing, not up to a housekeeping wait later.
   virtual Clock::time_point issue(OpenLoopEngine& engine, Clock::time_point now) = 0;
   // Each turn, issuing or draining: cheap housekeeping.
   virtual void tick(Clock::time_point now) { (void)now; }

@@ -102,7 +102,7 @@ Clock::time_point LlmLoadGenerator::Loop::issue(openloop::OpenLoopEngine& e, Clo
     const double seconds = s.arrival == Arrival::kPoisson ? gap(rng) : 1.0 / s.rate;
     next_arrival += to_clock(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds)));
   }
-  return next_arrival < end_issue ? next_arrival : Clock::time_point::max();
+  return next_arrival;  // past end_issue too: the engine wakes then and ends issuing on time
 }
 
 // The connections the first requests take, opened before the clock starts so the first
