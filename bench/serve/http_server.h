@@ -1,7 +1,7 @@
-// HTTP/1.1 transport for an InferenceService on Boost.Beast: keep-alive connections, one
-// strand per connection, an io_context run by a small thread pool. Beast is included only
-// in the .cc files (it compiles slowly); this header shows none of it.
-// Hostile clients meet bounds (docs in README, `worker serve --help`): at most
+// HTTP/1.1 transport for an InferenceService: the KServe routes as a handler on the
+// shared server core (bench/http/http_server_core.h: keep-alive connections, one strand
+// per connection, an io_context run by a small thread pool; Boost.Beast is compiled there,
+// not here). Hostile clients meet bounds (docs in README, `worker serve --help`): at most
 // max_connections open (503 past it), header_limit and body_limit per request (431,
 // 413), max_buffered body bytes over all connections (503), request_timeout from a
 // request's first byte to its last (408); out of descriptors, accepting pauses.

@@ -1,5 +1,5 @@
 // The LLM server's threads; each connection is an LlmSession, admitted by the accept loop
-// both built-in servers share (bench/serve/accept_loop.h).
+// both built-in servers share (bench/http/accept_loop.h).
 #include "bench/llm/serve/llm_http_server.h"
 
 #include <algorithm>
@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "bench/llm/serve/llm_session.h"
-#include "bench/serve/accept_loop.h"
+#include "bench/http/accept_loop.h"
 
 namespace chaosbench::bench::llm {
 
 struct LlmHttpServer::Impl {
   explicit Impl(LlmServerConfig c)
-      : cfg(std::move(c)), shared(cfg), acceptor(ioc, shared.budget, [this](serve::AcceptLoop::tcp::socket&& socket, bool counted) {
+      : cfg(std::move(c)), shared(cfg), acceptor(ioc, shared.budget, [this](bench::http::AcceptLoop::tcp::socket&& socket, bool counted) {
           auto session = std::make_shared<LlmSession>(std::move(socket), shared, counted);
           counted ? session->start() : session->refuse();
         }) {}
@@ -25,7 +25,7 @@ struct LlmHttpServer::Impl {
   LlmServerShared shared;
   std::unique_ptr<TokenEngine> engine;
   boost::asio::io_context ioc;
-  serve::AcceptLoop acceptor;
+  bench::http::AcceptLoop acceptor;
   std::vector<std::thread> threads;
   unsigned short port = 0;
   bool stopped = false;

@@ -21,7 +21,7 @@
 
 #include "bench/llm/serve/llm_http_server.h"
 #include "bench/llm/openai_response.h"
-#include "bench/serve/connection_budget.h"
+#include "bench/http/connection_budget.h"
 
 namespace chaosbench::bench::llm {
 
@@ -32,7 +32,7 @@ struct LlmServerShared {
   RequestLimits limits;
   TokenEngine* engine = nullptr;
   LlmServerMetrics metrics;
-  serve::ConnectionBudget budget;  // connections only: bodies are bounded by body_limit
+  bench::http::ConnectionBudget budget;  // connections only: bodies are bounded by body_limit
   std::atomic<std::size_t> running{0};
   std::atomic<std::uint64_t> next_id{1};
 };
