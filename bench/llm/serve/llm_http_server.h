@@ -1,5 +1,5 @@
-// The built-in OpenAI-compatible LLM server's HTTP layer, on Boost.Beast (included only
-// in .cc files): POST /v1/completions and /v1/chat/completions (streamed as chunked
+// The built-in OpenAI-compatible LLM server's HTTP layer, a handler (llm_handler.h) on the
+// shared HTTP server core (bench/http/http_server_core.h): POST /v1/completions and /v1/chat/completions (streamed as chunked
 // Server-Sent Events, one event written as each token comes, TCP_NODELAY set; or one JSON
 // answer), GET /v1/models, GET /health, GET /metrics (llm_server_metrics.h). Errors are the
 // OpenAI error object with its status: 400 bad request, 404 unknown model or path, 405 wrong
@@ -8,7 +8,7 @@
 // alive between requests.
 // Bounds against hostile clients as bench/serve's server: max_connections (503 and close
 // past it), header_limit, body_limit, request_timeout from a request's first byte to its
-// last and for each write of an answer, idle_timeout between requests.
+// last (408) and for each write of an answer, idle_timeout between requests.
 // A client that closes mid-answer cancels its generation at once.
 // Threads: construct, port(), stop() from one owner thread; engine(), running() and
 // metrics() from any.
