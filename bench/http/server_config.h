@@ -1,6 +1,7 @@
-// What one HttpServerCore listens on and the bounds every connection meets (the three
-// servers on the core fill it from their own settings: bench/serve/http_server.h,
-// bench/llm/serve/llm_http_server.h, harness/prometheus/metrics_listener.h).
+// What one HttpServerCore listens on and the bounds every connection meets. The KServe
+// server takes it as it is (bench/serve/http_server.h), the LLM server extends it
+// (bench/llm/serve/llm_http_server.h), the metrics listener fills its own
+// (harness/prometheus/metrics_listener.cc).
 // A request is read within header_limit (else 431), body_limit (else 413), the
 // connection budget's max_buffered body bytes over all connections (else 503) and
 // request_timeout from its first byte to its last (else 408); each write of an answer
@@ -17,18 +18,18 @@
 namespace chaosbench::bench::http {
 
 struct ServerConfig {
-  std::string name = "http";       // "<name>: cannot listen on ..." (empty: no prefix)
   std::string host = "127.0.0.1";  // numeric address to bind
-  unsigned short port = 0;         // 0: an ephemeral port
+  unsigned short port = 0;         // 0: an ephemeral port (see HttpServerCore::port())
   int threads = 2;                 // io threads
-  std::uint64_t body_limit = 4u << 20;
-  std::size_t header_limit = 8u << 10;
-  std::size_t max_connections = 512;
-  std::size_t max_refusing = 64;             // 503 answers in flight past max_connections
-  std::uint64_t max_buffered = 64u << 20;    // request-body bytes over all connections
-  std::chrono::milliseconds request_timeout{30'000};
-  std::chrono::milliseconds idle_timeout{60'000};
-  bool no_delay = false;  // TCP_NODELAY on every connection (an answer of many small writes)
+  std::uint64_t body_limit = 4u << 20;                // larger bodies get 413
+  std::size_t header_limit = 8u << 10;                // larger request headers get 431
+  std::size_t max_connections = 512;                  // more get 503 and a close
+  std::uint64_t max_buffered = 64u << 20;             // request-body bytes over all connections; 503 past it
+  std::chrono::milliseconds request_timeout{30'000};  // first byte to last byte of a request; 408 past it
+  std::chrono::milliseconds idle_timeout{60'000};     // a keep-alive connection idle this long is closed
+  std::size_t max_refusing = 64;  // 503 answers in flight past max_connections (0: drop at once)
+  bool no_delay = false;          // TCP_NODELAY on every connection (an answer of many small writes)
+  std::string name = "http";      // "<name>: cannot listen on ..." (empty: no prefix)
 };
 
 }  // namespace chaosbench::bench::http

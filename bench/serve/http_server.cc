@@ -9,19 +9,9 @@
 namespace chaosbench::bench::serve {
 namespace {
 
-http::ServerConfig kserve_core_config(const HttpServerConfig& cfg) {
-  http::ServerConfig core;
-  core.name = "serve";
-  core.host = cfg.host;
-  core.port = cfg.port;
-  core.threads = cfg.threads;
-  core.body_limit = cfg.body_limit;
-  core.header_limit = cfg.header_limit;
-  core.max_connections = cfg.max_connections;
-  core.max_buffered = cfg.max_buffered;
-  core.request_timeout = cfg.request_timeout;
-  core.idle_timeout = cfg.idle_timeout;
-  return core;
+http::ServerConfig kserve_core_config(HttpServerConfig cfg) {
+  cfg.name = "serve";
+  return cfg;
 }
 
 http::ServerResponse kserve_response(HttpResponse r) {
@@ -31,7 +21,7 @@ http::ServerResponse kserve_response(HttpResponse r) {
 }  // namespace
 
 struct HttpServer::Impl final : http::ServerHandler {
-  Impl(HttpServerConfig cfg, InferenceService& s) : service(s), core(kserve_core_config(cfg), *this) {}
+  Impl(HttpServerConfig cfg, InferenceService& s) : service(s), core(kserve_core_config(std::move(cfg)), *this) {}
 
   void handle(http::ServerRequest request, const http::ServerExchange& exchange) override {
     service.handle({std::move(request.method), std::move(request.target), std::move(request.body)},

@@ -9,28 +9,9 @@
 #include "bench/llm/serve/llm_server_shared.h"
 
 namespace chaosbench::bench::llm {
-namespace {
-
-http::ServerConfig llm_core_config(const LlmServerConfig& cfg) {
-  http::ServerConfig core;
-  core.name = "llm-serve";
-  core.host = cfg.host;
-  core.port = cfg.port;
-  core.threads = cfg.threads;
-  core.body_limit = cfg.body_limit;
-  core.header_limit = cfg.header_limit;
-  core.max_connections = cfg.max_connections;
-  core.max_buffered = 1ull << 62;  // connections only: bodies are bounded by body_limit
-  core.request_timeout = cfg.request_timeout;
-  core.idle_timeout = cfg.idle_timeout;
-  core.no_delay = true;  // one small write per token
-  return core;
-}
-
-}  // namespace
 
 struct LlmHttpServer::Impl {
-  explicit Impl(LlmServerConfig c) : cfg(std::move(c)), shared(cfg), handler(shared), core(llm_core_config(cfg), handler) {}
+  explicit Impl(LlmServerConfig c) : cfg(std::move(c)), shared(cfg), handler(shared), core(cfg, handler) {}
 
   // Destroyed in reverse: the core (its io_context, with the connections and completions
   // its handlers hold) before the engine and the shared state they refer to.

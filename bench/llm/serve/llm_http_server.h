@@ -14,13 +14,12 @@
 // metrics() from any.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "bench/http/server_config.h"
 #include "bench/llm/serve/llm_server_metrics.h"
 #include "bench/llm/openai_request.h"
 #include "bench/llm/token_engine.h"
@@ -31,18 +30,21 @@ class io_context;
 
 namespace chaosbench::bench::llm {
 
-struct LlmServerConfig {
-  std::string host = "127.0.0.1";  // numeric address to bind
-  unsigned short port = 0;         // 0: an ephemeral port (see port())
-  int threads = 2;                 // io threads (the engine's timers run on them too)
+// The core's settings (bench/http/server_config.h: host, port, threads (the engine's
+// timers run on them too), header_limit 8 KiB, request_timeout 30 s for reading a request
+// and for each write of an answer, idle_timeout 60 s) with this server's defaults, and the
+// model's.
+struct LlmServerConfig : http::ServerConfig {
+  LlmServerConfig() {
+    body_limit = 1u << 20;    // 413 past it
+    max_connections = 1024;   // 503 and close past it
+    max_buffered = 1ull << 62;  // connections only: bodies are bounded by body_limit
+    no_delay = true;          // one small write per token
+    name = "llm-serve";
+  }
   std::string model = "chaosbench-tiny";
-  int context_tokens = 2048;       // prompt + max_tokens must fit (400 context_length_exceeded)
-  std::size_t max_running = 256;   // requests generating at once; 429 past it
-  std::uint64_t body_limit = 1u << 20;   // 413 past it
-  std::size_t header_limit = 8u << 10;   // 431 past it
-  std::size_t max_connections = 1024;    // 503 and close past it
-  std::chrono::milliseconds request_timeout{30'000};  // reading a request; each write of an answer
-  std::chrono::seconds idle_timeout{60};              // a keep-alive connection idle this long is closed
+  int context_tokens = 2048;      // prompt + max_tokens must fit (400 context_length_exceeded)
+  std::size_t max_running = 256;  // requests generating at once; 429 past it
 };
 
 // Makes the engine on the server's io_context (its timers then run on the server's threads).
