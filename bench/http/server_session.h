@@ -85,9 +85,8 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   // Answering and closing (server_session_answer.cc).
   void fail(int status, const std::string& message);
   bool current(std::uint64_t answer) const;
-  std::string head(int status, std::string_view content_type, const std::size_t* length,
-                   std::string_view headers) const;
-  void queue(std::string_view bytes);
+  void queue_head(int status, std::string_view content_type, const std::size_t* length, std::string_view headers);
+  void flush();
   void write_next();
   void after_answer();
   void client_gone();

@@ -78,9 +78,9 @@ void ServerSession::respond(std::uint64_t answer, ServerResponse response) {
   if (response.close) keep_alive_ = false;
   head_queued_ = last_queued_ = true;
   const std::size_t length = response.body.size();
-  std::string bytes = head(response.status, response.content_type, &length, response.headers);
-  bytes += response.body;
-  queue(bytes);
+  queue_head(response.status, response.content_type, &length, response.headers);
+  pending_ += response.body;
+  flush();
 }
 
 void ServerSession::begin_stream(std::uint64_t answer, int status, std::string_view content_type) {
@@ -88,47 +88,50 @@ void ServerSession::begin_stream(std::uint64_t answer, int status, std::string_v
   release_body();
   if (version_ < 11) keep_alive_ = false;  // HTTP/1.0 has no chunks: the body ends at the close
   head_queued_ = streaming_ = true;
-  queue(head(status, content_type, nullptr, {}));
+  queue_head(status, content_type, nullptr, {});
+  flush();
 }
 
 void ServerSession::stream(std::uint64_t answer, std::string_view data) {
   if (!current(answer) || !streaming_ || data.empty()) return;
-  if (version_ < 11) return queue(data);
-  std::string bytes;
-  session_chunk(bytes, data);
-  queue(bytes);
+  if (version_ < 11) pending_ += data;
+  else session_chunk(pending_, data);
+  flush();
 }
 
 void ServerSession::end_stream(std::uint64_t answer, std::string_view data) {
   if (!current(answer) || !streaming_) return;
   last_queued_ = true;
-  if (version_ < 11) return queue(data);
-  std::string bytes;
-  if (!data.empty()) session_chunk(bytes, data);
-  bytes += "0\r\n\r\n";
-  queue(bytes);
+  if (version_ < 11) {
+    pending_ += data;
+  } else {
+    if (!data.empty()) session_chunk(pending_, data);
+    pending_ += "0\r\n\r\n";
+  }
+  flush();
 }
 
 void ServerSession::on_finished(std::uint64_t answer, std::function<void(bool delivered)> finished) {
   if (answer == answer_ && phase_ == Phase::kAnswering) finished_callback_ = std::move(finished);
 }
 
-// Status line and headers; a length makes a whole answer, none a stream.
-std::string ServerSession::head(int status, std::string_view content_type, const std::size_t* length,
-                                std::string_view headers) const {
-  std::string out = fmt::format("HTTP/1.{} {} {}\r\nServer: chaosbench\r\nContent-Type: {}\r\n", version_ < 11 ? 0 : 1,
-                                status, session_reason(status), content_type);
+// Status line and headers onto pending_; a length makes a whole answer, none a stream.
+void ServerSession::queue_head(int status, std::string_view content_type, const std::size_t* length,
+                               std::string_view headers) {
+  std::string& out = pending_;
+  fmt::format_to(std::back_inserter(out), "HTTP/1.{} {} {}\r\nServer: chaosbench\r\nContent-Type: {}\r\n",
+                 version_ < 11 ? 0 : 1, status, session_reason(status), content_type);
   out += headers;
   if (length) fmt::format_to(std::back_inserter(out), "Content-Length: {}\r\n", *length);
   else if (version_ >= 11) out += "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
   else out += "Cache-Control: no-cache\r\n";
   if (!keep_alive_) out += "Connection: close\r\n";
   else if (version_ < 11) out += "Connection: keep-alive\r\n";
-  return out + "\r\n";
+  out += "\r\n";
 }
 
-void ServerSession::queue(std::string_view bytes) {
-  pending_ += bytes;
+// What was added to pending_ goes out now, or behind the write in flight.
+void ServerSession::flush() {
   if (!writing_) write_next();
 }
 
