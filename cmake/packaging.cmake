@@ -4,7 +4,7 @@
 #   P/bin/chaosbench
 #   P/lib/libchaosbench_cuda.so, P/lib/libchaosbench_cuda_workers.so (when built): what the
 #     binary loads at run time and finds as <its directory>/../lib/NAME
-#     (common/install_layout.h). So they go to lib/ itself, not to GNUInstallDirs' LIBDIR,
+#     (common/files/install_layout.h). So they go to lib/ itself, not to GNUInstallDirs' LIBDIR,
 #     which under /usr on Debian is lib/x86_64-linux-gnu; they are private modules with no
 #     soname, never linked against.
 #   P/share/doc/chaosbench/: README.md and docs/ (README's links stay good)
@@ -30,7 +30,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenarios/ DESTINATION ${CMAKE_INSTALL_D
 # links libcudart and libnccl, which no Debian package provides, so dpkg-shlibdeps passes
 # over them, --ignore-missing-info, and the module loads them only where they are), plus
 # the programs chaosbench runs: tc (iproute2), iptables and iptables-restore (iptables),
-# and the system OpenSSH client that cluster.mode "ssh" starts agents through (issue 17).
+# and the system OpenSSH client that cluster.mode "ssh" starts agents through.
 # Recommends: what only the self-benchmarks run (sysctl from procps, iperf3).
 # Building it needs dpkg-dev (dpkg-shlibdeps) and file (scripts/bootstrap.sh).
 set(CHAOSBENCH_PACKAGE_MAINTAINER "chaosbench maintainers <maintainers@users.noreply.a-seed-da48ecee.example>"

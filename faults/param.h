@@ -12,11 +12,11 @@
 #include <string_view>
 #include <variant>
 
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::faults {
 
-// The quantities parameters hold (common/units.h), by their short names in fault code.
+// The quantities parameters hold (common/values/units.h), by their short names in fault code.
 using common::Duration;
 using common::Percent;
 using common::Rate;

@@ -47,9 +47,9 @@ struct ResolvedTarget {
   NetworkPlane* network = nullptr;
   // How to read those directories: 1, a directory per controller (freezer.state, ...);
   // 2, each node's one directory under every controller name it has (cgroup.freeze,
-  // cpu.max, ...). Faults take the file names from common/cgroup_files.h.
+  // cpu.max, ...). Faults take the file names from common/kernel/cgroup_files.h.
   int cgroup_version = 1;
-  // The run's fault control directory (common/control_block.h): rank R's block is
+  // The run's fault control directory (common/gpu/control_block.h): rank R's block is
   // <control_dir>/rank<R>.ctl. Empty when the run has none.
   std::string control_dir;
 

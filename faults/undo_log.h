@@ -12,7 +12,7 @@
 //   "iptables_chain" {netns, netns_cookie, chain, hook}: remove a chain of ours and the
 //                   jump to it
 //   "fault_control" {path, slot}: disarm that slot of a rank's GPU fault control block
-//                   (common/control_block.h)
+//                   (common/gpu/control_block.h)
 // A namespace that is gone takes these with it: that is success.
 #pragma once
 

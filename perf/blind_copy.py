@@ -1,4 +1,4 @@
-"""The blind copy of a results.json for perf/blind_trials.py (issue 23): everything that
+"""The blind copy of a results.json for perf/blind_trials.py: everything that
 names the hidden fault removed, so `chaosbench diagnose` sees only what a user facing a
 real slowdown would have: the series, the events that are not the fault's, the processes.
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Blind fault localisation trials (issue 23): `chaosbench diagnose` against hidden faults.
+"""Blind fault localisation trials: `chaosbench diagnose` against hidden faults.
 
 Each trial runs the built-in trainer (MLP [256, 1024, 1024, 16], global batch 1024, one rank
 per node, no checkpoints, recovery none) on 4-8 namespaced nodes with one hidden fault,
@@ -60,7 +60,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="perf/harness/blind_trials.sh",
         description="Blind fault localisation trials: hidden faults, `chaosbench diagnose` on "
-        "results.json without them (issue 23).")
+        "results.json without them.")
     p.add_argument("--seed", type=int, default=23, help="random.Random seed of every draw (23)")
     p.add_argument("--trials", type=int, default=20, help="trials with one hidden fault (20)")
     p.add_argument("--clean", type=int, default=10, help="fault-free runs (10)")

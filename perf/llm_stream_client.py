@@ -39,10 +39,13 @@ def one_request(port, prompt, max_tokens):
 
 
 def percentile(values, q):
+    """The q-quantile (q in [0, 1]) as numpy's default and chaosbench's (common/values/percentile.h)."""
     if not values:
         return float("nan")
     values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))]
+    h = (len(values) - 1) * q
+    i = int(h)
+    return values[i] if i + 1 >= len(values) else values[i] + (h - i) * (values[i + 1] - values[i])
 
 
 def main():

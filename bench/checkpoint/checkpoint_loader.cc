@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 #include "bench/checkpoint/checkpoint_format.h"
 #include "bench/checkpoint/checkpoint_manifest.h"
 

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/safe_files.h"
-#include "common/json_limits.h"
+#include "common/files/safe_files.h"
+#include "common/json/json_limits.h"
 
 namespace chaosbench::bench::train {
 namespace {

@@ -7,7 +7,7 @@
 // hand-over (job, busy, stop) and the finished results.
 #include "bench/checkpoint/checkpoint_writer.h"
 
-#include "common/trusted_directory.h"
+#include "common/files/trusted_directory.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 #include "bench/checkpoint/checkpoint_format.h"
 #include "bench/checkpoint/checkpoint_manifest.h"
 #include "bench/common/elapsed.h"

@@ -1,58 +1,40 @@
 #include "bench/collective/collective_settings.h"
 
-#include <algorithm>
-
-#include <boost/program_options/options_description.hpp>
-#include <boost/program_options/variables_map.hpp>
-
-#include "bench/common/flag_values.h"
+#include "bench/common/settings_table.h"
 
 namespace chaosbench::bench {
+namespace {
 
-namespace po = boost::program_options;
+using CollectiveRow = CollectiveSettings;
 
-std::vector<std::string> encode_collective_settings(const CollectiveSettings& s) {
-  return {"--collectives", join_list(s.collectives),
-          "--algorithms", join_list(s.algorithms),
-          "--min-size", size_flag(s.min_size),
-          "--max-size", size_flag(s.max_size),
-          "--factor", std::to_string(s.factor),
-          "--warmup", std::to_string(s.warmup_iters),
-          "--iters", std::to_string(s.iters),
-          "--duration-ms", ms_flag(s.duration),
-          "--check", s.check ? "1" : "0",
-          "--timeout-ms", ms_flag(s.timeout)};
+const SettingsTable<CollectiveRow>& collective_settings_table() {
+  static const SettingsTable<CollectiveRow> table = [] {
+    SettingsTable<CollectiveRow> t;
+    t.add("collectives", &CollectiveRow::collectives, "comma-separated collectives")
+        .add("algorithms", &CollectiveRow::algorithms, "comma-separated allreduce algorithms")
+        .add("min-size", &CollectiveRow::min_size, "smallest message")
+        .add("max-size", &CollectiveRow::max_size, "largest message")
+        .add("factor", &CollectiveRow::factor, "size step factor")
+        .add("warmup", &CollectiveRow::warmup_iters, "warm-up iterations per size")
+        .add("iters", &CollectiveRow::iters, "timed iterations per size")
+        .add("duration-ms", &CollectiveRow::duration, "repeat the sweep until this long has passed (0: once)", MillisCodec{true})
+        .add("check", &CollectiveRow::check, "check results (0 or 1)")
+        .add("timeout-ms", &CollectiveRow::timeout, "gloo operation timeout", MillisCodec{});
+    return t;
+  }();
+  return table;
 }
 
-void add_collective_settings_flags(po::options_description& options) {
-  const CollectiveSettings d;
-  options.add_options()
-      ("collectives", po::value<std::string>()->default_value(join_list(d.collectives)), "comma-separated collectives")
-      ("algorithms", po::value<std::string>()->default_value(join_list(d.algorithms)), "comma-separated allreduce algorithms")
-      ("min-size", po::value<std::string>()->default_value(common::to_string(d.min_size)), "smallest message")
-      ("max-size", po::value<std::string>()->default_value(common::to_string(d.max_size)), "largest message")
-      ("factor", po::value<std::uint64_t>()->default_value(d.factor), "size step factor")
-      ("warmup", po::value<int>()->default_value(d.warmup_iters), "warm-up iterations per size")
-      ("iters", po::value<int>()->default_value(d.iters), "timed iterations per size")
-      ("duration-ms", po::value<long>()->default_value(whole_ms(d.duration)),
-       "repeat the sweep until this long has passed (0: once)")
-      ("check", po::value<bool>()->default_value(d.check), "check results (0 or 1)")
-      ("timeout-ms", po::value<long>()->default_value(whole_ms(d.timeout)), "gloo operation timeout");
+}  // namespace
+
+std::vector<std::string> encode_collective_settings(const CollectiveSettings& s) { return collective_settings_table().encode(s); }
+
+void add_collective_settings_flags(boost::program_options::options_description& options) {
+  collective_settings_table().declare(options);
 }
 
-CollectiveSettings read_collective_settings(const po::variables_map& vm) {
-  CollectiveSettings s;
-  s.collectives = split_list(vm["collectives"].as<std::string>());
-  s.algorithms = split_list(vm["algorithms"].as<std::string>());
-  s.min_size = read_size_flag(vm, "min-size");
-  s.max_size = read_size_flag(vm, "max-size");
-  s.factor = vm["factor"].as<std::uint64_t>();
-  s.warmup_iters = vm["warmup"].as<int>();
-  s.iters = vm["iters"].as<int>();
-  s.duration = common::Duration{std::chrono::milliseconds(std::max(0L, vm["duration-ms"].as<long>()))};
-  s.check = vm["check"].as<bool>();
-  s.timeout = common::Duration{std::chrono::milliseconds(vm["timeout-ms"].as<long>())};
-  return s;
+CollectiveSettings read_collective_settings(const boost::program_options::variables_map& vm) {
+  return collective_settings_table().read(vm);
 }
 
 CollectiveSettings decode_collective_settings(const std::vector<std::string>& flags) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bench/common/program_options_fwd.h"
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::bench {
 

@@ -1,7 +1,7 @@
 // The built-in workloads' side of GPU and collective faults (Path 1): the device layer
 // and the communication layer ask this object, at the points where a GPU program would
 // see each failure, whether the harness has armed one in the rank's fault control block
-// (common/control_block.h, found through $CHAOSBENCH_FAULT_CONTROL), and act it out:
+// (common/gpu/control_block.h, found through $CHAOSBENCH_FAULT_CONTROL), and act it out:
 //   device_call()    a sticky device error (gpu.xid) throws DeviceError, and keeps
 //                    throwing in this process once seen (the CUDA context is lost); a
 //                    hang (gpu.hang) blocks while armed (a kernel that never completes);
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "common/fault_control.h"
+#include "common/gpu/fault_control.h"
 
 namespace chaosbench::bench {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::bench {
 

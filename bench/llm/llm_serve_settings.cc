@@ -7,11 +7,9 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
 
-#include "bench/common/flag_values.h"
+#include "bench/common/settings_table.h"
 
 namespace chaosbench::bench::llm {
-
-namespace po = boost::program_options;
 
 namespace {
 
@@ -75,86 +73,58 @@ std::string validate(const LlmServeSettings& s) {
   return "";
 }
 
+namespace {
+
+using LSS = LlmServeSettings;
+
+// In the order the launcher has always written them.
+void add_llm_serve_rows(SettingsTable<LSS>& t) {
+  t.add("model", &LSS::model_name, "the served model's name")
+      .add("engine", &LSS::engine, "transformer or synthetic")
+      .add("layers", [](LSS& s) -> int& { return s.model.layers; }, "transformer blocks")
+      .add("dim", [](LSS& s) -> int& { return s.model.dim; }, "hidden size")
+      .add("heads", [](LSS& s) -> int& { return s.model.heads; }, "query heads")
+      .add("kv-heads", [](LSS& s) -> int& { return s.model.kv_heads; }, "key/value heads (grouped-query attention)")
+      .add("ffn", [](LSS& s) -> int& { return s.model.ffn; }, "SwiGLU inner width")
+      .add("dtype", [](LSS& s) -> std::string& { return s.model.dtype; }, "fp32 or int8 weights")
+      .add("max-running", [](LSS& s) -> int& { return s.scheduler.max_running; }, "sequences in the running batch")
+      .add("max-batched-tokens", [](LSS& s) -> int& { return s.scheduler.max_batched_tokens; }, "tokens per iteration")
+      .add("kv-blocks", [](LSS& s) -> int& { return s.scheduler.kv_blocks; }, "KV cache blocks")
+      .add("block-size", [](LSS& s) -> int& { return s.scheduler.block_size; }, "tokens per KV block")
+      .add("max-waiting", [](LSS& s) -> int& { return s.scheduler.max_waiting; }, "queued requests before 429")
+      .add("synthetic-first-token-us", [](LSS& s) -> common::Duration& { return s.synthetic.first_token; },
+           "synthetic: delay to the first token", MicrosCodec{0})
+      .add("synthetic-cadence-us", [](LSS& s) -> common::Duration& { return s.synthetic.cadence; },
+           "synthetic: then one token per this", MicrosCodec{1})
+      .add("synthetic-tokens", [](LSS& s) -> int& { return s.synthetic.tokens; },
+           "synthetic: tokens per answer (0: max_tokens)")
+      .add("context", &LSS::context, "context length in tokens")
+      .add("engine-threads", &LSS::engine_threads, "transformer: compute threads (GEMMs, attention)")
+      .add("port", &LSS::port, "port to bind (0: any free one)")
+      .check([](const LSS& s) { return validate(s); });
+}
+
+const SettingsTable<LSS>& llm_serve_settings_table() {
+  static const SettingsTable<LSS> table = [] {
+    SettingsTable<LSS> t;
+    add_llm_serve_rows(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
 std::vector<std::string> encode_llm_serve_settings(const LlmServeSettings& s) {
-  const auto& m = s.model;
-  const auto& q = s.scheduler;
-  return {"--model", s.model_name,
-          "--engine", s.engine,
-          "--layers", std::to_string(m.layers),
-          "--dim", std::to_string(m.dim),
-          "--heads", std::to_string(m.heads),
-          "--kv-heads", std::to_string(m.kv_heads),
-          "--ffn", std::to_string(m.ffn),
-          "--dtype", m.dtype,
-          "--max-running", std::to_string(q.max_running),
-          "--max-batched-tokens", std::to_string(q.max_batched_tokens),
-          "--kv-blocks", std::to_string(q.kv_blocks),
-          "--block-size", std::to_string(q.block_size),
-          "--max-waiting", std::to_string(q.max_waiting),
-          "--synthetic-first-token-us", std::to_string(s.synthetic.first_token.value.count() / 1000),
-          "--synthetic-cadence-us", std::to_string(s.synthetic.cadence.value.count() / 1000),
-          "--synthetic-tokens", std::to_string(s.synthetic.tokens),
-          "--context", std::to_string(s.context),
-          "--engine-threads", std::to_string(s.engine_threads),
-          "--port", std::to_string(s.port)};
+  return llm_serve_settings_table().encode(s);
 }
 
-void add_llm_serve_settings_flags(po::options_description& options) {
-  const LlmServeSettings d;
-  const auto& m = d.model;
-  const auto& q = d.scheduler;
-  options.add_options()
-      ("model", po::value<std::string>()->default_value(d.model_name), "the served model's name")
-      ("engine", po::value<std::string>()->default_value(d.engine), "transformer or synthetic")
-      ("layers", po::value<int>()->default_value(m.layers), "transformer blocks")
-      ("dim", po::value<int>()->default_value(m.dim), "hidden size")
-      ("heads", po::value<int>()->default_value(m.heads), "query heads")
-      ("kv-heads", po::value<int>()->default_value(m.kv_heads), "key/value heads (grouped-query attention)")
-      ("ffn", po::value<int>()->default_value(m.ffn), "SwiGLU inner width")
-      ("dtype", po::value<std::string>()->default_value(m.dtype), "fp32 or int8 weights")
-      ("max-running", po::value<int>()->default_value(q.max_running), "sequences in the running batch")
-      ("max-batched-tokens", po::value<int>()->default_value(q.max_batched_tokens), "tokens per iteration")
-      ("kv-blocks", po::value<int>()->default_value(q.kv_blocks), "KV cache blocks")
-      ("block-size", po::value<int>()->default_value(q.block_size), "tokens per KV block")
-      ("max-waiting", po::value<int>()->default_value(q.max_waiting), "queued requests before 429")
-      ("synthetic-first-token-us", po::value<long>()->default_value(d.synthetic.first_token.value.count() / 1000),
-       "synthetic: delay to the first token")
-      ("synthetic-cadence-us", po::value<long>()->default_value(d.synthetic.cadence.value.count() / 1000),
-       "synthetic: then one token per this")
-      ("synthetic-tokens", po::value<int>()->default_value(d.synthetic.tokens),
-       "synthetic: tokens per answer (0: max_tokens)")
-      ("context", po::value<int>()->default_value(d.context), "context length in tokens")
-      ("engine-threads", po::value<int>()->default_value(d.engine_threads),
-       "transformer: compute threads (GEMMs, attention)")
-      ("port", po::value<int>()->default_value(d.port), "port to bind (0: any free one)");
+void add_llm_serve_settings_flags(boost::program_options::options_description& options) {
+  llm_serve_settings_table().declare(options);
 }
 
-LlmServeSettings read_llm_serve_settings(const po::variables_map& vm) {
-  LlmServeSettings s;
-  s.model_name = vm["model"].as<std::string>();
-  s.engine = vm["engine"].as<std::string>();
-  s.model.layers = vm["layers"].as<int>();
-  s.model.dim = vm["dim"].as<int>();
-  s.model.heads = vm["heads"].as<int>();
-  s.model.kv_heads = vm["kv-heads"].as<int>();
-  s.model.ffn = vm["ffn"].as<int>();
-  s.model.dtype = vm["dtype"].as<std::string>();
-  s.scheduler.max_running = vm["max-running"].as<int>();
-  s.scheduler.max_batched_tokens = vm["max-batched-tokens"].as<int>();
-  s.scheduler.kv_blocks = vm["kv-blocks"].as<int>();
-  s.scheduler.block_size = vm["block-size"].as<int>();
-  s.scheduler.max_waiting = vm["max-waiting"].as<int>();
-  const long first = vm["synthetic-first-token-us"].as<long>(), cadence = vm["synthetic-cadence-us"].as<long>();
-  if (first < 0) throw std::invalid_argument("--synthetic-first-token-us: expected 0 or more");
-  if (cadence <= 0) throw std::invalid_argument("--synthetic-cadence-us: expected a positive number");
-  s.synthetic.first_token = common::Duration{std::chrono::microseconds(first)};
-  s.synthetic.cadence = common::Duration{std::chrono::microseconds(cadence)};
-  s.synthetic.tokens = vm["synthetic-tokens"].as<int>();
-  s.context = vm["context"].as<int>();
-  s.engine_threads = vm["engine-threads"].as<int>();
-  s.port = vm["port"].as<int>();
-  if (auto why = validate(s); !why.empty()) throw std::invalid_argument(why);
-  return s;
+LlmServeSettings read_llm_serve_settings(const boost::program_options::variables_map& vm) {
+  return llm_serve_settings_table().read(vm);
 }
 
 LlmServeSettings decode_llm_serve_settings(const std::vector<std::string>& flags) {

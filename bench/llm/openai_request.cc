@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "common/json_limits.h"
+#include "common/json/json_limits.h"
 
 namespace chaosbench::bench::llm {
 namespace {
@@ -134,7 +134,7 @@ ParsedRequest parse_request(OpenAiEndpoint endpoint, std::string_view body, cons
   if (body.size() > limits.max_body)
     return {std::nullopt, OpenAiError{413, fmt::format("the request body is larger than {} bytes", limits.max_body),
                                       "invalid_request_error", "", ""}};
-  // Nesting is bounded before parsing (common/json_limits.h): the body is a stranger's.
+  // Nesting is bounded before parsing (common/json/json_limits.h): the body is a stranger's.
   const json doc = common::parse_json_bounded(body);
   if (doc.is_discarded() || !doc.is_object())
     return {std::nullopt, bad("the body must be a JSON object (it could not be parsed as one)", "")};

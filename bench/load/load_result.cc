@@ -4,26 +4,18 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/values/percentile.h"
+
 namespace chaosbench::bench::load {
-namespace {
-
-double nearest_rank(std::vector<float>& sorted, double q) {
-  const auto n = sorted.size();
-  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
-  rank = std::clamp<std::size_t>(rank, 1, n);
-  return sorted[rank - 1];
-}
-
-}  // namespace
 
 LatencySummary summarize_latencies(std::vector<float>& latencies_ms) {
   LatencySummary s;
   if (latencies_ms.empty()) return s;
   std::sort(latencies_ms.begin(), latencies_ms.end());
-  s.p50_ms = nearest_rank(latencies_ms, 0.50);
-  s.p90_ms = nearest_rank(latencies_ms, 0.90);
-  s.p99_ms = nearest_rank(latencies_ms, 0.99);
-  s.p999_ms = nearest_rank(latencies_ms, 0.999);
+  s.p50_ms = common::percentile_sorted(latencies_ms, 50);
+  s.p90_ms = common::percentile_sorted(latencies_ms, 90);
+  s.p99_ms = common::percentile_sorted(latencies_ms, 99);
+  s.p999_ms = common::percentile_sorted(latencies_ms, 99.9);
   s.max_ms = latencies_ms.back();
   s.mean_ms = std::accumulate(latencies_ms.begin(), latencies_ms.end(), 0.0) / static_cast<double>(latencies_ms.size());
   return s;

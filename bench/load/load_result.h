@@ -12,7 +12,8 @@ struct LatencySummary {
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, p999_ms = 0, mean_ms = 0, max_ms = 0;
 };
 
-// Nearest-rank percentiles of `latencies_ms` (reordered); all zero when it is empty.
+// Percentiles (common/values/percentile.h) of `latencies_ms` (sorted in place); all zero when
+// it is empty.
 LatencySummary summarize_latencies(std::vector<float>& latencies_ms);
 
 // One 1-second window, counted by completion time.

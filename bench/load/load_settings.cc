@@ -1,55 +1,42 @@
 #include "bench/load/load_settings.h"
 
-#include <stdexcept>
-
-#include <fmt/format.h>
-
-#include <boost/program_options/options_description.hpp>
-#include <boost/program_options/variables_map.hpp>
-
-#include "bench/common/flag_values.h"
+#include "bench/common/settings_table.h"
 
 namespace chaosbench::bench::load {
+namespace {
 
-namespace po = boost::program_options;
+using LS = LoadSettings;
 
-std::vector<std::string> encode_load_settings(const LoadSettings& s) {
-  return {"--scenario", to_string(s.scenario),
-          "--qps", fmt::format("{}", s.qps),
-          "--duration", ms_flag(s.duration) + "ms",
-          "--rows", std::to_string(s.rows),
-          "--connections", std::to_string(s.connections),
-          "--timeout-ms", ms_flag(s.timeout),
-          "--window-ms", ms_flag(s.window)};
+ChoiceCodec<LoadScenario> scenario_names() {
+  ChoiceCodec<LoadScenario> c;
+  for (auto s : {LoadScenario::kServer, LoadScenario::kOffline, LoadScenario::kSingleStream}) c.names.emplace_back(to_string(s), s);
+  return c;
 }
 
-void add_load_settings_flags(po::options_description& options) {
-  const LoadSettings d;
-  options.add_options()
-      ("scenario", po::value<std::string>()->default_value(to_string(d.scenario)), "server, offline or single-stream")
-      ("qps", po::value<double>()->default_value(d.qps), "server: mean Poisson arrival rate")
-      ("duration", po::value<std::string>()->default_value(common::to_string(d.duration)), "how long to issue requests")
-      ("rows", po::value<int>()->default_value(d.rows), "rows per infer request")
-      ("connections", po::value<int>()->default_value(d.connections), "keep-alive connections per endpoint")
-      ("timeout-ms", po::value<long>()->default_value(whole_ms(d.timeout)), "per-attempt timeout")
-      ("window-ms", po::value<long>()->default_value(whole_ms(d.window)), "infer/throughput and infer/error_rate every this long");
+const SettingsTable<LS>& load_settings_table() {
+  static const SettingsTable<LS> table = [] {
+    SettingsTable<LS> t;
+    t.add("scenario", &LS::scenario, "server, offline or single-stream", scenario_names())
+        .add("qps", &LS::qps, "server: mean Poisson arrival rate")
+        .add("duration", &LS::duration, "how long to issue requests", DurationTextCodec{})
+        .add("rows", &LS::rows, "rows per infer request")
+        .add("connections", &LS::connections, "keep-alive connections per endpoint")
+        .add("timeout-ms", &LS::timeout, "per-attempt timeout", MillisCodec{})
+        .add("window-ms", &LS::window, "infer/throughput and infer/error_rate every this long", MillisCodec{});
+    return t;
+  }();
+  return table;
 }
 
-LoadSettings read_load_settings(const po::variables_map& vm) {
-  LoadSettings s;
-  auto scenario = parse_load_scenario(vm["scenario"].as<std::string>());
-  if (!scenario) throw std::invalid_argument("--scenario: expected server, offline or single-stream");
-  s.scenario = *scenario;
-  s.qps = vm["qps"].as<double>();
-  auto duration = common::parse_duration(vm["duration"].as<std::string>());
-  if (!duration) throw std::invalid_argument("--duration: " + duration.error);
-  s.duration = *duration;
-  s.rows = vm["rows"].as<int>();
-  s.connections = vm["connections"].as<int>();
-  s.timeout = common::Duration{std::chrono::milliseconds(vm["timeout-ms"].as<long>())};
-  s.window = common::Duration{std::chrono::milliseconds(vm["window-ms"].as<long>())};
-  return s;
+}  // namespace
+
+std::vector<std::string> encode_load_settings(const LoadSettings& s) { return load_settings_table().encode(s); }
+
+void add_load_settings_flags(boost::program_options::options_description& options) {
+  load_settings_table().declare(options);
 }
+
+LoadSettings read_load_settings(const boost::program_options::variables_map& vm) { return load_settings_table().read(vm); }
 
 LoadSettings decode_load_settings(const std::vector<std::string>& flags) {
   return decode_flags(flags, add_load_settings_flags, read_load_settings);

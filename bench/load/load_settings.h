@@ -11,7 +11,7 @@
 
 #include "bench/common/program_options_fwd.h"
 #include "bench/load/load_scenario.h"
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::bench::load {
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/json_limits.h"
+#include "common/json/json_limits.h"
 
 namespace chaosbench::bench {
 namespace {

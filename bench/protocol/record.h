@@ -9,11 +9,11 @@
 #include <string_view>
 #include <variant>
 
-#include "common/labels.h"
+#include "common/values/labels.h"
 
 namespace chaosbench::bench {
 
-// Label and field values: the one type of common/labels.h.
+// Label and field values: the one type of common/values/labels.h.
 using common::LabelValue;
 using common::Labels;
 

@@ -1,5 +1,5 @@
 // One connection to the controller's rendezvous store ("tcp:HOST:PORT";
-// harness/site/rendezvous_server.h, common/store_wire.h): the token first, then one
+// harness/site/rendezvous_server.h, common/json/store_wire.h): the token first, then one
 // request at a time. What gloo's store adaptor and the elastic membership build on.
 // Threads: any; a mutex keeps requests whole (a blocking get holds it while it waits).
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/store_wire.h"
+#include "common/json/store_wire.h"
 
 namespace chaosbench::bench {
 

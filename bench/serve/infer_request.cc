@@ -10,7 +10,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "common/json_limits.h"
+#include "common/json/json_limits.h"
 
 namespace chaosbench::bench::serve {
 namespace {

@@ -1,67 +1,42 @@
 #include "bench/serve/serve_settings.h"
 
-#include <boost/program_options/options_description.hpp>
-#include <boost/program_options/variables_map.hpp>
-
-#include "bench/common/flag_values.h"
+#include "bench/common/settings_table.h"
 
 namespace chaosbench::bench::serve {
-
-namespace po = boost::program_options;
-
 namespace {
 
-long whole_us(common::Duration d) {
-  return static_cast<long>(std::chrono::duration_cast<std::chrono::microseconds>(d.value).count());
+using SS = ServeSettings;
+
+const SettingsTable<SS>& serve_settings_table() {
+  static const SettingsTable<SS> table = [] {
+    SettingsTable<SS> t;
+    t.add("model", &SS::model_name, "model name in /v2/models/NAME")
+        .add("layers", &SS::layers, "layer widths, input first")
+        .add("dtype", &SS::dtype, "fp32 or int8 weights")
+        .add("port", &SS::port, "port to listen on (0: any)", PortCodec{})
+        .add("max-batch-size", [](SS& s) -> int& { return s.batching.max_batch_size; }, "rows per model call")
+        .add("max-queue-delay-us", [](SS& s) -> common::Duration& { return s.batching.max_queue_delay; },
+             "how long a request waits for a batch", MicrosCodec{})
+        .add("queue-limit", &SS::queue_limit, "waiting requests before 503");
+    t.when([](const SS& s) { return !s.batching.preferred_batch_sizes.empty(); })
+        .add("preferred-batch-sizes", [](SS& s) -> std::vector<int>& { return s.batching.preferred_batch_sizes; },
+             "comma-separated; dispatch at once at the largest");
+    t.when([](const SS& s) { return !s.checkpoint_dir.empty(); })
+        .add("checkpoint-dir", &SS::checkpoint_dir, "the trainer's checkpoints (empty: seeded weights)");
+    return t;
+  }();
+  return table;
 }
 
 }  // namespace
 
-std::vector<std::string> encode_serve_settings(const ServeSettings& s) {
-  std::vector<std::string> flags{"--model", s.model_name,
-                                 "--layers", join_list(s.layers),
-                                 "--dtype", s.dtype,
-                                 "--port", std::to_string(s.port),
-                                 "--max-batch-size", std::to_string(s.batching.max_batch_size),
-                                 "--max-queue-delay-us", std::to_string(whole_us(s.batching.max_queue_delay)),
-                                 "--queue-limit", std::to_string(s.queue_limit)};
-  if (!s.batching.preferred_batch_sizes.empty())
-    flags.insert(flags.end(), {"--preferred-batch-sizes", join_list(s.batching.preferred_batch_sizes)});
-  if (!s.checkpoint_dir.empty()) flags.insert(flags.end(), {"--checkpoint-dir", s.checkpoint_dir});
-  return flags;
+std::vector<std::string> encode_serve_settings(const ServeSettings& s) { return serve_settings_table().encode(s); }
+
+void add_serve_settings_flags(boost::program_options::options_description& options) {
+  serve_settings_table().declare(options);
 }
 
-void add_serve_settings_flags(po::options_description& options) {
-  const ServeSettings d;
-  options.add_options()
-      ("model", po::value<std::string>()->default_value(d.model_name), "model name in /v2/models/NAME")
-      ("layers", po::value<std::string>()->default_value(join_list(d.layers)), "layer widths, input first")
-      ("dtype", po::value<std::string>()->default_value(d.dtype), "fp32 or int8 weights")
-      ("checkpoint-dir", po::value<std::string>()->default_value(d.checkpoint_dir),
-       "the trainer's checkpoints (empty: seeded weights)")
-      ("port", po::value<unsigned short>()->default_value(static_cast<unsigned short>(d.port)),
-       "port to listen on (0: any)")
-      ("max-batch-size", po::value<int>()->default_value(d.batching.max_batch_size), "rows per model call")
-      ("max-queue-delay-us", po::value<long>()->default_value(whole_us(d.batching.max_queue_delay)),
-       "how long a request waits for a batch")
-      ("preferred-batch-sizes", po::value<std::string>()->default_value(join_list(d.batching.preferred_batch_sizes)),
-       "comma-separated; dispatch at once at the largest")
-      ("queue-limit", po::value<int>()->default_value(d.queue_limit), "waiting requests before 503");
-}
-
-ServeSettings read_serve_settings(const po::variables_map& vm) {
-  ServeSettings s;
-  s.model_name = vm["model"].as<std::string>();
-  s.layers = int_list(vm["layers"].as<std::string>(), "layers");
-  s.dtype = vm["dtype"].as<std::string>();
-  s.checkpoint_dir = vm["checkpoint-dir"].as<std::string>();
-  s.port = vm["port"].as<unsigned short>();
-  s.batching.max_batch_size = vm["max-batch-size"].as<int>();
-  s.batching.max_queue_delay = common::Duration{std::chrono::microseconds(vm["max-queue-delay-us"].as<long>())};
-  s.batching.preferred_batch_sizes = int_list(vm["preferred-batch-sizes"].as<std::string>(), "preferred-batch-sizes");
-  s.queue_limit = vm["queue-limit"].as<int>();
-  return s;
-}
+ServeSettings read_serve_settings(const boost::program_options::variables_map& vm) { return serve_settings_table().read(vm); }
 
 ServeSettings decode_serve_settings(const std::vector<std::string>& flags) {
   return decode_flags(flags, add_serve_settings_flags, read_serve_settings);

@@ -1,6 +1,6 @@
 // The seam between the always-built device factory (device_factory.cc) and the CUDA layer
 // (bench/train/cuda/), which is a shared module of its own, libchaosbench_cuda_workers.so,
-// found beside the binary (common/install_layout.h) and opened with dlopen the first time
+// found beside the binary (common/files/install_layout.h) and opened with dlopen the first time
 // a GPU is asked for. The chaosbench binary therefore links no CUDA library: it starts,
 // and its Debian package installs, on hosts without CUDA, and a GPU workload uses the
 // CUDA runtime, NCCL and cuBLAS where they are. The module links libcudart and libnccl

@@ -13,7 +13,7 @@
 
 #include "bench/compute/cpu_device.h"
 #include "bench/train/cuda_workers.h"
-#include "common/install_layout.h"
+#include "common/files/install_layout.h"
 
 #ifndef CHAOSBENCH_HAVE_CUDA
 #define CHAOSBENCH_HAVE_CUDA 0

@@ -1,4 +1,4 @@
-// One rank of the built-in trainer with tensor and pipeline parallelism (issue 20): the
+// One rank of the built-in trainer with tensor and pipeline parallelism: the
 // rank's pipeline stage and TP shard of the MLP (stage_model.h), its microbatches run in
 // the configured schedule (pipeline_schedule.h) with activations and their gradients sent
 // stage to stage (hybrid_comm.h), the DP replicas' gradients of the same shard summed by

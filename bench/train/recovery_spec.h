@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "bench/train/recovery_mode.h"
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::bench::train {
 

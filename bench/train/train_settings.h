@@ -14,7 +14,7 @@
 
 #include "bench/common/program_options_fwd.h"
 #include "bench/train/recovery_spec.h"
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::bench::train {
 
@@ -31,7 +31,7 @@ struct TrainSettings {
 
     bool operator==(const Checkpoint&) const = default;
   };
-  // Hybrid parallelism (issue 20; docs/scenario-format.md "parallel"): world = tp × pp × dp.
+  // Hybrid parallelism (docs/scenario-format.md "parallel", docs/hybrid-parallel.md): world = tp × pp × dp.
   // The defaults (1, 1, 1: dp follows the world) are the data-parallel trainer unchanged.
   struct Parallel {
     int tp = 1;            // tensor-parallel size: Megatron column/row pairs split over tp ranks

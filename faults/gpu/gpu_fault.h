@@ -19,7 +19,7 @@
 
 #include "faults/backend_choice.h"
 #include "faults/fault.h"
-#include "common/fault_control.h"
+#include "common/gpu/fault_control.h"
 
 namespace chaosbench::faults {
 

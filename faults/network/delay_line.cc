@@ -48,7 +48,7 @@ extern "C" {
 }
 
 #include "faults/network/delay_schedule.h"
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 
 namespace chaosbench::faults {
 namespace {

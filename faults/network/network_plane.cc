@@ -12,7 +12,7 @@
 #include <set>
 
 #include "faults/fault.h"
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 
 namespace chaosbench::faults {
 namespace {

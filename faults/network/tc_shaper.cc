@@ -28,8 +28,8 @@
 #include <unistd.h>
 #include <utility>
 
-#include "common/netns.h"
-#include "common/route_socket.h"
+#include "common/kernel/netns.h"
+#include "common/kernel/route_socket.h"
 #include "faults/network/tc_plan.h"
 #include "faults/network/tc_requests.h"
 

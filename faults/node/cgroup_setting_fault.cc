@@ -3,7 +3,7 @@
 #include <array>
 #include <fmt/format.h>
 
-#include "common/sysfs_file.h"
+#include "common/kernel/sysfs_file.h"
 
 namespace chaosbench::faults {
 

@@ -13,7 +13,7 @@
 
 #include "faults/backend_choice.h"
 #include "faults/fault.h"
-#include "common/cgroup_files.h"
+#include "common/kernel/cgroup_files.h"
 
 namespace chaosbench::faults {
 

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <thread>
 
-#include "common/cgroup_files.h"
-#include "common/sysfs_file.h"
+#include "common/kernel/cgroup_files.h"
+#include "common/kernel/sysfs_file.h"
 
 namespace chaosbench::faults {
 

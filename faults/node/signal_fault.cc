@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/sysfs_file.h"
+#include "common/kernel/sysfs_file.h"
 
 namespace chaosbench::faults {
 namespace {

@@ -1,7 +1,7 @@
 #include "faults/registry/registry.h"
 
 #include <algorithm>
-#include <array>
+#include <vector>
 #include <fmt/format.h>
 
 #include "faults/gpu/gpu_fault.h"
@@ -24,13 +24,12 @@ constexpr std::uint32_t kPartitionForms =
 // and a command through the CUDA interposer.
 constexpr std::string_view kGpuWorkloads = "train, serve, llm, command";
 
-constexpr std::string_view kDelay = "network.delay", kLoss = "network.loss", kRate = "network.rate",
-                           kPartition = "network.partition", kCorrupt = "network.corrupt",
-                           kDuplicate = "network.duplicate", kReorder = "network.reorder";
-
-// The host backend chooser of a network fault type.
-std::function<std::string(const Params&, std::string*)> backend_of(std::string_view type) {
-  return [type](const Params& p, std::string* why) { return network_backend(type, p, why); };
+// A network fault's row: what every network type shares added to `row` (it needs the
+// namespaces' network plane, and the host's backend is chosen for its own type).
+FaultTypeInfo network_row(FaultTypeInfo row) {
+  row.needs_namespaces = true;
+  row.host_backend = [type = row.type](const Params& p, std::string* why) { return network_backend(type, p, why); };
+  return row;
 }
 
 template <class T>
@@ -45,74 +44,228 @@ std::string check_signal(const Params& p) {
                                 : std::string();
 }
 
-// One line per fault type, in the order `chaosbench faults` prints them.
-const std::array<FaultTypeInfo, 21>& table() {
-  static const std::array<FaultTypeInfo, 21> kTable{{
-      {"marker", "changes nothing; marks a window so its metrics get a phase of their own", MarkerFault::params(),
-       kRankForms | TargetForm::kLinks | TargetForm::kGroups, true, false, "", &MarkerFault::backends(),
-       make_plain<MarkerFault>},
-      {"node.pause", "freezes every process of the node for the duration, then thaws it (the hung node)",
-       NodePauseFault::params(), kNodeForms, true, false, "", &NodePauseFault::backends(), make_plain<NodePauseFault>},
-      {"node.cpu_throttle", "limits the node to a fraction of CPU for the duration (the straggler)",
-       cpu_throttle_params(), kNodeForms, true, false, "cpu", &cpu_throttle_backends(), make_cpu_throttle},
-      {"node.memory_limit", "lowers the node's memory limit for the duration; an OOM kill ends a rank",
-       memory_limit_params(), kNodeForms, true, false, "memory", &memory_limit_backends(), make_memory_limit, nullptr,
-       nullptr, "", "", kOomKills},
-      {"node.kill", "SIGKILLs every process of the node; restart_after brings its ranks back", kill_params(),
-       kNodeForms, false, false, "", &signal_backends(), make_node_kill, nullptr, nullptr, "", "", kNodeGone,
-       kKillRestartAfter},
-      {"rank.kill", "SIGKILLs one rank's processes; restart_after brings it back", kill_params(), kRankForms, false,
-       false, "", &signal_backends(), make_rank_kill, nullptr, nullptr, "", "", 0, kKillRestartAfter},
-      {"process.signal", "sends any signal to the chosen ranks", signal_params(), kRankForms, false, false, "",
-       &signal_backends(), make_process_signal, check_signal},
-      {kDelay, "delays the target's packets (delay, jitter, correlation) on the receiving side",
-       network_delay_params(), kTrafficForms, true, true, "", &impairment_backends(), make_network_delay,
-       check_impairment, backend_of(kDelay)},
-      {kLoss, "drops a share of the target's packets", network_loss_params(), kTrafficForms, true, true, "",
-       &impairment_backends(), make_network_loss, check_impairment, backend_of(kLoss)},
-      {kRate, "limits the target's traffic to a rate (htb through netlink)", network_rate_params(), kTrafficForms, true,
-       true, "", &rate_backends(), make_network_rate, check_rate, backend_of(kRate)},
-      {kPartition, "cuts nodes, groups or links off from each other (symmetric or one way)",
-       network_partition_params(), kPartitionForms, true, true, "", &partition_backends(), make_network_partition,
-       check_partition, backend_of(kPartition)},
-      {kCorrupt, "flips a bit in a share of the target's packets", network_corrupt_params(), kTrafficForms, true, true,
-       "", &impairment_backends(), make_network_corrupt, check_impairment, backend_of(kCorrupt)},
-      {kDuplicate, "sends a share of the target's packets twice (netem only)", network_duplicate_params(),
-       kTrafficForms, true, true, "", &duplicate_backends(), make_network_duplicate, check_impairment,
-       backend_of(kDuplicate)},
-      {kReorder, "sends a share of the target's packets ahead of the others, which are delayed",
-       network_reorder_params(), kTrafficForms, true, true, "", &impairment_backends(), make_network_reorder,
-       check_impairment, backend_of(kReorder)},
-      // GPU and collective faults: armed in the ranks' control blocks (faults/gpu).
-      {"gpu.xid", "a sticky device error (an Xid): the rank's CUDA context is lost until the GPU is reset",
-       gpu_xid_params(), kRankForms, true, false, "", &gpu_backends(), make_gpu_xid, check_gpu_xid, nullptr,
-       "every device call fails with the error's code: 214 cudaErrorECCUncorrectable (Xid 48), 700 "
-       "cudaErrorIllegalAddress (Xid 31), 719 cudaErrorLaunchFailure (Xid 13), 46 cudaErrorDevicesUnavailable "
-       "(Xid 79) or 220 cudaErrorNvlinkUncorrectable (Xid 74)",
-       kGpuWorkloads, 0, kGpuRestartAfter},
-      {"gpu.oom", "device memory runs out: allocations fail", gpu_oom_params(), kRankForms, true, false, "",
-       &gpu_backends(), make_gpu_oom, nullptr, nullptr,
-       "allocations fail with 2 cudaErrorMemoryAllocation (CUDA_ERROR_OUT_OF_MEMORY)", kGpuWorkloads,
-       kServeReplicaLives, kGpuRestartAfter},
-      {"gpu.slowdown", "device work takes factor times as long (thermal or power throttling)", gpu_slowdown_params(),
-       kRankForms, true, false, "", &gpu_backends(), make_gpu_slowdown, nullptr, nullptr,
-       "no error: kernels (and the waits for them) take factor times as long", kGpuWorkloads},
-      {"gpu.hang", "a kernel never completes: device calls block while in effect", gpu_hang_params(), kRankForms,
-       true, false, "", &gpu_backends(), make_gpu_hang, nullptr, nullptr,
-       "no error: the call never returns (a watchdog or the collective timeout must notice)", kGpuWorkloads,
-       kHangs | kServeReplicaLives, kGpuRestartAfter},
-      {"gpu.bitflip", "silent data corruption: bits flipped in a tensor (gradients or parameters)",
-       gpu_bitflip_params(), kRankForms, true, false, "", &gpu_backends(), make_gpu_bitflip, check_gpu_bitflip, nullptr,
-       "no error: wrong values (caught only by a check such as the trainer's replica fingerprint)", "train",
-       kSilentCorruption},
-      {"collective.error", "an allreduce fails on the target ranks", collective_error_params(), kRankForms, true,
-       false, "", &gpu_backends(), make_collective_error, nullptr, nullptr,
-       "the collective returns the ncclResult_t code (2 ncclSystemError by default)", "train, command"},
-      {"collective.hang", "an allreduce never returns on the target ranks", collective_hang_params(), kRankForms, true,
-       false, "", &gpu_backends(), make_collective_hang, nullptr, nullptr,
-       "no error: the collective blocks while in effect; peers time out", "train, command", kHangs,
-       kGpuRestartAfter},
-  }};
+// The rows in four groups, each in the order `chaosbench faults` prints them; a field a row
+// leaves out has its default (registry.h).
+
+// The marker, node and process faults.
+std::vector<FaultTypeInfo> node_rows() {
+  return {
+      {.type = "marker",
+       .summary = "changes nothing; marks a window so its metrics get a phase of their own",
+       .params = MarkerFault::params(),
+       .target_forms = kRankForms | TargetForm::kLinks | TargetForm::kGroups,
+       .reversible = true,
+       .backends = &MarkerFault::backends(),
+       .make = make_plain<MarkerFault>},
+      {.type = "node.pause",
+       .summary = "freezes every process of the node for the duration, then thaws it (the hung node)",
+       .params = NodePauseFault::params(),
+       .target_forms = kNodeForms,
+       .reversible = true,
+       .backends = &NodePauseFault::backends(),
+       .make = make_plain<NodePauseFault>},
+      {.type = "node.cpu_throttle",
+       .summary = "limits the node to a fraction of CPU for the duration (the straggler)",
+       .params = cpu_throttle_params(),
+       .target_forms = kNodeForms,
+       .reversible = true,
+       .needs_cgroup = "cpu",
+       .backends = &cpu_throttle_backends(),
+       .make = make_cpu_throttle},
+      {.type = "node.memory_limit",
+       .summary = "lowers the node's memory limit for the duration; an OOM kill ends a rank",
+       .params = memory_limit_params(),
+       .target_forms = kNodeForms,
+       .reversible = true,
+       .needs_cgroup = "memory",
+       .backends = &memory_limit_backends(),
+       .make = make_memory_limit,
+       .traits = kOomKills},
+      {.type = "node.kill",
+       .summary = "SIGKILLs every process of the node; restart_after brings its ranks back",
+       .params = kill_params(),
+       .target_forms = kNodeForms,
+       .reversible = false,
+       .backends = &signal_backends(),
+       .make = make_node_kill,
+       .traits = kNodeGone,
+       .restart_after = kKillRestartAfter},
+      {.type = "rank.kill",
+       .summary = "SIGKILLs one rank's processes; restart_after brings it back",
+       .params = kill_params(),
+       .target_forms = kRankForms,
+       .reversible = false,
+       .backends = &signal_backends(),
+       .make = make_rank_kill,
+       .restart_after = kKillRestartAfter},
+      {.type = "process.signal",
+       .summary = "sends any signal to the chosen ranks",
+       .params = signal_params(),
+       .target_forms = kRankForms,
+       .reversible = false,
+       .backends = &signal_backends(),
+       .make = make_process_signal,
+       .check = check_signal},
+  };
+}
+
+// Network faults: on the network plane, so namespaced clusters (or hosts of a job) only.
+std::vector<FaultTypeInfo> network_rows() {
+  return {
+      network_row({.type = "network.delay",
+                   .summary = "delays the target's packets (delay, jitter, correlation) on the receiving side",
+                   .params = network_delay_params(),
+                   .target_forms = kTrafficForms,
+                   .reversible = true,
+                   .backends = &impairment_backends(),
+                   .make = make_network_delay,
+                   .check = check_impairment}),
+      network_row({.type = "network.loss",
+                   .summary = "drops a share of the target's packets",
+                   .params = network_loss_params(),
+                   .target_forms = kTrafficForms,
+                   .reversible = true,
+                   .backends = &impairment_backends(),
+                   .make = make_network_loss,
+                   .check = check_impairment}),
+      network_row({.type = "network.rate",
+                   .summary = "limits the target's traffic to a rate (htb through netlink)",
+                   .params = network_rate_params(),
+                   .target_forms = kTrafficForms,
+                   .reversible = true,
+                   .backends = &rate_backends(),
+                   .make = make_network_rate,
+                   .check = check_rate}),
+      network_row({.type = "network.partition",
+                   .summary = "cuts nodes, groups or links off from each other (symmetric or one way)",
+                   .params = network_partition_params(),
+                   .target_forms = kPartitionForms,
+                   .reversible = true,
+                   .backends = &partition_backends(),
+                   .make = make_network_partition,
+                   .check = check_partition}),
+      network_row({.type = "network.corrupt",
+                   .summary = "flips a bit in a share of the target's packets",
+                   .params = network_corrupt_params(),
+                   .target_forms = kTrafficForms,
+                   .reversible = true,
+                   .backends = &impairment_backends(),
+                   .make = make_network_corrupt,
+                   .check = check_impairment}),
+      network_row({.type = "network.duplicate",
+                   .summary = "sends a share of the target's packets twice (netem only)",
+                   .params = network_duplicate_params(),
+                   .target_forms = kTrafficForms,
+                   .reversible = true,
+                   .backends = &duplicate_backends(),
+                   .make = make_network_duplicate,
+                   .check = check_impairment}),
+      network_row({.type = "network.reorder",
+                   .summary = "sends a share of the target's packets ahead of the others, which are delayed",
+                   .params = network_reorder_params(),
+                   .target_forms = kTrafficForms,
+                   .reversible = true,
+                   .backends = &impairment_backends(),
+                   .make = make_network_reorder,
+                   .check = check_impairment}),
+  };
+}
+
+// GPU faults: armed in the ranks' control blocks (faults/gpu), acted out by their device layer.
+std::vector<FaultTypeInfo> gpu_rows() {
+  return {
+      {.type = "gpu.xid",
+       .summary = "a sticky device error (an Xid): the rank's CUDA context is lost until the GPU is reset",
+       .params = gpu_xid_params(),
+       .target_forms = kRankForms,
+       .reversible = true,
+       .backends = &gpu_backends(),
+       .make = make_gpu_xid,
+       .check = check_gpu_xid,
+       .surfaces = "every device call fails with the error's code: 214 cudaErrorECCUncorrectable (Xid 48), 700 "
+                   "cudaErrorIllegalAddress (Xid 31), 719 cudaErrorLaunchFailure (Xid 13), 46 "
+                   "cudaErrorDevicesUnavailable (Xid 79) or 220 cudaErrorNvlinkUncorrectable (Xid 74)",
+       .workloads = kGpuWorkloads,
+       .restart_after = kGpuRestartAfter},
+      {.type = "gpu.oom",
+       .summary = "device memory runs out: allocations fail",
+       .params = gpu_oom_params(),
+       .target_forms = kRankForms,
+       .reversible = true,
+       .backends = &gpu_backends(),
+       .make = make_gpu_oom,
+       .surfaces = "allocations fail with 2 cudaErrorMemoryAllocation (CUDA_ERROR_OUT_OF_MEMORY)",
+       .workloads = kGpuWorkloads,
+       .traits = kServeReplicaLives,
+       .restart_after = kGpuRestartAfter},
+      {.type = "gpu.slowdown",
+       .summary = "device work takes factor times as long (thermal or power throttling)",
+       .params = gpu_slowdown_params(),
+       .target_forms = kRankForms,
+       .reversible = true,
+       .backends = &gpu_backends(),
+       .make = make_gpu_slowdown,
+       .surfaces = "no error: kernels (and the waits for them) take factor times as long",
+       .workloads = kGpuWorkloads},
+      {.type = "gpu.hang",
+       .summary = "a kernel never completes: device calls block while in effect",
+       .params = gpu_hang_params(),
+       .target_forms = kRankForms,
+       .reversible = true,
+       .backends = &gpu_backends(),
+       .make = make_gpu_hang,
+       .surfaces = "no error: the call never returns (a watchdog or the collective timeout must notice)",
+       .workloads = kGpuWorkloads,
+       .traits = kHangs | kServeReplicaLives,
+       .restart_after = kGpuRestartAfter},
+      {.type = "gpu.bitflip",
+       .summary = "silent data corruption: bits flipped in a tensor (gradients or parameters)",
+       .params = gpu_bitflip_params(),
+       .target_forms = kRankForms,
+       .reversible = true,
+       .backends = &gpu_backends(),
+       .make = make_gpu_bitflip,
+       .check = check_gpu_bitflip,
+       .surfaces = "no error: wrong values (caught only by a check such as the trainer's replica fingerprint)",
+       .workloads = "train",
+       .traits = kSilentCorruption},
+  };
+}
+
+// Collective faults: armed the same way, acted out by the ranks' collectives.
+std::vector<FaultTypeInfo> collective_rows() {
+  return {
+      {.type = "collective.error",
+       .summary = "an allreduce fails on the target ranks",
+       .params = collective_error_params(),
+       .target_forms = kRankForms,
+       .reversible = true,
+       .backends = &gpu_backends(),
+       .make = make_collective_error,
+       .surfaces = "the collective returns the ncclResult_t code (2 ncclSystemError by default)",
+       .workloads = "train, command"},
+      {.type = "collective.hang",
+       .summary = "an allreduce never returns on the target ranks",
+       .params = collective_hang_params(),
+       .target_forms = kRankForms,
+       .reversible = true,
+       .backends = &gpu_backends(),
+       .make = make_collective_hang,
+       .surfaces = "no error: the collective blocks while in effect; peers time out",
+       .workloads = "train, command",
+       .traits = kHangs,
+       .restart_after = kGpuRestartAfter},
+  };
+}
+
+// Every row once, in the order `chaosbench faults` prints them.
+const std::vector<FaultTypeInfo>& table() {
+  static const std::vector<FaultTypeInfo> kTable = [] {
+    std::vector<FaultTypeInfo> out;
+    for (const auto& group : {node_rows(), network_rows(), gpu_rows(), collective_rows()})
+      out.insert(out.end(), group.begin(), group.end());
+    return out;
+  }();
   return kTable;
 }
 

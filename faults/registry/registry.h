@@ -28,21 +28,26 @@ enum FaultTrait : std::uint32_t {
   kServeReplicaLives = 1u << 4,  // a serve replica lives through it (answers errors, queues): nothing to restart there
 };
 
+// One row of the registry, written with designated initialisers
+// ({.type = "network.delay", .summary = ..., ...}) in declaration order. The fields without
+// a default (type to make) are what every row must say: g++ warns on a row that leaves one
+// out (-Wmissing-field-initializers); the rest default to "none" for types that lack them.
 struct FaultTypeInfo {
   std::string_view type;         // "marker", "network.delay", ...
   std::string_view summary;      // one line
   std::span<const ParamSpec> params;
   std::uint32_t target_forms;    // TargetForm bits accepted
   bool reversible;
-  bool needs_namespaces;         // true when it only works on a namespaced cluster
-  std::string_view needs_cgroup; // the node cgroup controller it cannot work without, or ""
-  const BackendChoice* backends; // how a host can carry it out, for `chaosbench doctor`; never null
+  bool needs_namespaces = false;  // true when it only works on a namespaced cluster
+  std::string_view needs_cgroup = "";  // the node cgroup controller it cannot work without, or ""
+  const BackendChoice* backends;  // how a host can carry it out, for `chaosbench doctor`; never null
   std::function<std::unique_ptr<Fault>(const Params&)> make;
   // Checks across parameters the declarations cannot express; "" when fine. Run by the
   // scenario parser, so a bad value is a scenario error before anything starts.
   std::function<std::string(const Params&)> check = nullptr;
   // The backend this host will use, or "" with the reason in *why: run fails before
-  // anything starts (exit 3) when a fault cannot run here. Null: `backend_name` below.
+  // anything starts (exit 3) when a fault cannot run here. Null: nothing to check before the
+  // run (the fault names its backend when applied, Fault::backend).
   std::function<std::string(const Params&, std::string* why)> host_backend = nullptr;
   // What the workload sees: the error a GPU or collective fault surfaces ("cudaError 214
   // ..."); "" for the others.

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "bench/protocol/record.h"
-#include "common/crash_point.h"
+#include "common/process/crash_point.h"
 #include "faults/network/network_plane.h"
 #include "harness/agent/link_handshake.h"
 #include "harness/process/signal_guard.h"

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "common/unique_fd.h"
+#include "common/files/unique_fd.h"
 #include "faults/fault.h"
 #include "harness/agent/agent_telemetry.h"
 #include "harness/agent/link_channel.h"

@@ -10,11 +10,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include "common/crash_point.h"
+#include "common/process/crash_point.h"
 #include "bench/protocol/record.h"
-#include "common/program_path.h"
-#include "common/control_block.h"
-#include "common/fault_control.h"
+#include "common/process/program_path.h"
+#include "common/gpu/control_block.h"
+#include "common/gpu/fault_control.h"
 #include "faults/network/network_plane.h"
 #include "faults/registry/registry.h"
 #include "harness/agent/agent.h"

@@ -10,7 +10,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
-#include "common/json_values.h"
+#include "common/json/json_values.h"
 #include "harness/cluster/node_identity.h"
 
 namespace chaosbench::harness {

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "bench/protocol/record.h"
-#include "common/unique_fd.h"
+#include "common/files/unique_fd.h"
 #include "harness/agent/clock_offset.h"
 #include "harness/agent/link_channel.h"
 #include "harness/agent/link_handshake.h"

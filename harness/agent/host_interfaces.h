@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/unique_fd.h"
+#include "common/files/unique_fd.h"
 
 namespace chaosbench::harness {
 

@@ -7,7 +7,7 @@
 #include <openssl/hmac.h>
 #include <stdexcept>
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/unique_fd.h"
+#include "common/files/unique_fd.h"
 #include "harness/agent/link_frame.h"
 
 namespace chaosbench::harness {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/json_values.h"
+#include "common/json/json_values.h"
 #include "harness/agent/link_auth.h"
 
 namespace chaosbench::harness {

@@ -7,7 +7,7 @@
 #include <future>
 #include <iostream>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "harness/cli/cleanup_hosts.h"
 #include "harness/core/exit_code.h"
 #include "harness/site/agent_launcher.h"

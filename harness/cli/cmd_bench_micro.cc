@@ -1,4 +1,4 @@
-#include "common/trusted_directory.h"
+#include "common/files/trusted_directory.h"
 #include "harness/cli/cmd_bench_micro.h"
 
 #include <filesystem>

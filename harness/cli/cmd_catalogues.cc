@@ -5,7 +5,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "faults/registry/registry.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"

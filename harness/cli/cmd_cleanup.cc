@@ -2,7 +2,7 @@
 // journals only. Never touches anything a journal does not name, nor a live run's.
 //
 // Trust: the journal directory must be this user's and writable by nobody else (in a
-// chain of directories only root or this user can change; common/trusted_directory.h);
+// chain of directories only root or this user can change; common/files/trusted_directory.h);
 // each journal must pass read_journal's checks (journal_reader.h), and each entry
 // check_entry's (entry_checks.h). What fails is reported and left alone, the rest is
 // still processed, and the exit code is 1.
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/trusted_directory.h"
+#include "common/files/trusted_directory.h"
 #include "harness/cli/cleanup_hosts.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/commands.h"
 #include "harness/core/exit_code.h"

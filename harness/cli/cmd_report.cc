@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "common/trusted_directory.h"
+#include "common/files/trusted_directory.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
 #include "harness/core/host_error.h"
@@ -52,8 +52,7 @@ int cmd_report(const Args& args) {
       if (r.format != reports::ReportFormat::kJson || fs::absolute(dir) != source_dir || options_read.baseline)
         options_read.requests.push_back(r);
   }
-  const int verdict_code = exit_code_for(result.verdict, VerdictSource::kStored);
-  return finish_reports(result, dir, options_read, verdict_code);
+  return finish_reports(result, dir, options_read, VerdictSource::kStored);
 }
 
 }  // namespace chaosbench::harness

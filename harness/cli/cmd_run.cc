@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 #include <iostream>
 
-#include "common/units.h"
+#include "common/values/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
 #include "harness/http/http_client.h"
@@ -185,7 +185,7 @@ int cmd_run(const Args& args) {
     return run_repeat(current, *plan, run, report_options);
   }
   auto outcome = run_scenario(loaded.scenario, run);
-  return finish_reports(outcome.result, outcome.run_dir, report_options, outcome.exit_code);
+  return finish_reports(outcome.result, outcome.run_dir, report_options, outcome.source);
 }
 
 }  // namespace chaosbench::harness

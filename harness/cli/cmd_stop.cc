@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <thread>
 
-#include "common/safe_files.h"
-#include "common/trusted_directory.h"
-#include "common/units.h"
+#include "common/files/safe_files.h"
+#include "common/files/trusted_directory.h"
+#include "common/values/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
 #include "harness/journal/journal.h"

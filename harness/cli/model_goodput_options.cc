@@ -3,7 +3,7 @@
 #include <charconv>
 #include <fmt/format.h>
 
-#include "common/units.h"
+#include "common/values/units.h"
 #include "reports/goodput/goodput_run_inputs.h"
 
 namespace chaosbench::harness {
@@ -89,7 +89,7 @@ void apply_mode(const po::variables_map& vm, GoodputInputs& in) {
 }  // namespace
 
 double flag_seconds(const std::string& flag, const std::string& text) {
-  if (text.size() > 1 && text.back() == 'd') {  // days, which common/units.h does not know
+  if (text.size() > 1 && text.back() == 'd') {  // days, which common/values/units.h does not know
     const std::string number = text.substr(0, text.size() - 1);
     auto parsed = common::parse_duration(number + "h");
     if (parsed) return parsed->seconds() * 24;

@@ -23,7 +23,7 @@ reports::GoodputInputs goodput_inputs_from(const po::variables_map& vm, const st
 // The model's settings: --seed, --trials, --at-nodes.
 reports::GoodputModel goodput_model_from(const po::variables_map& vm);
 
-// A duration flag's value: "30s", "5min", "3.1h" (common/units.h) or days, "264d".
+// A duration flag's value: "30s", "5min", "3.1h" (common/values/units.h) or days, "264d".
 // Throws UsageError naming the flag.
 double flag_seconds(const std::string& flag, const std::string& text);
 

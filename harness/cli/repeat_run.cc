@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "common/trusted_directory.h"
+#include "common/files/trusted_directory.h"
 #include "harness/core/exit_code.h"
 #include "harness/core/host_error.h"
 #include "harness/run/run_directory.h"
@@ -39,7 +39,7 @@ int run_one(Side& side, int i, int count, const RunOptions& run, const ReportOpt
   one.out_dir = side.dir + "/" + name;
   spdlog::info("{} run {}/{}: {}", side.source->scenario.name, i, count, one.out_dir);
   auto outcome = run_scenario(side.source->scenario, one);
-  int code = finish_reports(outcome.result, outcome.run_dir, reports, outcome.exit_code);
+  int code = finish_reports(outcome.result, outcome.run_dir, reports, outcome.source);
   side.runs.push_back({std::move(outcome.result), name});
   return code;
 }
@@ -79,11 +79,11 @@ int run_repeat(const ScenarioSource& current, const RepeatPlan& plan, const RunO
   }
   if (base) {
     auto combined = reports::combine_runs(base->runs, combined_id(*base), true);
-    finish_reports(combined, base->dir, part_reports(reports), exit_code_for(combined.verdict));
+    finish_reports(combined, base->dir, part_reports(reports), VerdictSource::kThisRun);
     reports.baseline = std::move(combined);
   }
   auto combined = reports::combine_runs(cur.runs, combined_id(cur), base.has_value());
-  return finish_reports(combined, cur.dir, reports, exit_code_for(combined.verdict));
+  return finish_reports(combined, cur.dir, reports, VerdictSource::kThisRun);
 }
 
 }  // namespace chaosbench::harness

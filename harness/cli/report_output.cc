@@ -56,24 +56,23 @@ void check_baseline_environment(const ReportOptions& options, const reports::Env
   check_same_environment(options.baseline->environment, current, "--baseline", "the baseline", options.allow_env_diff);
 }
 
-int finish_reports(reports::RunResult& result, const std::string& dir, const ReportOptions& options, int exit_code) {
+int finish_reports(reports::RunResult& result, const std::string& dir, const ReportOptions& options,
+                   VerdictSource source) {
   if (options.baseline) {
-    result.comparison = reports::compare_runs(*options.baseline, result);
-    result.comparison->baseline_run = options.baseline->run_id;
-    result.comparison->baseline_started_at = options.baseline->started_at;
-    auto judged = reports::fold({result.verdict, result.reason}, reports::judge_gate(*result.comparison));
-    result.verdict = judged.verdict;
-    result.reason = std::move(judged.reason);
-    if (exit_code == kExitPass) exit_code = exit_code_for(result.verdict);
+    auto comparison = reports::compare_runs(*options.baseline, result);
+    comparison.baseline_run = options.baseline->run_id;
+    comparison.baseline_started_at = options.baseline->started_at;
+    reports::judge_comparison(result, std::move(comparison));
   }
   auto requests = options.requests.empty() ? reports::default_reports() : options.requests;
   bool console = false;
   for (const auto& r : requests) console = console || r.format == reports::ReportFormat::kConsole;
+  bool written = true;
   try {
     reports::write_reports(result, dir, requests);
   } catch (const std::runtime_error& e) {
     std::cerr << "chaosbench: " << e.what() << "\n";
-    if (exit_code == kExitPass) exit_code = exit_code_for(reports::Verdict::kError, VerdictSource::kHostLimit);
+    written = false;
   }
   if (!console) {
     if (options.quiet) std::cout << dir << "/results.json\n";
@@ -81,7 +80,9 @@ int finish_reports(reports::RunResult& result, const std::string& dir, const Rep
   }
   if (options.annotations)
     for (const auto& line : reports::github_annotations(result, options.scenario_file)) std::cout << line << "\n";
-  return exit_code;
+  if (!written && result.verdict == reports::Verdict::kPass)
+    return exit_code_for(reports::Verdict::kError, VerdictSource::kHostLimit);
+  return exit_code_for(result.verdict, source);
 }
 
 }  // namespace chaosbench::harness

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/cli/cli_options.h"
+#include "harness/core/exit_code.h"
 #include "reports/render/report_set.h"
 #include "reports/model/run_model.h"
 
@@ -33,9 +34,12 @@ ReportOptions read_report_options(const po::variables_map& vm);
 void check_baseline_environment(const ReportOptions& options, const reports::Environment& current);
 
 // Compares with the baseline (when given): a failed gate turns a passing verdict into
-// "fail" with the regressions as the reason. Then writes the reports into `dir` and
-// prints the console summary (unless quiet, or console was asked for explicitly) and
-// the annotations. Returns the exit code for the result's verdict.
-int finish_reports(reports::RunResult& result, const std::string& dir, const ReportOptions& options, int exit_code);
+// "fail" with the regressions as the reason (reports/model/judgement.h). Then writes the
+// reports into `dir` and prints the console summary (unless quiet, or console was asked
+// for explicitly) and the annotations. Returns the result's exit code, computed here once
+// from its final verdict and `source` (harness/core/exit_code.h); a passing result whose
+// reports could not be written exits as a host limit (3).
+int finish_reports(reports::RunResult& result, const std::string& dir, const ReportOptions& options,
+                   VerdictSource source);
 
 }  // namespace chaosbench::harness

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "common/trusted_directory.h"
+#include "common/files/trusted_directory.h"
 #include "harness/core/exit_code.h"
 #include "harness/core/host_error.h"
 #include "harness/core/host_error.h"
@@ -33,7 +33,7 @@ int run_sweep(const std::string& scenario_text, const std::string& scenario_file
     auto outcome = run_scenario(loaded.scenario, point_run);
     ReportOptions point_reports = reports;
     point_reports.quiet = true;  // one line per point; the sweep's table follows
-    int code = finish_reports(outcome.result, outcome.run_dir, point_reports, outcome.exit_code);
+    int code = finish_reports(outcome.result, outcome.run_dir, point_reports, outcome.source);
     results.push_back({points[i].label, points[i].overrides, outcome.run_dir, std::move(outcome.result)});
     if (code == kExitInterrupted || code == kExitHost || code == kExitUsage) return code;
   }
@@ -42,7 +42,8 @@ int run_sweep(const std::string& scenario_text, const std::string& scenario_file
   write_file_atomically(base + "/sweep.md", reports::render_sweep_markdown(summary));
   if (reports.quiet) std::cout << base << "/sweep.json\n";
   else std::cout << reports::render_sweep_console(summary) << "\n  sweep: " << base << "/sweep.md\n";
-  return summary.best ? kExitPass : kExitCheckFailed;
+  // A sweep passes when some point passed its checks and was recommended.
+  return exit_code_for(summary.best ? reports::Verdict::kPass : reports::Verdict::kFail);
 }
 
 }  // namespace chaosbench::harness

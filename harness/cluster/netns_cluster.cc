@@ -13,8 +13,8 @@
 #include <system_error>
 #include <unistd.h>
 
-#include "common/netns.h"
-#include "common/route_socket.h"
+#include "common/kernel/netns.h"
+#include "common/kernel/route_socket.h"
 #include "harness/core/host_error.h"
 
 namespace chaosbench::harness {

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
-#include "common/sysfs_file.h"
+#include "common/kernel/sysfs_file.h"
 #include "harness/cluster/mountinfo.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"

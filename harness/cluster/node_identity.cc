@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 #include "harness/core/host_error.h"
 
 namespace chaosbench::harness {

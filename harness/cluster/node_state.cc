@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "common/cgroup_files.h"
+#include "common/kernel/cgroup_files.h"
 #include "harness/cluster/node_cgroups.h"
 
 namespace chaosbench::harness {

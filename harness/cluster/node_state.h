@@ -1,6 +1,6 @@
 // What a node's cgroups say of it: whether it is frozen (node.pause's freezer) and whether
 // the kernel's OOM killer has killed something in it (node.memory_limit). Read from the
-// cgroup files, v1 or v2 (common/cgroup_files.h). Used by the local site and by agents.
+// cgroup files, v1 or v2 (common/kernel/cgroup_files.h). Used by the local site and by agents.
 // Threads: any.
 #pragma once
 

@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 
 namespace chaosbench::harness {
 namespace {

@@ -1,50 +1,17 @@
 // The link mesh: a Pingmesh-style all-pairs prober that measures, during a run, every
-// ordered pair of nodes' round-trip time and loss (net/pair_rtt, net/pair_loss), so a
-// slow or lossy link or NIC shows in the measurements without anyone saying where a fault
-// was injected (docs/diagnosis.md).
+// ordered pair of nodes' round-trip time and loss (net/pair_rtt, net/pair_loss) from one
+// UDP socket per node made in the node's namespace, TWAMP-style (kernel receive stamps,
+// the reflector's hold time subtracted), so a slow or lossy link or NIC shows without
+// anyone saying where a fault was injected. How it measures, what it costs, how it
+// stands hostile datagrams and how it runs across hosts: docs/diagnosis.md, "The link
+// mesh" and "Across hosts".
 //
-// One UDP socket per node, made inside that node's network namespace and bound to its
-// address, so every probe crosses the cluster's network as the workload's packets do (the
-// node's veth, the bridge, any fault's qdisc, delay line or iptables rule) and is echoed
-// by the destination node's socket. The round trip is measured as TWAMP does: the sender
-// stamps the probe just before it sends it, the kernel stamps each arrival
-// (SO_TIMESTAMPNS), and the reflector writes into its echo how long it held the probe
-// (its send time less the kernel's arrival stamp), which is subtracted. So the figure is
-// the network's round trip as ping measures it (ping too stamps in user space before it
-// sends), and the time a busy machine keeps the mesh's thread from reading an arrival
-// does not enter it.
-//
-// Budget: each node sends `rate` probes a second to each other node, 40-byte datagrams:
-// rate x N x (N - 1) probes and as many echoes a second. The thread wakes only at ticks,
-// `rate` a second: it reads what arrived since (the kernel stamped each datagram on
-// arrival, and a reflector's echo says how long the probe waited), so reading late
-// changes no round trip, and sends the next probes. One wake-up per datagram instead
-// cost a collective on an oversubscribed 2-core machine a measurable share of its
-// bandwidth (every wake-up of a thread outside the workload can pre-empt a rank).
-//
-// Per window (MeshSpec::window) and ordered pair: net/pair_rtt{src,dst} is the median
-// round trip of the echoes that came in the window (none: no sample), net/pair_loss{src,
-// dst} the share of the probes sent in the window that got no echo within the timeout (1
-// s, or 3 ticks at rates under 3 a second), emitted once it has passed for all of them;
-// the probes still out when the mesh stops count neither way.
-//
-// Hostile datagrams (a workload process in a node's namespace can send to the sockets):
-// each carries a random token of the run; an echo counts only from the address and port
-// of the node it claims, for a probe still waiting, with the probe's own send time; a
-// hold time outside the round trip is refused; each tick reads at most 4 N + 64 datagrams
-// per socket, so a flood cannot hold the thread (with user stamps, a socket that hit that
-// cap is not polled again before the next tick). Ticks and windows follow CLOCK_MONOTONIC; the
-// round trips and sample times the wall clock (the kernel's receive stamps are on it).
-//
-// Across hosts (the agent modes) each agent runs a mesh of one local node: the others are
-// remote peers, probed at the address and port their own agents bound (MeshNode::local,
-// ::port), and every agent of the run shares one token. Each agent then measures the
-// pairs its node sends from; the controller gathers them all. There the arrival is
-// stamped in user space (MeshStamps::kUser) and the thread wakes for every datagram: the
-// kernel stamps a datagram as the interface takes it, before the host's INPUT hook, where
-// a network fault's delay line holds what a host receives (and where any host-stack delay
-// the workload meets is), so a kernel stamp would not see it. A host's agent wakes
-// 2 rate (N - 1) times a second for it.
+// Contract: per window (MeshSpec::window) and ordered pair, net/pair_rtt is the median
+// round trip of the echoes that came in the window and net/pair_loss the share of the
+// probes sent in it with no echo within the timeout (1 s, or 3 ticks under 3 a second),
+// emitted once that has passed; probes still out at stop() count neither way. Each tick
+// reads at most 4 N + 64 datagrams a socket. Ticks and windows follow CLOCK_MONOTONIC,
+// round trips and sample times the wall clock.
 //
 // Threads: start() and stop() from one thread; one thread of its own between them, which
 // alone calls the sink.
@@ -59,7 +26,7 @@
 #include <vector>
 
 #include "bench/protocol/record.h"
-#include "common/unique_fd.h"
+#include "common/files/unique_fd.h"
 #include "harness/collect/mesh_window.h"
 #include "harness/scenario/mesh_spec.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "reports/stats/statistics.h"
+#include "common/values/percentile.h"
 
 namespace chaosbench::harness {
 
@@ -30,7 +30,7 @@ std::optional<std::int64_t> MeshWindow::answered(std::uint32_t seq, std::int64_t
 
 std::optional<double> MeshWindow::take_rtt_ms() {
   if (rtts_ms_.empty()) return std::nullopt;
-  const double m = reports::median(std::move(rtts_ms_));
+  const double m = common::median(std::move(rtts_ms_));
   rtts_ms_.clear();
   return m;
 }

@@ -14,7 +14,7 @@
 #include <sys/un.h>
 #include <system_error>
 #include <unistd.h>
-#include "common/errno_text.h"
+#include "common/values/errno_text.h"
 
 namespace chaosbench::harness {
 namespace {

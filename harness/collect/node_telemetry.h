@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "bench/protocol/record.h"
-#include "common/units.h"
+#include "common/values/units.h"
 #include "harness/process/periodic_thread.h"
 
 namespace chaosbench::harness {

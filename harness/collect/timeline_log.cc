@@ -1,6 +1,6 @@
 #include "harness/collect/timeline_log.h"
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 
 #include <cerrno>
 #include <unistd.h>

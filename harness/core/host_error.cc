@@ -1,6 +1,6 @@
 #include "harness/core/host_error.h"
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 
 namespace chaosbench::harness {
 

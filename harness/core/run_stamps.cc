@@ -2,7 +2,7 @@
 
 #include <ctime>
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 
 namespace chaosbench::harness {
 namespace {

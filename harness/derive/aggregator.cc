@@ -4,7 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
+#include "common/values/percentile.h"
 #include "harness/derive/comm_derivation.h"
 
 namespace chaosbench::harness {
@@ -52,14 +53,9 @@ reports::Stats compute_stats(std::vector<double> values) {
   s.stddev = std::sqrt(sq / static_cast<double>(s.n));
   s.min = values.front();
   s.max = values.back();
-  // Nearest rank: the smallest value with at least p% of the values at or below it.
-  auto pct = [&](double p) {
-    auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(s.n)));
-    return values[std::clamp<std::size_t>(rank, 1, s.n) - 1];
-  };
-  s.p50 = pct(50);
-  s.p90 = pct(90);
-  s.p99 = pct(99);
+  s.p50 = common::percentile_sorted(values, 50);
+  s.p90 = common::percentile_sorted(values, 90);
+  s.p99 = common::percentile_sorted(values, 99);
   return s;
 }
 
@@ -126,7 +122,7 @@ std::vector<reports::MetricRecord> aggregate(const std::vector<StoredSample>& sa
       reports::MetricRecord r;
       r.name = name;
       r.unit = !g.unit.empty() ? g.unit : spec ? std::string(spec->unit) : std::string();
-      r.better = spec ? std::string(common::to_string(spec->better)) : "none";
+      r.better = spec ? spec->better : common::Better::kNone;
       r.labels = labels;
       r.value = aggregate_value(stats, g.values, spec ? spec->aggregation : common::Aggregation::kMean);
       r.stats = stats;

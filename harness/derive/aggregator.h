@@ -12,7 +12,8 @@
 
 namespace chaosbench::harness {
 
-// Nearest-rank percentiles, mean, population stddev, min, max, sum. Empty input: n = 0.
+// Percentiles (common/values/percentile.h), mean, population stddev, min, max, sum. Empty
+// input: n = 0.
 reports::Stats compute_stats(std::vector<double> values);
 
 // baseline [0, first apply), fault:NAME per applied occurrence [applied, reverted or end),

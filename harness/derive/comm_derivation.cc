@@ -10,7 +10,7 @@
 namespace chaosbench::harness {
 namespace {
 
-reports::MetricRecord record(const char* name, const char* unit, const char* better, const reports::Labels& labels,
+reports::MetricRecord record(const char* name, const char* unit, common::Better better, const reports::Labels& labels,
                              double value, std::optional<reports::Stats> stats) {
   return reports::MetricRecord{name, unit, better, labels, value, stats};
 }
@@ -39,9 +39,9 @@ std::vector<reports::MetricRecord> derive_comm_records(const reports::Labels& la
   for (double* f : {&bus_stats.mean, &bus_stats.stddev, &bus_stats.min, &bus_stats.p50, &bus_stats.p90,
                     &bus_stats.p99, &bus_stats.max, &bus_stats.sum})
     *f *= factor;
-  out.push_back(record("comm/algbw", "GB/s", "higher", labels, algbw, alg_stats));
-  out.push_back(record("comm/busbw", "GB/s", "higher", labels, algbw * factor, bus_stats));
-  out.push_back(record("comm/iter_cv", "%", "lower", labels, 100.0 * lat.stddev / lat.mean, std::nullopt));
+  out.push_back(record("comm/algbw", "GB/s", common::Better::kHigher, labels, algbw, alg_stats));
+  out.push_back(record("comm/busbw", "GB/s", common::Better::kHigher, labels, algbw * factor, bus_stats));
+  out.push_back(record("comm/iter_cv", "%", common::Better::kLower, labels, 100.0 * lat.stddev / lat.mean, std::nullopt));
   return out;
 }
 
@@ -62,7 +62,7 @@ std::vector<reports::MetricRecord> derive_avg_busbw(const std::vector<reports::M
   std::vector<reports::MetricRecord> out;
   for (auto& [key, g] : groups) {
     auto stats = compute_stats(g.second);
-    out.push_back(record("comm/avg_busbw", "GB/s", "higher", g.first, stats.mean, stats));
+    out.push_back(record("comm/avg_busbw", "GB/s", common::Better::kHigher, g.first, stats.mean, stats));
   }
   return out;
 }

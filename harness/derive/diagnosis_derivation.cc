@@ -18,7 +18,7 @@ std::vector<reports::MetricRecord> diagnosis_metrics(const std::vector<reports::
     if (first_fault && e.t >= *first_fault && !localised) localised = e.t - *first_fault;
   }
   const reports::Labels overall{{"phase", std::string("overall")}};
-  if (localised) out.push_back({"diagnosis/time_to_localise", "s", "lower", overall, *localised, std::nullopt});
+  if (localised) out.push_back({"diagnosis/time_to_localise", "s", common::Better::kLower, overall, *localised, std::nullopt});
   return out;
 }
 

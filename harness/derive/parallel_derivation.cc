@@ -14,7 +14,7 @@ using StageGroupKey = std::pair<std::int64_t, std::int64_t>;  // pp_stage, tp_gr
 // A group's time is its slowest member's median stage_ms. A TP group moves at its slowest
 // shard's pace (every layer's allreduce waits for it) and a stage's replicas meet in the
 // gradient allreduce, so the slowest member sets the pace; a median over the members
-// would hide one slow shard of two (the nearest-rank median of two is the faster).
+// would hide one slow shard of two (the median of two is their mean: half its delay).
 struct GroupTimes {
   std::map<StageGroupKey, double> groups;       // each TP group's time
   std::map<std::int64_t, double> stages;  // each stage's: its slowest group's

@@ -1,4 +1,4 @@
-// A hybrid-parallel job's per-group records (tensor × pipeline × data parallel, issue 20),
+// A hybrid-parallel job's per-group records (tensor × pipeline × data parallel),
 // from the step events of one phase that carry a position (train_events.h): which
 // pipeline stage and which tensor-parallel group is slow, and how long each stage waits
 // for its neighbours. Any trainer that sends the fields gets them, the built-in one or a

@@ -1,4 +1,4 @@
-// Where a hybrid-parallel rank (tensor × pipeline × data parallel, issue 20) sat when it
+// Where a hybrid-parallel rank (tensor × pipeline × data parallel) sat when it
 // reported a step: its coordinates and the group sizes its `step` event carries
 // (docs/metrics-protocol.md, "Hybrid parallelism"). The harness numbers TP groups the
 // way fault targets do (bench/train/hybrid/parallel_layout.h), but takes every coordinate from

@@ -12,6 +12,7 @@
 #include "harness/derive/diagnosis_derivation.h"
 #include "harness/derive/host_fingerprint.h"
 #include "harness/derive/probe_derivation.h"
+#include "harness/derive/train_description.h"
 #include "harness/derive/train_derivation.h"
 
 namespace chaosbench::harness {
@@ -45,8 +46,6 @@ reports::RunResult build_result(const ResultInputs& in, const reports::Judgement
         llm->endpoints.empty()
             ? fmt::format("built-in OpenAI-compatible server ({} engine), token-level load generator", llm->engine)
             : std::string("outside OpenAI-compatible servers, token-level load generator");
-  if (std::holds_alternative<TrainWorkload>(in.scenario.workload))
-    r.environment.backends["train"] = "cpu device (OpenBLAS), gloo/tcp allreduce";
   r.seed = in.scenario.seed;
   r.started_at = in.started_at;
   r.duration_s = in.end_s;
@@ -58,19 +57,23 @@ reports::RunResult build_result(const ResultInputs& in, const reports::Judgement
   r.metrics = aggregate(samples, in.t0_wall, r.phases);
   const auto events = in.store.events();
   std::optional<double> target_loss;
-  if (const auto* train = std::get_if<TrainWorkload>(&in.scenario.workload)) target_loss = train->target_loss;
+  if (const auto* train = std::get_if<TrainWorkload>(&in.scenario.workload)) {
+    target_loss = train->target_loss;
+    r.environment.backends["train"] =
+        describe_train_run(*train, trained_world(events, in.t0_wall, in.scenario.cluster.world_size()));
+  }
   const TrainingInputs training{events, samples, in.t0_wall, in.end_s, r.phases, in.faults, target_loss};
   for (auto& m : derive_training_metrics(training)) r.metrics.push_back(std::move(m));
   for (const auto& f : in.faults) {
     if (!f.apply_latency_us) continue;
-    reports::MetricRecord m{"fault/apply_latency", "us", "lower",
+    reports::MetricRecord m{"fault/apply_latency", "us", common::Better::kLower,
                             {{"phase", std::string("overall")}, {"fault", f.name},
                              {"occurrence", static_cast<std::int64_t>(f.occurrence)}},
                             *f.apply_latency_us, std::nullopt};
     r.metrics.push_back(std::move(m));
     auto err = f.effect.find("effect_error_pct");
     if (err == f.effect.end()) continue;
-    r.metrics.push_back({"fault/effect_error", "%", "lower",
+    r.metrics.push_back({"fault/effect_error", "%", common::Better::kLower,
                          {{"phase", std::string("overall")}, {"fault", f.name},
                           {"occurrence", static_cast<std::int64_t>(f.occurrence)}},
                          err->second, std::nullopt});
@@ -92,9 +95,7 @@ reports::RunResult build_result(const ResultInputs& in, const reports::Judgement
   r.protocol.malformed = in.malformed;
   r.protocol.malformed_examples = in.malformed_examples;
 
-  auto judged = reports::fold(verdict, reports::judge_checks(r.checks));
-  r.verdict = judged.verdict;
-  r.reason = std::move(judged.reason);
+  reports::judge_result(r, verdict);
   return r;
 }
 

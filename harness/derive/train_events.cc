@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "reports/model/text_format.h"
 
 namespace chaosbench::harness {
@@ -95,7 +95,7 @@ reports::MetricRecord catalogue_record(const char* name, reports::Labels labels,
                                        std::optional<reports::Stats> stats) {
   const auto* spec = common::find_metric(name);
   return reports::MetricRecord{name, spec ? std::string(spec->unit) : std::string(),
-                               spec ? std::string(common::to_string(spec->better)) : std::string("none"),
+                               spec ? spec->better : common::Better::kNone,
                                std::move(labels), value, stats};
 }
 

@@ -17,10 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/blas/blas_probe.h"
-#include "common/json_limits.h"
-#include "common/safe_files.h"
+#include "common/json/json_limits.h"
+#include "common/files/safe_files.h"
 #include "bench/blas/cpu_peak.h"
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "harness/core/host_error.h"
 #include "harness/core/run_stamps.h"
 #include "reports/model/blas_json.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "bench/train/device_factory.h"
-#include "common/install_layout.h"
+#include "common/files/install_layout.h"
 #include "harness/doctor/cgroup_probe.h"
 #include "harness/doctor/fault_backends.h"
 #include "harness/doctor/host_identity.h"

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <limits>
 
-#include "common/metric_name.h"
+#include "common/metrics/metric_name.h"
 
 namespace chaosbench::harness::prometheus::detail {
 namespace {

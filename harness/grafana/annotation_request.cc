@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "common/json_limits.h"
+#include "common/json/json_limits.h"
 
 namespace chaosbench::harness::grafana {
 namespace {

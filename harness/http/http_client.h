@@ -2,7 +2,7 @@
 // Grafana annotations send. Only http:// and https:// URLs are followed (no redirects to
 // other schemes, no file:// or the like from a scenario), the body read is bounded, and
 // every request has a deadline, so a hostile or dead endpoint costs at most that long.
-// A request made while the calling thread is inside a network namespace (common/netns.h
+// A request made while the calling thread is inside a network namespace (common/kernel/netns.h
 // in_netns) connects from that namespace: libcurl makes its sockets on the calling thread.
 // Threads: http_fetch may be called from any thread at once (one easy handle per call).
 #pragma once

@@ -10,7 +10,7 @@
 #include <regex>
 #include <sys/vfs.h>
 
-#include "common/fault_control.h"
+#include "common/gpu/fault_control.h"
 #include "harness/journal/undo_kind.h"
 
 namespace chaosbench::harness {

@@ -12,7 +12,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "common/fault_control.h"
+#include "common/gpu/fault_control.h"
 #include "harness/journal/process_identity.h"
 
 namespace chaosbench::harness {

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/crash_point.h"
-#include "common/safe_files.h"
+#include "common/process/crash_point.h"
+#include "common/files/safe_files.h"
 #include "harness/core/host_error.h"
 #include "harness/journal/journal_directory.h"
 #include "harness/journal/undo_kind.h"

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/json_limits.h"
-#include "common/safe_files.h"
+#include "common/json/json_limits.h"
+#include "common/files/safe_files.h"
 #include "harness/journal/process_identity.h"
 
 namespace chaosbench::harness {

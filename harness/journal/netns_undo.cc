@@ -6,7 +6,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "faults/network/network_plane.h"
 #include "harness/journal/process_identity.h"
 

@@ -6,20 +6,20 @@
 #include <spdlog/spdlog.h>
 
 #include "harness/doctor/blas_choice.h"
+#include "harness/workloads/workload_plan.h"
 
 namespace chaosbench::harness {
 
 std::optional<reports::BlasRecord> choose_workload_blas(const Scenario& scenario, const std::string& self_exe,
                                                         std::map<std::string, std::string>& env) {
-  if (std::holds_alternative<CollectiveWorkload>(scenario.workload)) return std::nullopt;
+  const auto workload = make_workload_plan(scenario);
+  if (!workload->uses_blas()) return std::nullopt;
   BlasChoiceOptions o;
   o.self_exe = self_exe;
   if (const char* user = std::getenv("OPENBLAS_CORETYPE"); user && *user) o.user_coretype = user;
-  if (const auto* command = std::get_if<CommandWorkload>(&scenario.workload)) {
-    if (auto it = command->env.find("OPENBLAS_CORETYPE"); it != command->env.end()) {
-      o.user_coretype = it->second;
-      o.user_source = "scenario";
-    }
+  if (auto coretype = workload->scenario_blas_coretype()) {
+    o.user_coretype = *coretype;
+    o.user_source = "scenario";
   }
   auto choice = choose_blas(o);
   spdlog::info("{}", describe(choice));

@@ -1,8 +1,8 @@
-// Turns the scenario's workload into one process description per rank: the program, its
-// arguments (placeholders expanded), its environment (CHAOSBENCH_*, the torchrun names,
-// and in namespaces GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and TP_SOCKET_IFNAME) and its
-// log files. Pure: starts nothing, so the plan is unit-tested and printed
-// by --dry-run.
+// Turns the scenario's workload into one process description per rank: where each rank
+// goes and what it runs, as its kind's plan says (harness/workloads/workload_plan.h), and
+// what every rank gets: its environment (CHAOSBENCH_*, the torchrun names, and in
+// namespaces GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and TP_SOCKET_IFNAME) and its log files.
+// Pure: starts nothing, so the plan is unit-tested and printed by --dry-run.
 #pragma once
 
 #include <map>
@@ -11,30 +11,9 @@
 
 #include "harness/process/process_supervisor.h"
 #include "harness/scenario/scenario.h"
+#include "harness/workloads/launch_context.h"
 
 namespace chaosbench::harness {
-
-struct LaunchContext {
-  std::string self_exe;         // this chaosbench binary, for built-in workers
-  std::string run_dir;          // --out, absolute
-  std::string runtime_dir;      // sockets and the rendezvous store
-  std::string metrics_address;  // "unix:/.../metrics.sock"
-  std::string scenario_dir;     // directory of the scenario file, absolute
-  std::string run_id;           // unique per run: separates rendezvous keys
-  int master_port = 29500;
-  std::uint64_t seed = 42;  // the scenario's (after --seed)
-  std::vector<std::string> node_addrs;  // per node; "127.0.0.1" for local processes
-  // Per node, the built-in workloads' rendezvous store ("tcp:ADDR:PORT" with agents);
-  // empty, or "" for a node: "file:<runtime_dir>/store".
-  std::vector<std::string> node_stores;
-  // The nodes' network interface in namespaces ("eth0"), for the *_SOCKET_IFNAME variables
-  // distributed libraries choose their address by; empty for local processes.
-  std::string node_interface;
-  // Extra environment for every process (the BLAS kernel the harness chose), below the
-  // scenario's own `env`.
-  std::map<std::string, std::string> env;
-  std::vector<int> only_nodes;          // non-empty: ranks go on these nodes only (a restart without a dead node)
-};
 
 struct RankLaunch {
   int rank = 0;

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "harness/probes/probe_support.h"
 
 namespace chaosbench::harness::probes {

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "common/json_limits.h"
+#include "common/json/json_limits.h"
 #include "harness/probes/probe_support.h"
 
 namespace chaosbench::harness::probes {

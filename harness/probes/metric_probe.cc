@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <numeric>
 
+#include "common/values/percentile.h"
 #include "harness/probes/probe_support.h"
-#include "reports/stats/statistics.h"
 
 namespace chaosbench::harness::probes {
 namespace {
@@ -56,7 +56,7 @@ double window_statistic(const std::string& stat, std::vector<double>& values, do
   if (stat == "max") return *std::max_element(values.begin(), values.end());
   std::sort(values.begin(), values.end());
   const double p = stat == "p50" ? 50 : stat == "p90" ? 90 : 99;
-  return reports::percentile_sorted(values, p);
+  return common::percentile_sorted(values, p);
 }
 
 MetricProbe::MetricProbe(ProbeSpec spec, const SampleStore* store) : spec_(std::move(spec)), store_(store) {}

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "harness/scenario/placeholders.h"
 
 namespace chaosbench::harness::probes {

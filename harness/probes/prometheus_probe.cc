@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 
-#include "common/json_limits.h"
+#include "common/json/json_limits.h"
 #include "harness/probes/probe_support.h"
 
 namespace chaosbench::harness::probes {

@@ -17,8 +17,8 @@
 #include <linux/close_range.h>
 #endif
 
-#include "common/program_path.h"
-#include "common/safe_files.h"
+#include "common/process/program_path.h"
+#include "common/files/safe_files.h"
 
 extern char** environ;
 

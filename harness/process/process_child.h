@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "common/errno_text.h"
+#include "common/values/errno_text.h"
 #include "harness/process/process_supervisor.h"
 
 namespace chaosbench::harness::child {

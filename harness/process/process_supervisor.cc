@@ -1,6 +1,6 @@
 #include "harness/process/process_supervisor.h"
 
-#include "common/crash_point.h"
+#include "common/process/crash_point.h"
 #include "harness/process/process_child.h"
 
 #include <cerrno>

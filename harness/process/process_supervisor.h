@@ -2,9 +2,9 @@
 // and the guarantee that none outlives the harness. Owns only the processes it started;
 // never finds or kills anything by name.
 //
-// Threads: every method is called from the runner's thread, except that nothing here
-// is thread-safe; the runner serialises access. PR_SET_PDEATHSIG fires when the *thread*
-// that forked exits, so start() must run on a thread that outlives the processes.
+// Threads: not thread-safe; its owner (the run's thread, or an agent's loop) calls every
+// method from one thread. PR_SET_PDEATHSIG fires when the *thread* that forked exits, so
+// that thread must outlive the processes it starts.
 #pragma once
 
 #include <chrono>

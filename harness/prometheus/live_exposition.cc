@@ -6,7 +6,7 @@
 #include <set>
 #include <string_view>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "harness/exposition/exposition_writer.h"
 
 namespace chaosbench::harness::prometheus {

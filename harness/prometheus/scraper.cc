@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "harness/http/http_client.h"
 #include "harness/exposition/exposition_parser.h"
 #include "harness/prometheus/scrape_converter.h"

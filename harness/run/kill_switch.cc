@@ -8,7 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 
 namespace chaosbench::harness {
 

@@ -1,6 +1,6 @@
 #include "harness/run/run_directory.h"
 
-#include "common/trusted_directory.h"
+#include "common/files/trusted_directory.h"
 #include "harness/core/host_error.h"
 #include "harness/core/run_stamps.h"
 #include "harness/journal/journal.h"
@@ -24,7 +24,7 @@ std::string RunDirectory::resolve_out(const std::string& out, const std::string&
 RunDirectory::RunDirectory(const std::string& out, const std::string& run_id, Journal& journal)
     : out_(out), journal_(journal) {
   // Root writes here: a directory someone else owns or may write could redirect those
-  // writes through links (see common/trusted_directory.h).
+  // writes through links (see common/files/trusted_directory.h).
   for (const std::string& dir : {out_, out_ + "/logs"}) {
     if (std::string why = common::make_trusted_directory(dir, 0750); !why.empty())
       throw HostError(fmt::format("output directory: {}", why));

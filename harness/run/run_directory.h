@@ -16,7 +16,7 @@ class RunDirectory {
   static std::string resolve_out(const std::string& out, const std::string& scenario_name);
 
   // Creates `out` (mode 0750; missing parents 0755) with logs/ in it, or accepts an
-  // existing one only if it is trusted (common/trusted_directory.h); then journals and
+  // existing one only if it is trusted (common/files/trusted_directory.h); then journals and
   // creates the runtime directory. Throws HostError (exit 3) naming the path on failure.
   RunDirectory(const std::string& out, const std::string& run_id, Journal& journal);
   ~RunDirectory();  // removes the runtime directory through the journal

@@ -24,15 +24,9 @@ constexpr double kPeerGraceS = 3.0;
 }  // namespace
 
 Run::~Run() {
-  if (probes_) probes_->stop();  // its threads write live_, which goes before it
-  // After an unwind that threw, its threads still write the store and the timeline, and
-  // read t0_wall_, which goes before it.
-  if (scraper_) scraper_->stop();
-  // The same for the mesh, the node telemetry and the live diagnosis (which writes the
-  // timeline through harness_event); their sockets hold the nodes' namespaces.
-  if (diagnosis_) diagnosis_->stop();
-  mesh_.reset();
-  node_telemetry_.reset();
+  // After an unwind that threw, the collectors' threads still write the store, the
+  // timeline and live_ and read t0_wall_; the mesh's sockets hold the nodes' namespaces.
+  collectors_.clear();
   if (!env_) return;
   try {
     env_->site().stop_all();  // idempotent: nothing happens after a normal unwind
@@ -64,7 +58,8 @@ RunOutcome Run::execute() {
 // node site: exit 3 when the host cannot give a fault what it needs), then the metrics
 // intake, the fault driver, the rank table and recovery.
 void Run::bring_up() {
-  start_listener();  // a port in use ends the run before anything is made (exit 3)
+  make_collectors();
+  collectors_at(RunCollector::Stage::kFirst);  // a port in use ends the run before anything is made (exit 3)
   env_ = std::make_unique<RunEnvironment>(scenario_, options_, run_id_, [this] { return now_s(); },
                                           [this](const bench::Record& r, double received) { take_record(r, received); });
   try {
@@ -72,7 +67,6 @@ void Run::bring_up() {
   } catch (const std::runtime_error& e) {
     throw HostError(fmt::format("cannot listen for metrics: {}", e.what()));
   }
-  start_telemetry();
   NodeSite& site = env_->site();
   plan_ = plan_schedule(scenario_.faults, scenario_.cluster.nodes, scenario_.seed, scenario_.timeout.seconds());
   faults_ = std::make_unique<FaultDriver>(
@@ -83,13 +77,12 @@ void Run::bring_up() {
       },
       FaultSchedule(scenario_.faults, plan_));
   faults_->set_observer([this](const FaultTransition& t) { on_fault_transition(t); });
-  start_live_outputs();
   for (const auto& o : faults_->schedule().occurrences())
     if (o.due_step) store_.watch_step(*o.due_step);
   ranks_ = std::make_unique<RankTable>(site, env_->out());
   recovery_ = std::make_unique<Recovery>(workload_recovery(scenario_.workload), scenario_.cluster.nodes, *ranks_, site,
                                          *faults_, recovery_hooks());
-  make_probes();
+  collectors_at(RunCollector::Stage::kBringUp);
 }
 
 // Starts the workload, then applies and reverts faults on time, restarts what recovery
@@ -110,7 +103,7 @@ bool Run::main_loop() {
       const double last = store_.last_event_received();  // Unix seconds, 0 before any
       recovery_->tick(t, last > 0 ? std::optional<double>(last - t0_wall_) : std::nullopt);
       apply_due(t);
-      tell_probes_fault_state();
+      tell_faults_finished();
       if (verdict_.errored()) break;  // a fault could not be applied: stop, do not half-run
       if (verdict_.first_failure_s() && t - *verdict_.first_failure_s() > kPeerGraceS) break;
       if (!wait_for_events()) continue;
@@ -136,7 +129,8 @@ bool Run::main_loop() {
 bool Run::wait_for_events() {
   const auto& schedule = faults_->schedule();
   // A stop condition is noticed within 20 ms of being decided (fault/abort_latency).
-  const bool quick = schedule.waiting_for_step() || recovery_->restart_pending() || (probes_ && scenario_.abort);
+  const bool quick = schedule.waiting_for_step() || recovery_->restart_pending() ||
+                     std::any_of(collectors_.begin(), collectors_.end(), [](const auto& c) { return c->wants_quick_ticks(); });
   auto wait = std::chrono::milliseconds(quick ? 20 : 100);
   if (auto next = schedule.next_deadline()) {
     auto until = std::chrono::duration<double>(std::max(0.0, *next - now_s()));
@@ -158,24 +152,24 @@ void Run::unwind(bool timed_out) {
   unwinding_ = true;
   faults_->revert_all();  // first: nothing (a scrape or probe in flight) may delay it
   note_abort_reverted();
-  if (probes_) probes_->stop();  // before the workload stops: its end is no probe failure
-  stop_scraper();  // before the targets stop: their going away is not an outage
-  stop_telemetry();  // before the nodes go: their sockets hold the namespaces
+  // Before the workload stops: its end is no probe failure, the scrape targets' going away
+  // no outage; and before the nodes go: the mesh's sockets hold the namespaces.
+  stop_collectors(/*last=*/false);
   std::vector<std::string> errors = env_->site().stop_all();
   for (pid_t pid : ranks_->unended()) on_exit(pid);
   server_->stop();
   for (const auto& e : errors) verdict_.fail(fmt::format("cleanup: {}", e), now_s(), reports::Verdict::kError);
   for (const auto& e : env_->tear_down()) verdict_.fail(e, now_s(), reports::Verdict::kError);
-  finish_annotations();  // the reverts' ends were queued above and posted meanwhile
+  stop_collectors(/*last=*/true);  // Grafana: the reverts' ends were queued above and posted meanwhile
   env_->timeline().write(now_s(), "run_finished",
                          {{"verdict", TL::str(reports::to_string(verdict_.judgement().verdict))}, {"timed_out", timed_out}});
 }
 
-// What results.json is to hold, and the exit code (exit_code.h).
+// What results.json is to hold, and what its exit code needs besides the verdict.
 RunOutcome Run::outcome(double end_s) {
   ResultInputs in{scenario_, env_->started_at(), t0_wall_, end_s, faults_->schedule(), faults_->records(),
-                  ranks_->records(), store_, server_->malformed(), server_->malformed_examples(),
-                  probes_ ? probes_->records() : std::vector<reports::ProbeRecord>{}, abort_, diagnosed_};
+                  ranks_->records(), store_, server_->malformed(), server_->malformed_examples(), {}, abort_, false};
+  for (const auto& c : collectors_) c->add_to(in);
   RunOutcome out;
   out.run_dir = env_->out();
   out.result = build_result(in, verdict_.judgement());
@@ -184,7 +178,7 @@ RunOutcome Run::outcome(double end_s) {
   out.result.environment.blas = blas_;
   out.result.environment.cluster = env_->description();
   if (const RemoteSite* remote = env_->remote()) out.result.environment.hosts = remote->hosts();
-  out.exit_code = verdict_.exit_code(out.result.verdict);
+  out.source = verdict_.source();
   return out;
 }
 

@@ -1,8 +1,9 @@
 // The run's own verdict while it runs: failures fold into it (reports/model/judgement.h: the
 // first failure stands, an interruption overrides), with when the first one happened
 // (the peers' grace period counts from it) and whether the host refused something. The
-// result's final verdict also folds in the checks (result_builder.h); exit_code() maps
-// it to the exit code table through the one mapping (harness/core/exit_code.h).
+// result's final verdict also folds in the checks (result_builder.h) and a baseline gate;
+// the exit code is computed once from it and source() (cli/report_output.h, through
+// harness/core/exit_code.h).
 // Threads: the run's thread only.
 #pragma once
 
@@ -33,8 +34,9 @@ class RunVerdict {
   bool errored() const { return judgement_.verdict == reports::Verdict::kError; }
   // When the first failure happened (seconds since the workload started).
   std::optional<double> first_failure_s() const { return first_failure_s_; }
-  // The exit code for the result's final verdict.
-  int exit_code(reports::Verdict result_verdict) const { return exit_code_for(result_verdict, source_); }
+  // What the exit code needs besides the result's final verdict: kHostLimit once the host
+  // refused something (exit 3), else kThisRun.
+  VerdictSource source() const { return source_; }
 
  private:
   reports::Judgement judgement_;

@@ -10,9 +10,9 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "common/program_path.h"
-#include "common/control_block.h"
-#include "common/store_wire.h"
+#include "common/process/program_path.h"
+#include "common/gpu/control_block.h"
+#include "common/json/store_wire.h"
 #include "faults/registry/registry.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/core/host_error.h"
@@ -37,20 +37,15 @@ std::string Run::progress_text(double t) const {
                                                            : std::string("baseline"));
   std::optional<double> eta;
   const auto step = store_.max_step();
-  if (const auto* train = std::get_if<TrainWorkload>(&scenario_.workload)) {
+  if (const auto steps = workload_->planned_steps(); steps > 0) {
     if (step > 0) {
-      text += fmt::format("  step {}/{}", step, train->steps);
-      eta = static_cast<double>(train->steps - step) * (t - recovery_->attempt_started_s()) / static_cast<double>(step);
+      text += fmt::format("  step {}/{}", step, steps);
+      eta = static_cast<double>(steps - step) * (t - recovery_->attempt_started_s()) / static_cast<double>(step);
     }
   } else if (step > 0) {
     text += fmt::format("  step {}", step);
   }
-  if (const auto* coll = std::get_if<CollectiveWorkload>(&scenario_.workload); coll && coll->duration.value.count() > 0)
-    eta = std::max(0.0, coll->duration.seconds() - t);
-  if (const auto* serve = std::get_if<ServeWorkload>(&scenario_.workload))
-    eta = std::max(0.0, serve->load.duration.seconds() - t);
-  if (const auto* llm = std::get_if<LlmWorkload>(&scenario_.workload); llm && !llm->load.find_peak)
-    eta = std::max(0.0, llm->load.duration.seconds() - t);
+  if (const auto seconds = workload_->planned_seconds()) eta = std::max(0.0, *seconds - t);
   if (recovery_->restarting()) text += "  restarting";
   if (eta) text += fmt::format("  ETA {:.0f}s", *eta);
   return text;
@@ -102,9 +97,8 @@ void Run::start_workload() {
   for (int n = 0; n < scenario_.cluster.nodes; ++n) ctx.node_stores.push_back(site.store_spec(n));
   if (!site.store_token().empty()) ctx.env[common::store_wire::kTokenEnv] = site.store_token();
   if (env_->namespaced()) ctx.node_interface = NetnsCluster::kNodeInterface;
-  const auto* command = std::get_if<CommandWorkload>(&scenario_.workload);
-  if (command && command->master_port) ctx.master_port = *command->master_port;
-  else ctx.master_port = site.free_port(command && !command->nodes.empty() ? command->nodes.front() : 0);
+  if (const auto port = workload_->master_port()) ctx.master_port = *port;
+  else ctx.master_port = site.free_port(workload_->master_port_node());
   ctx.seed = scenario_.seed;
   blas_ = choose_workload_blas(scenario_, ctx.self_exe, ctx.env);
   ranks_->plan(plan_workload(scenario_, ctx), 0);
@@ -123,10 +117,9 @@ void Run::start_workload() {
   // Every rank's GPU fault control block exists before any rank starts.
   for (const auto& l : ranks_->launches()) site.control_block(l.rank);
   interposer_ = gpu_interposer_for(scenario_, ctx.self_exe);
-  start_scraper();
-  start_live_diagnosis();
+  collectors_at(RunCollector::Stage::kWorkload);
   for (std::size_t i = 0; i < ranks_->launches().size(); ++i) start_rank(i);
-  if (probes_) probes_->start();
+  collectors_at(RunCollector::Stage::kRanksStarted);
 }
 
 void Run::start_rank(std::size_t idx) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/exit_code.h"
 #include "harness/scenario/scenario.h"
 #include "reports/model/run_model.h"
 
@@ -22,9 +23,11 @@ struct RunOptions {
 };
 
 struct RunOutcome {
-  int exit_code = 0;          // exit_code.h
   std::string run_dir;        // where logs/ and timeline.jsonl are, and the reports go
   reports::RunResult result;  // what results.json is to hold
+  // With result.verdict (once a baseline gate is folded in), what the exit code is made
+  // of: finish_reports (cli/report_output.h) computes it, once.
+  VerdictSource source = VerdictSource::kThisRun;
 };
 
 // Blocks until the run is over. Throws HostError (exit 3) only for set-up failures

@@ -2,8 +2,8 @@
 // here, once, so the runner compares plain numbers.
 #include <fmt/format.h>
 
-#include "common/metric_catalogue.h"
-#include "common/metric_name.h"
+#include "common/metrics/metric_catalogue.h"
+#include "common/metrics/metric_name.h"
 #include "harness/scenario/scenario_parts.h"
 #include "harness/scenario/suggest.h"
 

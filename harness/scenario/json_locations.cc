@@ -1,6 +1,6 @@
 #include "harness/scenario/json_locations.h"
 
-#include "common/json_limits.h"
+#include "common/json/json_limits.h"
 
 #include <fmt/format.h>
 #include <set>

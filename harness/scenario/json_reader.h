@@ -1,7 +1,7 @@
 // Typed reading of a JSON document with precise errors: each read names the JSON path,
 // the file's line:column (or the --set that produced the value) and what was expected.
 // Errors are collected, not thrown, so `validate` reports all of them in one go.
-// Internal to the scenario parser; it is the only place that includes nlohmann/json.
+// Internal to the scenario parser (and `validate --accepted-keys`, which observes it).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/units.h"
+#include "common/values/units.h"
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/json_locations.h"
 #include "harness/scenario/overrides.h"

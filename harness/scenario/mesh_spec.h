@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::harness {
 

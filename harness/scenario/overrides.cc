@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/json_limits.h"
+#include "common/json/json_limits.h"
 #include "harness/scenario/diagnostic.h"
 #include "harness/scenario/json_locations.h"
 

@@ -1,4 +1,4 @@
-// Hybrid parallelism in a scenario (issue 20): the train workload's "parallel" block, its
+// Hybrid parallelism in a scenario: the train workload's "parallel" block, its
 // consistency with the model, batch and cluster (bench/train/hybrid/stage_plan.h's one check),
 // what a hybrid layout cannot run with yet, and the fault targets that name its groups
 // ({"pp_stage":[..]}, {"tp_group":[..]}, {"dp_replica":[..]}), resolved here into ranks

@@ -6,7 +6,7 @@
 #include <fmt/ranges.h>
 #include <set>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "harness/http/http_client.h"
 #include "harness/scenario/placeholders.h"
 #include "harness/scenario/scenario_parts.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/protocol/record.h"
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::harness {
 

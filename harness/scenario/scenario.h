@@ -23,7 +23,7 @@
 #include "faults/param.h"
 #include "faults/registry/registry.h"
 #include "faults/target.h"
-#include "common/units.h"
+#include "common/values/units.h"
 #include "harness/scenario/host_spec.h"
 #include "harness/scenario/mesh_spec.h"
 #include "harness/scenario/probe_spec.h"

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sys/stat.h>
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 #include "faults/registry/registry.h"
 #include "harness/scenario/scenario_parts.h"
 

@@ -3,7 +3,7 @@
 // meets endpoints that are down or answer badly.
 #include <fmt/format.h>
 
-#include "common/metric_name.h"
+#include "common/metrics/metric_name.h"
 #include "harness/http/http_client.h"
 #include "harness/exposition/metric_filter.h"
 #include "harness/scenario/placeholders.h"

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <vector>
 
+#include "common/values/percentile.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/core/run_stamps.h"
 
@@ -20,9 +21,10 @@ void run_cluster_bench(const ClusterBenchOptions& options, std::ostream& out) {
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(ms.begin(), ms.end());
+  const double median_ms = common::percentile_sorted(ms, 50);
   out << fmt::format("{{\"benchmark\":\"cluster\",\"nodes\":{},\"repeat\":{},\"median_ms\":{:.3f},\"min_ms\":{:.3f},"
                      "\"max_ms\":{:.3f}}}\n",
-                     options.nodes, options.repeat, ms[ms.size() / 2], ms.front(), ms.back());
+                     options.nodes, options.repeat, median_ms, ms.front(), ms.back());
 }
 
 }  // namespace chaosbench::harness

@@ -27,7 +27,8 @@
 #include "faults/network/delay_line.h"
 #include "faults/network/impairment_fault.h"
 #include "faults/network/network_plane.h"
-#include "common/netns.h"
+#include "common/kernel/netns.h"
+#include "common/values/percentile.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/core/host_error.h"
 #include "harness/core/run_stamps.h"
@@ -115,13 +116,6 @@ std::vector<double> ping_rtts(const NetnsCluster& c, int count) {
   return rtts;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 LatencyResult measure_latency(BenchNet& net, double delay_ms, int pings) {
   const NetnsCluster& c = net.cluster;
   LatencyResult r;
@@ -139,9 +133,9 @@ LatencyResult measure_latency(BenchNet& net, double delay_ms, int pings) {
   }
   auto after = ping_rtts(c, pings);
   baseline.insert(baseline.end(), after.begin(), after.end());
-  r.baseline_median_ms = median(baseline);
+  r.baseline_median_ms = common::median(baseline);
   r.received = static_cast<int>(rtts.size());
-  r.median_ms = median(rtts);
+  r.median_ms = common::median(rtts);
   r.added_ms = r.median_ms - r.baseline_median_ms;
   r.effect_error_pct = std::abs(r.added_ms - delay_ms) / delay_ms * 100;
   r.held_mean_us = stats.held_mean_us;

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "harness/derive/result_builder.h"
 #include "harness/core/run_stamps.h"
 
@@ -81,7 +81,7 @@ reports::MetricRecord micro_record(const MicroBenchmark& row, double value) {
   reports::MetricRecord record;
   record.name = row.metric;
   record.unit = std::string(spec->unit);
-  record.better = std::string(common::to_string(spec->better));
+  record.better = spec->better;
   record.labels = row.labels;
   record.labels["phase"] = "overall";
   record.labels["benchmark"] = row.name;

@@ -16,12 +16,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
+#include "common/values/percentile.h"
 #include "faults/network/tc_commands.h"
 #include "faults/network/tc_shaper.h"
 #include "harness/cluster/netns_cluster.h"
 #include "harness/core/run_stamps.h"
-#include "reports/stats/statistics.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -34,8 +34,8 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// Nearest rank, as perf/harness/fault_apply_latency.sh and every report.
-using reports::percentile;
+// As perf/harness/fault_apply_latency.sh and every report (common/values/percentile.h).
+using common::percentile;
 
 struct Series {
   std::vector<double> apply_ms, revert_ms;

@@ -193,7 +193,7 @@ reports::RunResult synthetic_run(std::size_t samples) {
       reports::MetricRecord& record = run.metrics.emplace_back();
       record.name = "train/step_time";
       record.unit = "ms";
-      record.better = "lower";
+      record.better = common::Better::kLower;
       record.labels = {{"phase", phase.name}, {"rank", std::int64_t{rank}}};
       record.value = 50.5;
     }

@@ -1,4 +1,4 @@
-#include "common/program_path.h"
+#include "common/process/program_path.h"
 #include "harness/site/agent_launcher.h"
 
 #include <arpa/inet.h>
@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/unique_fd.h"
+#include "common/files/unique_fd.h"
 #include "harness/agent/host_interfaces.h"
 #include "harness/core/host_error.h"
 #include "harness/site/slurm_allocation.h"

@@ -10,8 +10,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/fault_control.h"
-#include "common/cgroup_files.h"
+#include "common/gpu/fault_control.h"
+#include "common/kernel/cgroup_files.h"
 #include "faults/registry/registry.h"
 #include "faults/target.h"
 #include "harness/cluster/netns_cluster.h"

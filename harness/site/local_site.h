@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/unique_fd.h"
+#include "common/files/unique_fd.h"
 #include "harness/cluster/node_cgroups.h"
 #include "harness/journal/journal.h"
 #include "harness/site/cluster_network.h"

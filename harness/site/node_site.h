@@ -49,7 +49,7 @@ class NodeSite {
   // are on this machine.
   virtual std::string host_name(int /*node*/) const { return ""; }
   // The network namespace `node`'s processes run in, for a probe or a scrape that reaches
-  // the node from its own vantage (common/netns.h in_netns); -1 when the node shares this
+  // the node from its own vantage (common/kernel/netns.h in_netns); -1 when the node shares this
   // process's network (local processes, or a host of an agent mode reached directly).
   // The descriptor stays the site's, open for the run.
   virtual int netns_fd(int /*node*/) const { return -1; }
@@ -60,7 +60,7 @@ class NodeSite {
   // where ranks share a filesystem and meet in a file store in the runtime directory.
   virtual std::string store_spec(int /*node*/) const { return ""; }
   virtual std::string store_token() const { return ""; }
-  // The GPU fault control block of `rank` (common/control_block.h), made on its first
+  // The GPU fault control block of `rank` (common/gpu/control_block.h), made on its first
   // call and kept for the run, so a fault armed on a rank survives its restart. Returns
   // the path the rank's process maps. Throws HostError when it cannot be made.
   virtual std::string control_block(int rank) = 0;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "common/json_values.h"
+#include "common/json/json_values.h"
 
 namespace chaosbench::harness {
 

@@ -1,4 +1,4 @@
-#include "common/program_path.h"
+#include "common/process/program_path.h"
 #include "harness/site/remote_site.h"
 
 #include <csignal>
@@ -7,11 +7,11 @@
 #include <set>
 #include <spdlog/spdlog.h>
 
-#include "common/control_block.h"
+#include "common/gpu/control_block.h"
 #include "faults/registry/registry.h"
 #include "harness/agent/agent.h"
 #include "harness/agent/fault_wire.h"
-#include "common/json_values.h"
+#include "common/json/json_values.h"
 #include "harness/agent/link_auth.h"
 #include "harness/core/host_error.h"
 #include "harness/site/remote_fault.h"

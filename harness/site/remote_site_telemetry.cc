@@ -8,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "common/json_values.h"
+#include "common/json/json_values.h"
 #include "harness/site/remote_site.h"
 
 namespace chaosbench::harness {

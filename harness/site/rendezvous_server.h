@@ -1,6 +1,6 @@
 // The rendezvous store the controller serves to ranks on other hosts ("tcp:ADDR:PORT"
 // stores, cluster modes with agents): a key -> bytes map behind a TCP socket on every
-// address (an ephemeral port), speaking common/store_wire.h. A client's first frame
+// address (an ephemeral port), speaking common/json/store_wire.h. A client's first frame
 // must carry the run's token; anything else drops it. Keys, values, the number of keys,
 // their bytes and the connections are bounded; a client that breaks a bound, sends a
 // malformed frame or disconnects mid-request is dropped alone, and nothing it sends can
@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "common/store_wire.h"
+#include "common/json/store_wire.h"
 
 namespace chaosbench::harness {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "harness/core/host_error.h"
 
 namespace chaosbench::harness {

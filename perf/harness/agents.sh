@@ -60,14 +60,17 @@ fanout_scenario() {  # fanout_scenario FILE CLUSTER NODES WITH_NETWORK
 }
 latencies() {  # latencies RESULTS [PREFIX]: p50/p99/max of fault/apply_latency per type
   python3 - "$1" "${2:-}" <<'PY'
-import json, math, sys
+import json, sys
 r = json.load(open(sys.argv[1]))
 by = {}
 for f in r["faults"]:
     if f["error"]: print("  ERROR", f["type"], f["error"]); continue
     by.setdefault(f["type"], []).append(f["apply_latency_us"] / 1000)
 for t, v in sorted(by.items()):
-    v.sort(); p = lambda q: v[max(0, math.ceil(q / 100 * len(v)) - 1)]
+    v.sort()
+    def p(q):  # numpy's linear percentile, as chaosbench's (common/values/percentile.h)
+        h = (len(v) - 1) * (q / 100); i = int(h)
+        return v[i] if i + 1 >= len(v) else v[i] + (h - i) * (v[i + 1] - v[i])
     print(f"{sys.argv[2]}{t:13} n={len(v):3}  p50 {p(50):6.2f} ms  p99 {p(99):6.2f} ms  max {v[-1]:6.2f} ms")
 PY
 }

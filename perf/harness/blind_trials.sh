@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Blind fault localisation (issue 23): 20 trials of the built-in trainer on 4-8 namespaced
+# Blind fault localisation: 20 trials of the built-in trainer on 4-8 namespaced
 # nodes, each with one hidden fault drawn with Python's random.Random(SEED) (default 23):
 # node.cpu_throttle on a node, network.delay on a link or on all of a node's traffic,
 # network.loss on a link, or gpu.slowdown on a rank, starting 12-20 s in for 25 s; then

@@ -32,7 +32,7 @@ cat > "$tmp/s.json" <<JSON
 JSON
 "$cb" run "$tmp/s.json" --out "$tmp/out" --quiet >/dev/null
 python3 - "$tmp/out/results.json" ${VERBOSE:+-v} <<'PY'
-import json, math, sys
+import json, sys
 r = json.load(open(sys.argv[1]))
 by = {}
 for f in r["faults"]:
@@ -40,7 +40,9 @@ for f in r["faults"]:
         by.setdefault(f["type"], []).append(f["apply_latency_us"] / 1000)
 for t, v in sorted(by.items()):
     v.sort()
-    p = lambda q: v[max(0, math.ceil(q / 100 * len(v)) - 1)]
+    def p(q):  # numpy's linear percentile, as chaosbench's (common/values/percentile.h)
+        h = (len(v) - 1) * (q / 100); i = int(h)
+        return v[i] if i + 1 >= len(v) else v[i] + (h - i) * (v[i + 1] - v[i])
     print(t, " ".join(f"{x:.2f}" for x in v)) if "-v" in sys.argv else None
     print(f"{t:18} n={len(v):3}  p50 {p(50):.3f} ms  p99 {p(99):.3f} ms  max {v[-1]:.3f} ms  "
           f"(backend {next(f['backend'] for f in r['faults'] if f['type'] == t)})")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the link mesh (issue 23: every node probing every other for RTT and loss) costs the
+# What the link mesh (every node probing every other for RTT and loss) costs the
 # workloads it watches, measured side by side with the mesh on (the default, or
 # {"rate": R} with --rate) and off ("mesh": false), on a 4-node namespaced cluster:
 #   (a) the collective benchmark: ring allreduce of 1, 4 and 16 MiB, swept for 15 s;

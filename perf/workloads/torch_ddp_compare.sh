@@ -7,7 +7,7 @@
 #   gloo-bcube   the built-in trainer on gloo's bcube allreduce (the transport's share)
 #   torch        scenarios/examples/torch_ddp.py, plain DDP
 # on two configurations:
-#   small        MLP 256-1024-1024-10, 64 samples per rank, 1000 steps (issue 14's)
+#   small        MLP 256-1024-1024-10, 64 samples per rank, 1000 steps
 #   demo         the demo model 256-1024-1024-1024-16, global batch 1024, 60 steps
 # Throughput is the steady state, global batch / median step time (start-up and
 # Python's imports left out, the same way for all three). Prints per configuration the

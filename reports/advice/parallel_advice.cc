@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/units.h"
+#include "common/values/units.h"
 #include "reports/advice/advice_lookup.h"
 #include "reports/model/text_format.h"
 

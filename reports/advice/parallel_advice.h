@@ -1,5 +1,5 @@
-// The tuning-advice rules for hybrid-parallel jobs (tensor × pipeline × data parallel,
-// issue 20), rows of the table in reports/advice/tuning_advice.cc: a slow pipeline stage, a
+// The tuning-advice rules for hybrid-parallel jobs (tensor × pipeline × data parallel),
+// rows of the table in reports/advice/tuning_advice.cc: a slow pipeline stage, a
 // slow TP group within its stage, a large pipeline bubble, heavy TP communication. They
 // read the per-group records (harness/derive/parallel_derivation.h), the pooled
 // comm/time samples, where each rank sat (the coordinate labels of its series) and node

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "reports/gate/gate.h"
 #include "reports/model/text_format.h"
 
@@ -101,7 +101,7 @@ SweepSummary summarize_sweep(std::string scenario, std::vector<SweepPointResult>
     return s;
   }
   s.objective = objective->name;
-  s.better = common::to_string(objective->better);
+  s.better = objective->better;
   std::vector<std::size_t> passing;
   for (std::size_t i = 0; i < s.points.size(); ++i)
     if (s.points[i].result.verdict == Verdict::kPass && overall(s.points[i].result, s.objective)) passing.push_back(i);
@@ -109,7 +109,7 @@ SweepSummary summarize_sweep(std::string scenario, std::vector<SweepPointResult>
     s.recommendation = "no point passed its checks: none is recommended.";
     return s;
   }
-  const bool higher = s.better == "higher";
+  const bool higher = s.better == common::Better::kHigher;
   std::sort(passing.begin(), passing.end(), [&](std::size_t a, std::size_t b) {
     const double va = *overall(s.points[a].result, s.objective), vb = *overall(s.points[b].result, s.objective);
     return higher ? va > vb : va < vb;
@@ -168,7 +168,7 @@ std::string sweep_to_json(const SweepSummary& s) {
   nlohmann::json j;
   j["scenario"] = s.scenario;
   j["objective"] = s.objective;
-  j["better"] = s.better;
+  j["better"] = common::to_string(s.better);
   j["best"] = s.best ? nlohmann::json(*s.best) : nlohmann::json(nullptr);
   j["recommendation"] = s.recommendation;
   auto& points = j["points"] = nlohmann::json::array();

@@ -1,7 +1,7 @@
 // A sweep's points side by side, and the recommendation: the best point that passes its
 // checks on the objective (train/time_to_target when the workload has a target loss,
 // else train/throughput; comm/avg_busbw for the collective benchmark: the catalogue's
-// sweep objectives, common/metric_display.h), with its margin over the runner-up and the confidence of that
+// sweep objectives, common/metrics/metric_display.h), with its margin over the runner-up and the confidence of that
 // margin, from the gate's statistics on the per-step samples behind it (step time,
 // latency): a margin inside the noise is said to be one. Pure.
 #pragma once
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics/better.h"
 #include "reports/model/run_model.h"
 
 namespace chaosbench::reports {
@@ -25,7 +26,7 @@ struct SweepSummary {
   std::string scenario;
   std::vector<SweepPointResult> points;
   std::string objective;  // metric name; empty when none applies
-  std::string better;     // "higher" / "lower"
+  common::Better better = common::Better::kUnknown;  // the objective's; kUnknown ("") when none applies
   std::optional<std::size_t> best;
   std::string recommendation;  // one paragraph with the numbers
 };

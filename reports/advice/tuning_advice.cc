@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include "common/units.h"
+#include "common/values/units.h"
 #include "reports/advice/advice_lookup.h"
 #include "reports/advice/advice_rule.h"
 #include "reports/advice/parallel_advice.h"

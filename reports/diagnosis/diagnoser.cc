@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "reports/stats/statistics.h"
+#include "common/values/percentile.h"
 
 namespace chaosbench::reports {
 namespace {
@@ -41,7 +41,7 @@ double mesh_window(const std::vector<Series>& series) {
       if (std::isfinite(s.t[i] - s.t[i - 1]) && s.t[i] > s.t[i - 1]) gaps.push_back(s.t[i] - s.t[i - 1]);
   }
   if (gaps.empty()) return 1.0;
-  return std::clamp(std::round(median(gaps) * 1000) / 1000, 0.2, 60.0);
+  return std::clamp(std::round(common::median(gaps) * 1000) / 1000, 0.2, 60.0);
 }
 
 }  // namespace
@@ -126,7 +126,7 @@ std::vector<DiagnosisCulprit> Diagnoser::advance(double now) {
 std::optional<double> Diagnoser::take(Track& t, std::int64_t w, int carry_max) {
   while (!t.pending.empty() && t.pending.begin()->first < w) t.pending.erase(t.pending.begin());
   if (!t.pending.empty() && t.pending.begin()->first == w) {
-    t.last = median(std::move(t.pending.begin()->second));
+    t.last = common::median(std::move(t.pending.begin()->second));
     t.pending.erase(t.pending.begin());
     t.carried = 0;
     return t.last;

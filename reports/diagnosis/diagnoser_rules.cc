@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <set>
 
+#include "common/values/percentile.h"
 #include "reports/diagnosis/diagnoser.h"
 #include "reports/stats/statistics.h"
 
@@ -32,7 +33,7 @@ double spread_of(const std::vector<double>& v, double centre) {
   std::vector<double> dev;
   dev.reserve(v.size());
   for (double x : v) dev.push_back(std::fabs(x - centre));
-  return 1.4826 * median(std::move(dev));
+  return 1.4826 * common::median(std::move(dev));
 }
 
 void keep(std::vector<double>& normal, double v) {
@@ -63,12 +64,12 @@ std::vector<Diagnoser::PairFinding> Diagnoser::judge_rtts(std::int64_t w) {
     std::vector<double> others;
     for (const auto& p : now)
       if (p.src != x && p.dst != x) others.push_back(p.rtt);
-    without[x] = median(std::move(others));
+    without[x] = common::median(std::move(others));
   }
   std::vector<PairFinding> found;
   for (const auto& p : now) {
     auto& normal = rtt_[{p.src, p.dst}].normal;
-    const double base = median(normal);
+    const double base = common::median(normal);
     const double spread = std::max(kMinSpreadMs, spread_of(normal, base));
     const double thr = std::max(kRttFloorMs, kRttSpreads * spread);
     const double a = without[p.src], b = without[p.dst];
@@ -177,7 +178,7 @@ std::map<std::string, Diagnoser::NodeCpu> Diagnoser::judge_nodes(std::int64_t w)
     if (!wait || !used) continue;
     n.wait_per_cpu = *wait / std::max(*used, 0.01);
     auto& normal = track.normal;
-    if (static_cast<int>(normal.size()) >= kMinBaseline) n.baseline = median(normal);
+    if (static_cast<int>(normal.size()) >= kMinBaseline) n.baseline = common::median(normal);
     n.starved = n.baseline && *n.wait_per_cpu >= kStarved * std::max(*n.baseline, 0.05);
     if (!n.starved) keep(normal, *n.wait_per_cpu);
   }
@@ -204,7 +205,7 @@ std::vector<Diagnoser::Verdict> Diagnoser::judge_ranks(std::int64_t w) {
   std::optional<Verdict> worst;
   for (const auto& [rank, v] : now) {
     auto& normal = compute_[rank].normal;
-    const double base = median(normal);
+    const double base = common::median(normal);
     const auto at = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin());
     const double peers = median_sorted_without(sorted, at);
     const bool ready = static_cast<int>(normal.size()) >= kMinBaseline && base > 0 && peers > 0;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/labels.h"
+#include "common/values/labels.h"
 
 namespace chaosbench::reports {
 

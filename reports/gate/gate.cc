@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/units.h"
+#include "common/values/percentile.h"
+#include "common/values/units.h"
 #include "reports/gate/gate_rows.h"
 #include "reports/gate/gate_runs.h"
 #include "reports/gate/gate_selection.h"
@@ -89,7 +90,7 @@ MetricComparison compare_single(const MetricRecord& base, const MetricRecord& cu
   m.baseline_points = {base.value};
   m.current_points = {cur.value};
   m.change = relative_change(base.value, cur.value);
-  const bool regressed = worse_sign(cur.better) * m.change > tolerance;
+  const bool regressed = common::worse_sign(cur.better) * m.change > tolerance;
   m.status = regressed ? GateStatus::kWarn : GateStatus::kPass;
   m.reason = fmt::format("single value, no test: {}, tolerance {:g}%{}", signed_pct(m.change), tolerance * 100.0,
                          regressed ? " (a regression beyond the tolerance)" : "");
@@ -102,8 +103,8 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
   auto m = row_for(cur, stat, tolerance);
   m.n_baseline = base_values.size();
   m.n_current = cur_values.size();
-  m.baseline = percentile(base_values, percentile_p);
-  m.current = percentile(cur_values, percentile_p);
+  m.baseline = common::percentile(base_values, percentile_p);
+  m.current = common::percentile(cur_values, percentile_p);
   m.change = relative_change(m.baseline, m.current);
 
   const bool tail = percentile_p > 50;
@@ -137,7 +138,7 @@ MetricComparison compare_sampled(const MetricRecord& cur, std::vector<double> ba
                            tail ? " there" : "", numbers);
     return m;
   }
-  const double sign = worse_sign(cur.better);
+  const double sign = common::worse_sign(cur.better);
   const bool significant = m.p_value && *m.p_value < options.alpha;
   // The whole interval beyond the tolerance on the worse side, widened by how much the
   // statistic wanders within each run on this machine: one run per side cannot tell a

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "reports/stats/statistics.h"
+#include "common/values/percentile.h"
 
 namespace chaosbench::reports::gate_detail {
 
@@ -19,8 +19,6 @@ MetricComparison row_for(const MetricRecord& r, const std::string& stat, double 
   return m;
 }
 
-double worse_sign(const std::string& better) { return better == "lower" ? 1.0 : -1.0; }
-
 std::string signed_pct(double x) {
   if (std::isinf(x)) return x > 0 ? "+inf%" : "-inf%";
   return fmt::format("{:+.1f}%", x * 100.0);
@@ -33,7 +31,7 @@ std::vector<double> plot_quantiles(const std::vector<double>& values) {
   if (values.empty()) return out;
   std::vector<double> sorted = values;
   std::sort(sorted.begin(), sorted.end());
-  for (int q = 0; q <= 100; q += 5) out.push_back(percentile_sorted(sorted, q));
+  for (int q = 0; q <= 100; q += 5) out.push_back(common::percentile_sorted(sorted, q));
   return out;
 }
 

@@ -1,6 +1,6 @@
 // What the two ways of gating a record share (gate.cc: one run per side, samples;
-// gate_runs.cc: repeated runs, one figure per run): the row's identity, the direction of
-// a regression and how numbers read in a reason. Internal to the gate; pure.
+// gate_runs.cc: repeated runs, one figure per run): the row's identity and how numbers
+// read in a reason (the direction of a regression is common::worse_sign). Internal to the gate; pure.
 #pragma once
 
 #include <string>
@@ -13,14 +13,11 @@ namespace chaosbench::reports::gate_detail {
 // A row for record `r`'s statistic `stat` with its tolerance; the caller fills the rest.
 MetricComparison row_for(const MetricRecord& r, const std::string& stat, double tolerance);
 
-// +1 when a rise is a regression (lower is better), -1 when a fall is.
-double worse_sign(const std::string& better);
-
 std::string signed_pct(double x);  // "+4.2%", "+inf%"
 std::string p_text(double p);  // "0.0032", "3.2e-45"
 
-// The 21 nearest-rank quantiles 0, 5, ..., 100 % of `values` (empty for none): what the
-// report plots of a sample.
+// The 21 quantiles 0, 5, ..., 100 % of `values` (common/values/percentile.h; empty for none):
+// what the report plots of a sample.
 std::vector<double> plot_quantiles(const std::vector<double>& values);
 
 }  // namespace chaosbench::reports::gate_detail

@@ -100,7 +100,7 @@ void judge_run_level(MetricComparison& m, std::size_t family, const GateOptions&
                            m.n_current, options.min_runs, numbers);
     return;
   }
-  const double sign = worse_sign(m.better);
+  const double sign = common::worse_sign(m.better);
   const bool significant = m.p_value && *m.p_value < options.alpha;
   m.status = significant && sign * m.change > m.tolerance ? GateStatus::kFail : GateStatus::kPass;
   if (m.status == GateStatus::kFail) m.reason = "regression: " + numbers;

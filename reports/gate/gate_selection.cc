@@ -8,12 +8,12 @@ std::string phase_of(const Labels& labels) {
 }
 
 bool gated(const MetricRecord& record) {
-  return record.name.rfind("fault/", 0) != 0 && (record.better == "lower" || record.better == "higher");
+  return record.name.rfind("fault/", 0) != 0 && (record.better == common::Better::kLower || record.better == common::Better::kHigher);
 }
 
 bool latency_like(const MetricRecord& record) {
   const std::string& u = record.unit;
-  return record.better == "lower" && (u == "s" || u == "ms" || u == "us" || u == "ns");
+  return record.better == common::Better::kLower && (u == "s" || u == "ms" || u == "us" || u == "ns");
 }
 
 double tolerance_for(const MetricRecord& record, const std::vector<ScenarioFacts::CheckTolerance>& rules,

@@ -6,18 +6,19 @@
 #include <map>
 #include <utility>
 
+#include "common/values/percentile.h"
 #include "reports/model/judgement.h"
-#include "reports/stats/statistics.h"
 
 namespace chaosbench::reports {
 namespace {
 
-// The median (nearest rank) of the finite values; NaN when there are none.
+// The median of the finite values (the mean of the middle two of an even count); NaN
+// when there are none.
 double median_of(const std::vector<double>& values) {
   std::vector<double> finite;
   for (double v : values)
     if (std::isfinite(v)) finite.push_back(v);
-  return finite.empty() ? std::nan("") : percentile(std::move(finite), 50);
+  return common::median(std::move(finite));
 }
 
 Stats median_stats(const std::vector<Stats>& all) {
@@ -139,9 +140,7 @@ RunResult combine_runs(const std::vector<RunToCombine>& runs, const std::string&
     repeat.runs.push_back({r.run_id, run.dir, r.verdict, r.reason, r.started_at, r.duration_s});
   }
   out.repeat = std::move(repeat);
-  const auto judged = fold(combine_verdicts(runs), judge_checks(out.checks));
-  out.verdict = judged.verdict;
-  out.reason = judged.reason;
+  judge_result(out, combine_verdicts(runs));
   return out;
 }
 

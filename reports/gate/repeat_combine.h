@@ -1,7 +1,7 @@
 // The combined result of repeated runs (`run --repeat N`): one results.json whose metric
 // records hold each run's figures (MetricRecord::runs) and, as value and stats, their
-// medians over the runs (nearest rank, as every p50 here). The gate then compares run by
-// run (gate_runs.h). Pure.
+// medians over the runs (common/values/percentile.h, as every p50 here). The gate then compares
+// run by run (gate_runs.h). Pure.
 //
 // What the combined result holds:
 // - scenario, environment, seed, phases and faults: the first run's (each run's own are in

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "common/json_values.h"
+#include "common/json/json_values.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/values/percentile.h"
 #include "reports/stats/split_mix64.h"
 
 namespace chaosbench::reports {
@@ -80,15 +81,6 @@ MonteCarloOptimum find_optimal_interval(const SimulationSetup& setup, double sta
   return out;
 }
 
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(values.begin(), values.end());
-  const double pos = q * static_cast<double>(values.size() - 1);
-  const auto i = static_cast<std::size_t>(std::floor(pos));
-  if (i + 1 >= values.size()) return values.back();
-  return values[i] + (pos - static_cast<double>(i)) * (values[i + 1] - values[i]);
-}
-
 JobPrediction predict_job(const SimulationSetup& setup, std::size_t jobs, std::uint64_t seed) {
   JobPrediction p;
   p.jobs = jobs;
@@ -101,12 +93,15 @@ JobPrediction predict_job(const SimulationSetup& setup, std::size_t jobs, std::u
     ettrs.push_back(job.ettr());
     failures += static_cast<double>(job.failures);
   }
-  p.low = quantile(p.goodputs, 0.025);
-  p.median = quantile(p.goodputs, 0.5);
-  p.high = quantile(p.goodputs, 0.975);
-  p.ettr_low = quantile(ettrs, 0.025);
-  p.ettr_median = quantile(ettrs, 0.5);
-  p.ettr_high = quantile(ettrs, 0.975);
+  std::vector<double> goodputs = p.goodputs;
+  std::sort(goodputs.begin(), goodputs.end());
+  std::sort(ettrs.begin(), ettrs.end());
+  p.low = common::percentile_sorted(goodputs, 2.5);
+  p.median = common::percentile_sorted(goodputs, 50);
+  p.high = common::percentile_sorted(goodputs, 97.5);
+  p.ettr_low = common::percentile_sorted(ettrs, 2.5);
+  p.ettr_median = common::percentile_sorted(ettrs, 50);
+  p.ettr_high = common::percentile_sorted(ettrs, 97.5);
   p.mean_failures = jobs ? failures / static_cast<double>(jobs) : 0;
   return p;
 }

@@ -58,8 +58,4 @@ struct JobPrediction {
 };
 JobPrediction predict_job(const SimulationSetup& setup, std::size_t jobs, std::uint64_t seed);
 
-// The q-quantile (q in [0, 1]) of `values` by linear interpolation between order
-// statistics (NumPy's default); NaN for none.
-double quantile(std::vector<double> values, double q);
-
 }  // namespace chaosbench::reports

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/values/percentile.h"
 #include "reports/model/text_format.h"
 
 namespace chaosbench::reports {
@@ -87,12 +88,7 @@ void read_checkpoints(const RunResult& run, GoodputInputs& in) {
 }
 
 // The median of the values; 0 for none.
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+double median_of(std::vector<double> v) { return v.empty() ? 0 : common::median(std::move(v)); }
 
 double median_part(const std::vector<GoodputInputs::FailureCost>& failures, double GoodputInputs::FailureCost::*part) {
   std::vector<double> v;

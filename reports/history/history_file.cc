@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <unordered_map>
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 
 namespace chaosbench::reports {
 namespace {

@@ -21,7 +21,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "common/unique_fd.h"
+#include "common/files/unique_fd.h"
 #include "reports/history/history_entry.h"
 
 namespace chaosbench::reports {

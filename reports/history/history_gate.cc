@@ -12,9 +12,6 @@
 namespace chaosbench::reports {
 namespace {
 
-// A regression is a change in the worse direction: up for lower-is-better.
-double worse_sign(const std::string& better) { return better == "lower" ? 1.0 : -1.0; }
-
 std::string pct_text(double x) {
   if (std::isinf(x)) return x > 0 ? "+inf%" : "-inf%";
   return format_change(x);
@@ -34,7 +31,7 @@ std::string step_name(const HistoryStep& s) { return s.run_id.empty() ? "the cur
 // the latest level against the level before that step.
 std::optional<std::size_t> worse_step(const HistoryRow& row) {
   if (row.steps.empty()) return std::nullopt;
-  const double sign = worse_sign(row.key.better);
+  const double sign = common::worse_sign(row.key.better);
   const double now = row.steps.back().after;
   for (std::size_t j = row.steps.size(); j-- > 0;) {
     const auto& s = row.steps[j];
@@ -58,7 +55,7 @@ std::string choose_interval_runs(HistoryRow& row, const HistoryGateOptions& opti
 }
 
 void judge(HistoryRow& row, const std::string& interval_note, const HistoryGateOptions& options) {
-  const double sign = worse_sign(row.key.better);
+  const double sign = common::worse_sign(row.key.better);
   const std::size_t n = row.values.size();
   std::string numbers = fmt::format("{} against the mean of {} runs", pct_text(row.change),
                                     row.interval ? row.interval->n : n);

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "common/json_values.h"
+#include "common/json/json_values.h"
 
 namespace chaosbench::reports {
 namespace {
@@ -18,7 +18,7 @@ json numbers(const std::vector<double>& values) {
 }
 
 json key_json(const HistoryKey& key) {
-  return {{"name", key.name}, {"unit", key.unit}, {"better", key.better}, {"labels", labels_to_json(key.labels)},
+  return {{"name", key.name}, {"unit", key.unit}, {"better", common::to_string(key.better)}, {"labels", labels_to_json(key.labels)},
           {"stat", key.stat}};
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics/better.h"
 #include "reports/stats/change_point.h"
 #include "reports/history/history_entry.h"
 
@@ -29,7 +30,8 @@ std::vector<const HistoryEntry*> comparable_window(const std::vector<HistoryEntr
 // What a series (and a gate row) is of: a metric's name, unit and better-direction, its
 // labels (the phase among them) and the statistic.
 struct HistoryKey {
-  std::string name, unit, better;
+  std::string name, unit;
+  common::Better better = common::Better::kUnknown;
   Labels labels;
   std::string stat;
 };

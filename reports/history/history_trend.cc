@@ -2,8 +2,8 @@
 
 #include <cmath>
 
+#include "common/values/percentile.h"
 #include "reports/stats/prediction_interval.h"
-#include "reports/stats/statistics.h"
 
 namespace chaosbench::reports {
 namespace {
@@ -22,7 +22,7 @@ std::vector<HistoryTrend> history_trends(const std::vector<HistoryEntry>& histor
   for (auto& series : all_series(comparable_window(history, window))) {
     if (!wanted(series.key.name, metric)) continue;
     HistoryTrend t;
-    t.median = percentile(series.values, 50);
+    t.median = common::median(series.values);
     // The log scale needs every value above zero; the newest one stands in for a current.
     t.log_scale = log_scale_fits(series.values, series.values.back());
     t.steps = steps_in(series.values, series.entries, t.log_scale, options);

@@ -3,8 +3,8 @@
 #include "reports/model/blas_json.h"
 #include "reports/model/schedule_json.h"
 
-#include "common/json_limits.h"
-#include "common/json_values.h"
+#include "common/json/json_limits.h"
+#include "common/json/json_values.h"
 
 
 #include <cmath>
@@ -140,7 +140,7 @@ json repeat_json(const RepeatRecord& r) {
 json metrics_json(const std::vector<MetricRecord>& metrics) {
   json out = json::array();
   for (const auto& m : metrics) {
-    json rec = {{"name", m.name}, {"unit", m.unit}, {"better", m.better},
+    json rec = {{"name", m.name}, {"unit", m.unit}, {"better", common::to_string(m.better)},
                 {"labels", labels_to_json(m.labels)}, {"value", json_finite(m.value)}};
     if (m.stats) rec["stats"] = stats_json(*m.stats);
     if (m.runs) rec["runs"] = run_values_json(*m.runs);
@@ -199,7 +199,7 @@ json abort_json(const AbortRecord& a) {
 json comparison_json(const Comparison& c) {
   json rows = json::array();
   for (const auto& m : c.metrics)
-    rows.push_back({{"name", m.name}, {"unit", m.unit}, {"better", m.better}, {"labels", labels_to_json(m.labels)},
+    rows.push_back({{"name", m.name}, {"unit", m.unit}, {"better", common::to_string(m.better)}, {"labels", labels_to_json(m.labels)},
                     {"stat", m.stat}, {"basis", m.basis}, {"n_baseline", m.n_baseline}, {"n_current", m.n_current},
                     {"baseline", json_finite(m.baseline)}, {"current", json_finite(m.current)}, {"change", json_finite(m.change)},
                     {"ci_low", json_finite(m.ci_low)}, {"ci_high", json_finite(m.ci_high)},

@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "common/json_limits.h"
-#include "common/json_values.h"
-#include "common/safe_files.h"
+#include "common/json/json_limits.h"
+#include "common/json/json_values.h"
+#include "common/files/safe_files.h"
 #include "reports/model/blas_json.h"
 #include "reports/model/json_io.h"
 #include "reports/model/schedule_json.h"
@@ -101,7 +101,7 @@ MetricRecord read_metric(const json& m) {
   MetricRecord mr;
   mr.name = json_text(m, "name");
   mr.unit = json_text(m, "unit");
-  mr.better = json_text(m, "better");
+  mr.better = common::parse_better(json_text(m, "better"));
   mr.labels = labels_from(m.value("labels", json::object()));
   mr.value = json_number(m, "value", std::nan(""));
   if (auto it = m.find("stats"); it != m.end() && it->is_object()) {
@@ -159,7 +159,7 @@ MetricComparison read_metric_comparison(const json& m) {
   MetricComparison mc;
   mc.name = json_text(m, "name");
   mc.unit = json_text(m, "unit");
-  mc.better = json_text(m, "better");
+  mc.better = common::parse_better(json_text(m, "better"));
   mc.labels = labels_from(m.value("labels", json::object()));
   mc.stat = json_text(m, "stat");
   mc.basis = m.contains("basis") ? json_text(m, "basis") : "samples";  // files from before repeated runs

@@ -37,4 +37,22 @@ Judgement judge_gate(const Comparison& comparison) {
   return {Verdict::kFail, fmt::format("baseline gate: {} regression{}: {}", failed, failed == 1 ? "" : "s", first)};
 }
 
+namespace {
+
+void set_judgement(RunResult& run, Judgement judged) {
+  run.verdict = judged.verdict;
+  run.reason = std::move(judged.reason);
+}
+
+}  // namespace
+
+void judge_result(RunResult& run, Judgement during) {
+  set_judgement(run, fold(std::move(during), judge_checks(run.checks)));
+}
+
+void judge_comparison(RunResult& run, Comparison comparison) {
+  run.comparison = std::move(comparison);
+  set_judgement(run, fold({run.verdict, std::move(run.reason)}, judge_gate(*run.comparison)));
+}
+
 }  // namespace chaosbench::reports

@@ -9,7 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "common/labels.h"
+#include "common/metrics/better.h"
+#include "common/values/labels.h"
 #include "reports/model/check_status.h"
 #include "reports/model/gate_status.h"
 #include "reports/model/repeat_record.h"
@@ -22,7 +23,7 @@ namespace chaosbench::reports {
 
 inline constexpr int kSchemaVersion = 1;
 
-// Labels keep their JSON type: the one type of common/labels.h.
+// Labels keep their JSON type: the one type of common/values/labels.h.
 using common::LabelValue;
 using common::Labels;
 
@@ -34,7 +35,7 @@ struct Stats {
 struct MetricRecord {
   std::string name;
   std::string unit;
-  std::string better;  // "higher", "lower", "none"
+  common::Better better = common::Better::kUnknown;  // the catalogue's; kNone outside it
   Labels labels;       // always holds "phase"
   double value = 0;
   std::optional<Stats> stats;
@@ -190,7 +191,7 @@ struct ProtocolStats {
 struct MetricComparison {
   std::string name;
   std::string unit;
-  std::string better;  // "higher", "lower", "none"
+  common::Better better = common::Better::kUnknown;  // the record's (only kHigher and kLower are gated)
   Labels labels;       // always holds "phase"
   std::string stat;    // the statistic compared: "p50", "p99", or "value" for a single number
   std::string basis = "samples";  // "samples": one run per side; "runs": one figure per run (--repeat)

@@ -8,8 +8,8 @@
 namespace chaosbench::reports {
 
 // One entry per run that has the record, in run order. p50 and p99 are the runs' own
-// nearest-rank percentiles of the samples behind the record (its stats); empty for a
-// derived single number (bus bandwidth, throughput, resilience/*), which has only `value`.
+// percentiles (common/values/percentile.h) of the samples behind the record (its stats); empty
+// for a derived single number (bus bandwidth, throughput, resilience/*), which has only `value`.
 struct RunValues {
   std::vector<double> value;
   std::vector<double> p50;

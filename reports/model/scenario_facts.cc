@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/json_limits.h"
-#include "common/units.h"
+#include "common/json/json_limits.h"
+#include "common/values/units.h"
 #include "reports/model/run_model.h"
 
 namespace chaosbench::reports {

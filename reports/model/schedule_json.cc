@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "common/json_values.h"
+#include "common/json/json_values.h"
 
 namespace chaosbench::reports {
 namespace {

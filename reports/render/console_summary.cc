@@ -5,7 +5,8 @@
 #include <fmt/format.h>
 #include <map>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
+#include "common/values/percentile.h"
 #include "reports/diagnosis/diagnoser.h"
 #include "reports/diagnosis/diagnosis_output.h"
 #include "reports/model/text_format.h"
@@ -34,7 +35,7 @@ std::string phase_effects(const RunResult& run) {
     // The catalogue hides some (algbw says what busbw says; avg_busbw mixes whichever
     // sizes each window saw).
     if (const auto* spec = common::find_metric(m.name); spec && spec->display.effects_hidden) continue;
-    if (m.better == "none" || label(m.labels, "phase") != "baseline") continue;
+    if (m.better == common::Better::kNone || label(m.labels, "phase") != "baseline") continue;
     Labels key = m.labels;
     key.erase("phase");
     baseline[{m.name, key}] = m.value;
@@ -58,8 +59,7 @@ std::string phase_effects(const RunResult& run) {
     int shown = 0;
     for (auto& [name, r] : ratios) {
       if (shown++ == 4) break;
-      std::sort(r.begin(), r.end());
-      line += fmt::format("{}{} x{:.3g} ({} series)", line.empty() ? "" : ", ", name, r[r.size() / 2], r.size());
+      line += fmt::format("{}{} x{:.3g} ({} series)", line.empty() ? "" : ", ", name, common::median(r), r.size());
     }
     if (out.empty()) out = "\n  against the baseline (median ratio over matching series):\n";
     out += fmt::format("  {:<24} {}\n", phase, line);

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <tuple>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "reports/model/text_format.h"
 #include "reports/advice/tuning_advice.h"
 

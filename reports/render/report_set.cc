@@ -1,6 +1,6 @@
 #include "reports/render/report_set.h"
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/values/percentile.h"
 #include "reports/stats/split_mix64.h"
 
 namespace chaosbench::reports {
@@ -12,15 +13,6 @@ namespace {
 
 // Φ⁻¹(3/4): the median absolute deviation of a normal variable is this many sds.
 constexpr double kMadPerSd = 0.6744897501960817;
-
-// The median as numpy computes it: the mean of the two middle values of an even count.
-double median_of(std::vector<double> v) {
-  const std::size_t h = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
-  const double upper = v[h];
-  if (v.size() % 2) return upper;
-  return 0.5 * (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)));
-}
 
 // The median of the 5 values around i, mirrored at the ends (index -1 is 1, n is n - 2):
 // an end value counts once, so a lone outlier there is clipped like one inside, where
@@ -101,7 +93,7 @@ std::vector<double> clip_outliers(const std::vector<double>& values, double clip
   std::vector<double> diffs;
   diffs.reserve(values.size() - 1);
   for (std::size_t i = 0; i + 1 < values.size(); ++i) diffs.push_back(std::fabs(values[i + 1] - values[i]));
-  const double sigma = median_of(std::move(diffs)) / (kMadPerSd * std::sqrt(2.0));
+  const double sigma = common::median(std::move(diffs)) / (kMadPerSd * std::sqrt(2.0));
   if (!(sigma > 0)) return values;
   const double limit = clip * sigma;
   std::vector<double> out(values.size());
@@ -144,10 +136,10 @@ std::vector<ChangePoint> find_change_points(const std::vector<double>& values, c
   for (std::size_t j = 0; j < out.size(); ++j) {
     const std::size_t from = j == 0 ? 0 : out[j - 1].index;
     const std::size_t to = j + 1 < out.size() ? out[j + 1].index : values.size();
-    out[j].before = median_of({values.begin() + static_cast<std::ptrdiff_t>(from),
-                               values.begin() + static_cast<std::ptrdiff_t>(out[j].index)});
-    out[j].after = median_of({values.begin() + static_cast<std::ptrdiff_t>(out[j].index),
-                              values.begin() + static_cast<std::ptrdiff_t>(to)});
+    out[j].before = common::median({values.begin() + static_cast<std::ptrdiff_t>(from),
+                                    values.begin() + static_cast<std::ptrdiff_t>(out[j].index)});
+    out[j].after = common::median({values.begin() + static_cast<std::ptrdiff_t>(out[j].index),
+                                   values.begin() + static_cast<std::ptrdiff_t>(to)});
   }
   return out;
 }

@@ -4,18 +4,11 @@
 #include <cmath>
 #include <limits>
 
+#include "common/values/percentile.h"
 #include "reports/stats/split_mix64.h"
 
 namespace chaosbench::reports {
 namespace {
-
-// 1-based nearest rank of the p-th percentile in n values; p * n is exact for integer p
-// and n, so 99% of 100 values is rank 99, not 100.
-std::size_t nearest_rank(std::size_t n, double p) {
-  double r = std::ceil(p * static_cast<double>(n) / 100.0);
-  if (!(r >= 1)) return 1;
-  return std::min(n, static_cast<std::size_t>(r));
-}
 
 // max_points evenly spaced order statistics of an ascending sample (all of it when it is
 // no longer than that).
@@ -33,20 +26,20 @@ std::vector<double> reduce_sorted(const std::vector<double>& sorted, std::size_t
 }
 
 // The p-th percentile of a resample (with replacement) of the ascending `sorted`. As
-// the values are sorted, the resample's k-th smallest value is sorted[j] for the smallest
-// j whose draws, counted up to j, reach k: a counting pass instead of a selection.
+// the values are sorted, the resample's k-th smallest value (0-based) is sorted[j] for
+// the smallest j whose draws, counted up to j, exceed k: a counting pass instead of a
+// selection. percentile_of asks for increasing k, so one pass serves both order
+// statistics of the interpolation.
 double resampled_percentile(const std::vector<double>& sorted, double p, SplitMix64& rng,
                             std::vector<std::uint32_t>& counts) {
   const std::size_t n = sorted.size();
   counts.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) ++counts[rng.below(n)];
-  const std::size_t k = nearest_rank(n, p);
-  std::size_t seen = 0, j = 0;
-  for (; j + 1 < n; ++j) {
-    seen += counts[j];
-    if (seen >= k) break;
-  }
-  return sorted[j];
+  std::size_t j = 0, seen = counts[0];
+  return common::percentile_of(n, p, [&](std::size_t k) {
+    while (seen <= k && j + 1 < n) seen += counts[++j];
+    return sorted[j];
+  });
 }
 
 // Exact two-sided p of U = u (an integer) for samples of n1 and n2 values, no ties.
@@ -80,40 +73,18 @@ double exact_mann_whitney_p(std::size_t n1, std::size_t n2, double u) {
 
 }  // namespace
 
-double percentile_sorted(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return std::numeric_limits<double>::quiet_NaN();
-  return sorted[nearest_rank(sorted.size(), p) - 1];
-}
-
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  auto k = nearest_rank(values.size(), p) - 1;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
-  return values[k];
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), mid, values.end());
-  if (values.size() % 2 == 1) return *mid;
-  return (*mid + *std::max_element(values.begin(), mid)) / 2;
-}
-
 double median_sorted_without(const std::vector<double>& sorted, std::size_t skip) {
   const std::size_t n = sorted.size() - (skip < sorted.size() ? 1 : 0);
-  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
   auto at = [&](std::size_t k) { return sorted[skip < sorted.size() && k >= skip ? k + 1 : k]; };
-  return n % 2 == 1 ? at(n / 2) : (at(n / 2 - 1) + at(n / 2)) / 2;
+  return common::percentile_of(n, 50, at);  // NaN when nothing is left
 }
 
 std::vector<double> upper_tail(std::vector<double> values, double p) {
   if (values.empty()) return values;
   std::sort(values.begin(), values.end());
-  auto first = nearest_rank(values.size(), p) - 1;
-  // Values equal to the threshold that sort before it belong to the tail as well.
-  while (first > 0 && values[first - 1] == values[first]) --first;
-  return {values.begin() + static_cast<std::ptrdiff_t>(first), values.end()};
+  // Every value equal to the threshold belongs to the tail, however many tie with it.
+  const auto first = std::lower_bound(values.begin(), values.end(), common::percentile_sorted(values, p));
+  return {first, values.end()};
 }
 
 double relative_change(double baseline, double current) {
@@ -179,11 +150,9 @@ std::optional<Interval> bootstrap_change_ci(const std::vector<double>& baseline,
     changes.push_back(relative_change(b, c));
   }
   std::sort(changes.begin(), changes.end());
-  // Symmetric order statistics: the k-th from each end, k = floor(B (1 - c) / 2) (0-based).
-  const double tail = std::clamp((1.0 - options.confidence) / 2.0, 0.0, 0.5);
-  auto k = static_cast<std::size_t>(std::floor(tail * static_cast<double>(changes.size()) + 1e-9));
-  k = std::min(k, changes.size() - 1);
-  return Interval{changes[k], changes[changes.size() - 1 - k]};
+  // The changes' (1 - c)/2 and (1 + c)/2 quantiles, as every percentile here.
+  const double tail = std::clamp((1.0 - options.confidence) / 2.0, 0.0, 0.5) * 100.0;
+  return Interval{common::percentile_sorted(changes, tail), common::percentile_sorted(changes, 100.0 - tail)};
 }
 
 double within_run_noise(const std::vector<double>& values, double p) {
@@ -193,12 +162,12 @@ double within_run_noise(const std::vector<double>& values, double p) {
   for (std::size_t b = 0; b < kNoiseBatches; ++b) {
     std::vector<double> batch(values.begin() + static_cast<std::ptrdiff_t>(b * per),
                               values.begin() + static_cast<std::ptrdiff_t>((b + 1) * per));
-    batch_stats.push_back(percentile(std::move(batch), p));
+    batch_stats.push_back(common::percentile(std::move(batch), p));
   }
   std::sort(batch_stats.begin(), batch_stats.end());
-  const double mid = percentile_sorted(batch_stats, 50);
+  const double mid = common::percentile_sorted(batch_stats, 50);
   if (!(std::abs(mid) > 0)) return 0;
-  return (percentile_sorted(batch_stats, 75) - percentile_sorted(batch_stats, 25)) / 2 / std::abs(mid);
+  return (common::percentile_sorted(batch_stats, 75) - common::percentile_sorted(batch_stats, 25)) / 2 / std::abs(mid);
 }
 
 }  // namespace chaosbench::reports

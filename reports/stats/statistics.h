@@ -1,6 +1,7 @@
-// The statistics behind the baseline gate (gate.h): nearest-rank percentiles, the
-// two-sided Mann-Whitney U test and a percentile-bootstrap confidence interval of the
-// relative change of a percentile between two samples. Pure functions, deterministic:
+// The statistics behind the baseline gate (gate.h): the upper tail a high percentile is
+// tested on, the two-sided Mann-Whitney U test and a percentile-bootstrap confidence
+// interval of the relative change of a percentile between two samples. Percentiles are
+// common/values/percentile.h's (numpy's linear), as everywhere. Pure functions, deterministic:
 // the bootstrap draws from splitmix64 seeded by the caller. docs/gate.md explains the
 // method and where the ideas come from.
 #pragma once
@@ -12,20 +13,12 @@
 
 namespace chaosbench::reports {
 
-// Nearest rank: the smallest value with at least p% of the values at or below it
-// (p in [0, 100]; p 0 gives the minimum). NaN for an empty sample. The _sorted form
-// expects ascending values and copies nothing.
-double percentile(std::vector<double> values, double p);
-double percentile_sorted(const std::vector<double>& sorted, double p);
-
-// The middle value (the mean of the two middle ones for an even count); NaN when empty.
-double median(std::vector<double> values);
 // The median of ascending `sorted` without its element at `skip` (a value against its
 // peers): O(1). NaN when nothing is left.
 double median_sorted_without(const std::vector<double>& sorted, std::size_t skip);
 
-// The values at or above the sample's p-th percentile (nearest rank), ascending: the
-// tail a high-percentile comparison tests.
+// The values at or above the sample's p-th percentile, ascending: the tail a
+// high-percentile comparison tests.
 std::vector<double> upper_tail(std::vector<double> values, double p);
 
 // (current - baseline) / |baseline|; 0 when both are 0, +-infinity when only the
@@ -70,9 +63,9 @@ struct BootstrapOptions {
 };
 
 // Percentile-bootstrap confidence interval of relative_change(P_p(baseline), P_p(current)),
-// P_p the nearest-rank p-th percentile: each of `resamples` rounds redraws both samples
-// with replacement, independently, and computes the change; the interval is the
-// (1-c)/2 and (1+c)/2 quantiles of those changes. A sample of more than max_points values
+// P_p the p-th percentile: each of `resamples` rounds redraws both samples with
+// replacement, independently, and computes the change; the interval is the (1-c)/2 and
+// (1+c)/2 quantiles of those changes. A sample of more than max_points values
 // is first reduced to max_points evenly spaced order statistics (the values at the
 // quantiles (i + 1/2) / max_points), which keeps its distribution but bootstraps it as a
 // sample of max_points: the interval is then wider than the full sample's (conservative),

@@ -1,5 +1,5 @@
 // The CUDA layer as a module beside the binary (bench/train/cuda_workers.h,
-// common/install_layout.h), on any machine: where the binary looks for what it loads, and
+// common/files/install_layout.h), on any machine: where the binary looks for what it loads, and
 // that the factory either loads the layer or says why, in the same words wherever a GPU is
 // asked for. The GPU itself is tests/bench/cuda_device_test.cc's.
 #include <catch2/catch.hpp>
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "bench/train/device_factory.h"
-#include "common/install_layout.h"
+#include "common/files/install_layout.h"
 
 namespace cuda_layer_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

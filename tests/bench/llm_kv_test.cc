@@ -16,8 +16,8 @@
 
 #include "bench/llm/transformer/kv_block_allocator.h"
 #include "bench/llm/transformer/transformer_engine.h"
-#include "common/fault_control.h"
-#include "common/unique_fd.h"
+#include "common/gpu/fault_control.h"
+#include "common/files/unique_fd.h"
 #include "test_util.h"
 
 namespace llm_kv_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "bench/llm/load/llm_peak_search.h"
+#include "common/values/percentile.h"
 #include "llm_load_fixture.h"
 #include "timing_attempts.h"
 
@@ -99,13 +100,13 @@ TimingMisses check_ground_truth(const LlmLoadResult& r, int streams) {
     after_head.push_back(r.ttft_ms[i] - r.first_byte_ms[i]);
   }
   TimingMisses m;
-  const double sent = *percentile(after_send, 50), head = *percentile(after_head, 50);
+  const double sent = chaosbench::common::percentile(after_send, 50), head = chaosbench::common::percentile(after_head, 50);
   bracket(m, sent >= 149.5, "TTFT after the send, p50 ms", sent, ">= 149.5");
   // 200 first tokens fall due at once: the server's burst of writes and the client's reads
   // of it take a few ms on two shared cores, so 3 ms there (perf/workloads/llm_load.sh measures it).
   const double head_max = streams == 1 ? 152 : 153;
   bracket(m, head <= head_max, "TTFT after the answer's head, p50 ms", head, fmt::format("<= {}", head_max));
-  const double ttft = *percentile(r.ttft_ms, 50), tpot = *percentile(r.tpot_ms, 50), itl = *percentile(r.itl_ms, 50);
+  const double ttft = chaosbench::common::percentile(r.ttft_ms, 50), tpot = chaosbench::common::percentile(r.tpot_ms, 50), itl = chaosbench::common::percentile(r.itl_ms, 50);
   if (streams == 1) bracket(m, std::abs(ttft - 150) <= 2, "TTFT p50 ms", ttft, "150 +/- 2");
   bracket(m, std::abs(tpot - 20) <= 0.5, "TPOT p50 ms", tpot, "20 +/- 0.5");
   bracket(m, std::abs(itl - 20) <= 1, "ITL p50 ms", itl, "20 +/- 1");
@@ -143,7 +144,7 @@ TEST_CASE("llm-load: whole answers and the chat API", "[llm-load]") {
       CHECK(r.ttft_ms == r.e2e_ms);
       CHECK(r.tpot_ms.empty());
       TimingMisses m;
-      const double e2e = *percentile(r.e2e_ms, 50);
+      const double e2e = chaosbench::common::percentile(r.e2e_ms, 50);
       bracket(m, std::abs(e2e - (30 + 15 * 2)) <= 5, "e2e p50 ms", e2e, "60 +/- 5");
       return m;
     });
@@ -153,7 +154,7 @@ TEST_CASE("llm-load: whole answers and the chat API", "[llm-load]") {
     within_timing_attempts(3, [&](int) {
       const auto r = run_counted(plan, 2, 16);
       TimingMisses m;
-      const double ttft = *percentile(r.ttft_ms, 50);
+      const double ttft = chaosbench::common::percentile(r.ttft_ms, 50);
       bracket(m, std::abs(ttft - 30) <= 5, "TTFT p50 ms", ttft, "30 +/- 5");
       return m;
     });

@@ -1,4 +1,4 @@
-// Hybrid parallelism's arithmetic (issue 20): rank coordinates and groups in Megatron-LM's
+// Hybrid parallelism's arithmetic: rank coordinates and groups in Megatron-LM's
 // order, the layers' split over stages, and the GPipe and 1F1B schedules against the
 // analytic bubble (p − 1) / (m + p − 1).
 #include <catch2/catch.hpp>

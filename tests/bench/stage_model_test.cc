@@ -1,4 +1,4 @@
-// A pipeline stage's TP shards computing together (issue 20) give the unsplit MLP's
+// A pipeline stage's TP shards computing together give the unsplit MLP's
 // numbers: the same output, and shard gradients that are the full model's cut the same
 // way, over two accumulated microbatches. The TP ranks run in threads with an in-process
 // allreduce; the stages hand activations and gradients over by copy, as the pipeline's

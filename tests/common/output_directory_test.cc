@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/safe_files.h"
-#include "common/trusted_directory.h"
+#include "common/files/safe_files.h"
+#include "common/files/trusted_directory.h"
 #include "tests/support/test_util.h"
 
 namespace output_directory_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

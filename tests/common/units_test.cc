@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace units_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)
 

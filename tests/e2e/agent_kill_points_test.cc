@@ -1,5 +1,5 @@
 // Crash safety of an agent: node 1's `chaosbench agent` is SIGKILLed at each named point of
-// its life (common/crash_point.h: before and after it journals, forks, starts a rank,
+// its life (common/process/crash_point.h: before and after it journals, forks, starts a rank,
 // applies and reverts a fault, stops; one journal line torn halfway), while the controller
 // and the other agents go on. The controller must end on its own, and `chaosbench cleanup`
 // must then leave nothing of the dead agent: no process of its ranks (a grandchild of a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hybrid-parallel trainer's losses against two references (issue 20's acceptance),
+# The hybrid-parallel trainer's losses against two references (docs/hybrid-parallel.md),
 # no faults, ranks on loopback started by tests/hybrid/run_ranks.py (no harness), the loss
 # of each step from the ranks' `step` events. Model 32,64,64,64,8 (4 layers: 2 stages of
 # one column/row pair each), global batch 64, seed 7, SGD lr 0.05 momentum 0.9.

@@ -11,8 +11,8 @@
 
 #include "bench/checkpoint/checkpoint_format.h"
 #include "bench/checkpoint/checkpoint_loader.h"
-#include "common/unique_fd.h"
-#include "common/fault_control.h"
+#include "common/files/unique_fd.h"
+#include "common/gpu/fault_control.h"
 #include "tests/support/test_util.h"
 
 namespace untrusted_files_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/fault_control.h"
+#include "common/gpu/fault_control.h"
 #include "test_util.h"
 
 namespace cuda_interposer_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

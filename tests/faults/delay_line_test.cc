@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "faults/network/delay_line.h"
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "harness/cluster/netns_cluster.h"
 #include "net_probe.h"
 #include "test_util.h"

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "bench/common/device_error.h"
-#include "common/unique_fd.h"
+#include "common/files/unique_fd.h"
 #include "bench/common/device_faults.h"
 #include "bench/train/replica_check.h"
 #include "faults/gpu/gpu_fault.h"

@@ -1,4 +1,4 @@
-// The nfqueue delay line in host mode (issue 17): on a host without sch_netem, each job
+// The nfqueue delay line in host mode: on a host without sch_netem, each job
 // host holds what it receives from the job's other hosts, in a chain of ours jumped to
 // from its mangle table's INPUT. Three namespaces play hosts (host_net_fixture.h: A and B
 // the job, C outside it); the fault is applied on both job hosts' planes, as their agents
@@ -14,7 +14,7 @@
 #include <future>
 #include <map>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "faults/network/delay_line.h"
 #include "faults/network/traffic_flows.h"
 #include "harness/journal/entry_checks.h"

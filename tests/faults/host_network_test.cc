@@ -1,4 +1,4 @@
-// Network faults in host mode (issue 17: a job spans hosts, and each host's agent applies
+// Network faults in host mode (a job spans hosts, and each host's agent applies
 // its own share of a fault): three namespaces on one bridge play hosts. A (node 0) and B
 // (node 1) are the job; C is a host outside it on the same subnet, reached through the
 // same interface of A. Faults are made through the registry, as the agent makes them, and
@@ -13,7 +13,7 @@
 #include <future>
 #include <memory>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "faults/network/traffic_flows.h"
 #include "faults/network/network_plane.h"
 #include "faults/registry/registry.h"

@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "faults/network/impairment_fault.h"
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "faults/network/network_plane.h"
 #include "faults/network/partition_fault.h"
 #include "faults/network/rate_fault.h"

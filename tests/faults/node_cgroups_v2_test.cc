@@ -21,7 +21,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "common/cgroup_files.h"
+#include "common/kernel/cgroup_files.h"
 #include "faults/node/node_pause.h"
 #include "faults/node/signal_fault.h"
 #include "harness/cluster/node_cgroups.h"

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "faults/network/tc_plan.h"
 #include "faults/network/tc_shaper.h"
 #include "harness/cluster/netns_cluster.h"

@@ -24,14 +24,15 @@ const reports::MetricRecord* find(const std::vector<reports::MetricRecord>& rs, 
 
 }  // namespace
 
-TEST_CASE("stats: nearest-rank percentiles, mean, stddev", "[aggregate]") {
+TEST_CASE("stats: numpy's linear percentiles, mean, stddev", "[aggregate]") {
   std::vector<double> v;
-  for (int i = 1; i <= 100; ++i) v.push_back(i);
+  for (int i = 100; i >= 1; --i) v.push_back(i);
   auto s = compute_stats(v);
   CHECK(s.n == 100);
-  CHECK(s.p50 == 50);
-  CHECK(s.p90 == 90);
-  CHECK(s.p99 == 99);
+  // np.percentile(range(1, 101), [50, 90, 99]), bit for bit (not nearest rank's 50, 90, 99).
+  CHECK(s.p50 == 50.5);
+  CHECK(s.p90 == 90.10000000000001);
+  CHECK(s.p99 == 99.01);
   CHECK(s.min == 1);
   CHECK(s.max == 100);
   CHECK(s.mean == Approx(50.5));
@@ -65,7 +66,7 @@ TEST_CASE("phases: baseline, fault windows and recovery from the schedule", "[ag
   CHECK(find(records, "train/step_time", "fault:slow")->stats->n == 2);
   CHECK(find(records, "train/step_time", "recovery:slow")->value == 12);
   CHECK(find(records, "train/step_time", "overall")->stats->n == 4);
-  CHECK(find(records, "train/step_time", "overall")->better == "lower");
+  CHECK(find(records, "train/step_time", "overall")->better == chaosbench::common::Better::kLower);
 }
 
 TEST_CASE("comm: algbw is bytes over mean time, busbw applies the nccl-tests factor", "[aggregate]") {
@@ -90,8 +91,8 @@ TEST_CASE("comm: algbw is bytes over mean time, busbw applies the nccl-tests fac
 
 TEST_CASE("checks: worst matching record decides, no record fails", "[aggregate]") {
   std::vector<reports::MetricRecord> rs{
-      {"comm/busbw", "GB/s", "higher", {{"phase", std::string("overall")}, {"bytes", std::int64_t{1024}}}, 0.5, {}},
-      {"comm/busbw", "GB/s", "higher", {{"phase", std::string("overall")}, {"bytes", std::int64_t{2048}}}, 0.2, {}}};
+      {"comm/busbw", "GB/s", chaosbench::common::Better::kHigher, {{"phase", std::string("overall")}, {"bytes", std::int64_t{1024}}}, 0.5, {}},
+      {"comm/busbw", "GB/s", chaosbench::common::Better::kHigher, {{"phase", std::string("overall")}, {"bytes", std::int64_t{2048}}}, 0.2, {}}};
   CheckSpec c;
   c.metric = "comm/busbw";
   c.min = 0.3;

@@ -1,4 +1,4 @@
-// Security review, issue 15: what `chaosbench cleanup` believes, where journals live, what
+// The security review (docs/security.md): what `chaosbench cleanup` believes, where journals live, what
 // a failed append leaves, and which processes cleanup may kill. Each case reproduces a
 // finding with real files, directories and processes.
 #include <catch2/catch.hpp>

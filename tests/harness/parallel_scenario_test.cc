@@ -1,4 +1,4 @@
-// Hybrid parallelism in scenarios (issue 20): workload.parallel, its errors at their JSON
+// Hybrid parallelism in scenarios: workload.parallel, its errors at their JSON
 // paths, the settings a hybrid layout refuses, and the fault targets pp_stage, tp_group
 // and dp_replica resolved into ranks or nodes.
 #include <catch2/catch.hpp>

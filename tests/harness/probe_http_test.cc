@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "harness/probes/probe_check.h"
 #include "stub_http_server.h"
 #include "test_util.h"

@@ -1,5 +1,5 @@
 // Probes and aborts on the reports' side: results.json keeps them (and older files read as
-// having none), the verdict fold and the exit code treat "aborted" as issue 18 asks, every
+// having none), the verdict fold and the exit code treat "aborted" as docs/probes.md says, every
 // reporter shows the abort with its evidence and the probes' track, and the derivation
 // turns the records into probe/failures and fault/abort_latency.
 #include <catch2/catch.hpp>
@@ -190,7 +190,7 @@ TEST_CASE("probes: probe/failures and fault/abort_latency from the records", "[r
   REQUIRE(records.size() == 3);
   CHECK(records[0].name == "probe/failures");
   CHECK(records[0].unit == "count");
-  CHECK(records[0].better == "lower");
+  CHECK(records[0].better == chaosbench::common::Better::kLower);
   CHECK(records[0].labels == Labels{{"phase", std::string("overall")}, {"probe", std::string("error-rate")}});
   CHECK(records[0].value == 4);
   CHECK(records[1].value == 0);

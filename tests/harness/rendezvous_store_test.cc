@@ -12,7 +12,7 @@
 
 #include "bench/rendezvous/rendezvous.h"
 #include "bench/rendezvous/tcp_store_client.h"
-#include "common/store_wire.h"
+#include "common/json/store_wire.h"
 #include "harness/site/rendezvous_server.h"
 
 namespace rendezvous_store_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

@@ -154,14 +154,14 @@ TEST_CASE("workload settings: a bad flag value is refused naming the flag", "[se
     return std::string("(accepted)");
   };
   CHECK(message(bench::train::decode_train_settings, {"--algorithm", "tree"}) ==
-        "--algorithm: expected bcube, ring or tcp_ring");
+        "--algorithm: expected bcube, ring or tcp_ring, got \"tree\"");
   CHECK(message(bench::train::decode_train_settings, {"--recovery", "later"}) ==
         "--recovery: expected none, restart or elastic, got \"later\"");
   CHECK(message(bench::train::decode_train_settings, {"--layers", "4,x"}) ==
         "--layers: expected comma-separated integers, got \"4,x\"");
   CHECK_THAT(message(bench::decode_collective_settings, {"--min-size", "lots"}), Catch::StartsWith("--min-size: "));
   CHECK(message(bench::load::decode_load_settings, {"--scenario", "burst"}) ==
-        "--scenario: expected server, offline or single-stream");
+        "--scenario: expected server, offline or single-stream, got \"burst\"");
   CHECK_THAT(message(bench::serve::decode_serve_settings, {"--port", "x"}), Catch::Contains("--port"));
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The history gate's statistics against SciPy's (issue 21), through the real CLI.
+"""The history gate's statistics against SciPy's (docs/history.md), through the real CLI.
 
 Builds synthetic run-by-run histories (lognormal run-to-run noise of 2 %, numpy's seeded
 generator), adds them with `chaosbench history add`, and checks what `history gate --json`

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `chaosbench diagnose` end to end, blind (issue 23; docs/diagnosis.md): a 4-node trainer
+# `chaosbench diagnose` end to end, blind (docs/diagnosis.md): a 4-node trainer
 # with a hidden 4 ms network.delay on the link [1, 3] (both directions) from 8 s to its end.
 # The fault list, schedule, phases, metrics and checks are removed from results.json; the
 # diagnosis of what is left must name the link node1-node3 first, class "link"; the live

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The link mesh's round trip against the system ping between the same namespaces (issue 23):
+# The link mesh's round trip against the system ping between the same namespaces (docs/diagnosis.md):
 # a 3-node namespaced cluster whose rank on node 0 runs `ping -n -c 100 -i 0.1 node1` (10 s;
 # the ranks on nodes 1 and 2 sleep as long), in two runs:
 #   1. idle: the median of the mesh's net/pair_rtt {src node0, dst node1} (ms, one value a

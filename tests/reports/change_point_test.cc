@@ -1,8 +1,8 @@
 // The history gate's statistics (reports/stats/change_point.h, reports/stats/prediction_interval.h)
 // on synthetic run-by-run histories: lognormal run-to-run noise of 2 % (what a quiet CI
 // runner gives between runs of one build; 3 % where said), a 10 % step, A/A histories,
-// outliers, several steps, and the interval against SciPy's t quantiles. The acceptance
-// of issue 21: the step found at its index in a 60-run history, no step in 20 A/A ones
+// outliers, several steps, and the interval against SciPy's t quantiles. What the gate
+// promises (docs/history.md): the step found at its index in a 60-run history, no step in 20 A/A ones
 // (at most 1 false positive). tests/history/scipy_check.py checks the same through the CLI.
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -13,7 +13,7 @@ TEST_CASE("console: fault windows are summarised against the baseline", "[consol
   run.verdict = Verdict::kPass;
   run.phases = {{"baseline", 0, 1}, {"fault:slow", 1, 2}, {"recovery:slow", 2, 3}};
   auto rec = [](const char* phase, double v) {
-    return MetricRecord{"train/step_time", "ms", "lower", {{"phase", std::string(phase)}, {"rank", std::int64_t{0}}}, v, {}};
+    return MetricRecord{"train/step_time", "ms", chaosbench::common::Better::kLower, {{"phase", std::string(phase)}, {"rank", std::int64_t{0}}}, v, {}};
   };
   run.metrics = {rec("baseline", 10), rec("fault:slow", 25), rec("recovery:slow", 11), rec("overall", 14)};
   FaultRecord f;

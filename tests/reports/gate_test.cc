@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/values/percentile.h"
 #include "reports/gate/gate.h"
 #include "reports/stats/statistics.h"
 
@@ -49,7 +50,7 @@ MetricRecord record(const std::string& name, const std::string& unit, const std:
   MetricRecord r;
   r.name = name;
   r.unit = unit;
-  r.better = better;
+  r.better = chaosbench::common::parse_better(better);
   r.labels = std::move(labels);
   r.value = value;
   return r;
@@ -105,20 +106,26 @@ Comparison compare(const RunSpec& base, const RunSpec& cur, const GateOptions& o
 
 }  // namespace
 
-TEST_CASE("nearest-rank percentiles", "[gate]") {
-  using chaosbench::reports::percentile;
+TEST_CASE("the upper tail is every value at or above the percentile, ties included", "[gate]") {
+  using chaosbench::reports::upper_tail;
   std::vector<double> hundred;
   for (int i = 100; i >= 1; --i) hundred.push_back(i);
-  CHECK(percentile(hundred, 99) == 99);
-  CHECK(percentile(hundred, 50) == 50);
-  CHECK(percentile(hundred, 100) == 100);
-  CHECK(percentile(hundred, 0) == 1);
-  CHECK(percentile({4, 1, 3, 2}, 50) == 2);
-  CHECK(percentile({7}, 99) == 7);
-  CHECK(std::isnan(percentile({}, 50)));
-  auto tail = chaosbench::reports::upper_tail(hundred, 90);
-  REQUIRE(tail.size() == 11);  // 90 .. 100
-  CHECK(tail.front() == 90);
+  auto tail = upper_tail(hundred, 90);  // the p90 of 1 .. 100 is 90.1
+  REQUIRE(tail.size() == 10);           // 91 .. 100, ascending
+  CHECK(tail.front() == 91);
+  CHECK(tail.back() == 100);
+  CHECK(upper_tail({3, 2, 1, 2, 2}, 50) == std::vector<double>{2, 2, 2, 3});  // p50 is 2: all three 2s
+  CHECK(upper_tail({7}, 99) == std::vector<double>{7});
+  CHECK(upper_tail({}, 90).empty());
+}
+
+TEST_CASE("the median of a sorted sample without one of its values", "[gate]") {
+  using chaosbench::reports::median_sorted_without;
+  const std::vector<double> v{1, 2, 3, 4, 10};
+  CHECK(median_sorted_without(v, 4) == 2.5);  // {1, 2, 3, 4}
+  CHECK(median_sorted_without(v, 0) == 3.5);  // {2, 3, 4, 10}
+  CHECK(median_sorted_without(v, 9) == 3);    // nothing left out
+  CHECK(std::isnan(median_sorted_without({5}, 0)));
 }
 
 TEST_CASE("Mann-Whitney U p-values match reference values", "[gate]") {
@@ -247,7 +254,7 @@ TEST_CASE("a 3x p99 latency regression with the same median fails on the p99 row
   // The slowest 3% of the current run's samples take 3x longer: p99 x3, median unchanged.
   std::vector<double> all;
   for (const auto& r : cur.ranks) all.insert(all.end(), r.begin(), r.end());
-  double threshold = chaosbench::reports::percentile(all, 97);
+  double threshold = chaosbench::common::percentile(all, 97);
   cur.ranks = transformed(cur.ranks, [&](double x) { return x >= threshold ? 3 * x : x; });
   auto c = compare(base, cur);
   CHECK(row(c, "p50").status == GateStatus::kPass);

@@ -2,7 +2,7 @@
 // by hand and Daly's published optima, and the Monte Carlo (reports/goodput/goodput_monte_carlo.h)
 // against them: within 0.5 point of Daly's exact expression everywhere for exponential
 // failures, within 1 point of the first-order formula wherever the report flags it valid
-// (and flagged invalid where (tau + C) / M > 0.2) — issue 22's acceptance — and the
+// (and flagged invalid where (tau + C) / M > 0.2), as docs/goodput-model.md says, and the
 // optimum search against the exact minimiser.
 #include <catch2/catch.hpp>
 #include <cmath>

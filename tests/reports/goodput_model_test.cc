@@ -220,7 +220,7 @@ TEST_CASE("goodput inputs: an elastic soak's rejoin joins the downtime, memory m
       "faults": [{"name": "kill", "type": "node.kill", "duration": "8s", "probability": 0.5,
                   "arrivals": {"process": "weibull", "scale": "40s", "shape": 0.7}}]})");
   for (int k = 1; k <= 4; ++k) {
-    MetricRecord r{"resilience/time_lost", "s", "lower", {}, 1.0 + k, std::nullopt};
+    MetricRecord r{"resilience/time_lost", "s", chaosbench::common::Better::kLower, {}, 1.0 + k, std::nullopt};
     r.labels = {{"phase", std::string("overall")}, {"fault", std::string("kill")},
                 {"occurrence", std::int64_t{k}}, {"part", std::string("rejoin")}};
     run.metrics.push_back(r);

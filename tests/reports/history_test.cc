@@ -27,7 +27,7 @@ MetricRecord record(const std::string& name, const std::string& unit, const std:
   MetricRecord r;
   r.name = name;
   r.unit = unit;
-  r.better = better;
+  r.better = chaosbench::common::parse_better(better);
   r.labels = {{"phase", std::string("overall")}};
   r.value = value;
   return r;

@@ -36,7 +36,7 @@ const char* kNasty = "</script><b>";
 MetricRecord record(const std::string& name, const std::string& unit, const std::string& phase, double value,
                     Labels extra = {}) {
   extra["phase"] = phase;
-  MetricRecord m{name, unit, "lower", extra, value, {}};
+  MetricRecord m{name, unit, chaosbench::common::Better::kLower, extra, value, {}};
   m.stats = Stats{40, value, 1, value * 0.5, value, value * 1.5, value * 2, value * 3, value * 40};
   return m;
 }
@@ -68,8 +68,8 @@ RunResult synthetic_run(std::size_t points) {
     run.metrics.push_back(record("train/step_time", "ms", phase, 12 * slow));
     run.metrics.push_back(record("comm/latency", "us", phase, 800 * slow, {{"collective", std::string(kNasty)}}));
   }
-  run.metrics.push_back({"resilience/goodput", "%", "higher", {{"phase", std::string("overall")}}, 91, {}});
-  run.metrics.push_back({"resilience/badput", "%", "lower", {{"phase", std::string("overall")}, {"bucket", std::string("recovery")}}, 9, {}});
+  run.metrics.push_back({"resilience/goodput", "%", chaosbench::common::Better::kHigher, {{"phase", std::string("overall")}}, 91, {}});
+  run.metrics.push_back({"resilience/badput", "%", chaosbench::common::Better::kLower, {{"phase", std::string("overall")}, {"bucket", std::string("recovery")}}, 9, {}});
   for (std::int64_t rank = 0; rank < 2; ++rank) {
     for (const char* name : {"train/step_time", "train/compute_time"}) {
       Series s{name, "ms", {{"rank", rank}}, {}, {}};
@@ -94,7 +94,7 @@ RunResult synthetic_run(std::size_t points) {
   MetricComparison mc;
   mc.name = "train/step_time";
   mc.unit = "ms";
-  mc.better = "lower";
+  mc.better = chaosbench::common::Better::kLower;
   mc.labels = {{"phase", std::string("overall")}};
   mc.stat = "p50";
   mc.baseline = 10;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
 #include "reports/render/html/chart_data.h"
 
 namespace metric_catalogue_test {  // this file's names, apart in a unity batch (tests/CMakeLists.txt)

@@ -23,7 +23,7 @@ MetricRecord sampled(const std::string& name, double p50, double p99, std::strin
   MetricRecord r;
   r.name = name;
   r.unit = "ms";
-  r.better = "lower";
+  r.better = chaosbench::common::Better::kLower;
   r.labels = {{"phase", std::move(phase)}};
   r.value = p50;
   r.stats = Stats{100, p50, 1, p50 / 2, p50, p50 * 1.2, p99, p99 * 1.1, p50 * 100};
@@ -34,7 +34,7 @@ MetricRecord single(const std::string& name, double value) {
   MetricRecord r;
   r.name = name;
   r.unit = "samples/s";
-  r.better = "higher";
+  r.better = chaosbench::common::Better::kHigher;
   r.labels = {{"phase", std::string("overall")}};
   r.value = value;
   return r;
@@ -182,7 +182,7 @@ TEST_CASE("repeat gate: Benjamini-Hochberg adjusts the rows' p-values together",
   for (double p : {0.02, 0.001, 0.5, 0.008}) {
     MetricComparison m;
     m.name = "m" + std::to_string(rows.size());
-    m.better = "lower";
+    m.better = chaosbench::common::Better::kLower;
     m.basis = "runs";
     m.n_baseline = m.n_current = 5;
     m.change = 0.2;
@@ -206,7 +206,7 @@ TEST_CASE("repeat gate: figures at zero or constant compare without logarithms",
       auto r = run_with(10);
       MetricRecord lost;
       lost.name = "resilience/lost_steps";
-      lost.better = "lower";
+      lost.better = chaosbench::common::Better::kLower;
       lost.labels = {{"phase", std::string("overall")}};
       lost.value = v;
       r.metrics.push_back(lost);

@@ -186,7 +186,7 @@ TEST_CASE("report formats: summary.md sections, deltas and the size limit", "[re
   big.scenario_name = "big";
   big.verdict = Verdict::kFail;
   for (int i = 0; i < 20000; ++i) {
-    big.metrics.push_back({"comm/busbw", "GB/s", "higher", {{"phase", std::string("overall")}, {"bytes", std::int64_t{i}}}, 1.0, {}});
+    big.metrics.push_back({"comm/busbw", "GB/s", chaosbench::common::Better::kHigher, {{"phase", std::string("overall")}, {"bytes", std::int64_t{i}}}, 1.0, {}});
     big.checks.push_back(failing_check("comm/busbw", std::string(100, 'x')));
   }
   auto large = render_markdown(big);

@@ -7,7 +7,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 
 namespace chaosbench::test {
 

@@ -1,5 +1,5 @@
 // Test-only: three network namespaces on one bridge that play hosts for the host-mode
-// network tests (issue 17). A (node 0) and B (node 1) are the job; C is a host outside
+// network tests. A (node 0) and B (node 1) are the job; C is a host outside
 // it on the same subnet, reached through the same interface of A. Faults are made
 // through the registry, as the agent makes them. The namespaces go with the fixture,
 // on failure too.
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 #include "faults/network/network_plane.h"
 #include "faults/registry/registry.h"
 #include "harness/cluster/netns_cluster.h"

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 
 namespace chaosbench::test {
 

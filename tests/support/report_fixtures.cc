@@ -18,10 +18,10 @@ using namespace chaosbench::reports;
 MetricRecord metric(const std::string& name, const std::string& unit, const std::string& phase, double value, Labels labels,
                     bool with_stats) {
   labels["phase"] = phase;
-  MetricRecord m{name, unit, "lower", std::move(labels), value, std::nullopt};
+  MetricRecord m{name, unit, chaosbench::common::Better::kLower, std::move(labels), value, std::nullopt};
   if (name == "train/throughput" || name == "resilience/throughput_retention" || name == "train/straggler_score" ||
       name == "resilience/goodput" || name == "train/overlap")
-    m.better = "higher";
+    m.better = chaosbench::common::Better::kHigher;
   if (with_stats) m.stats = Stats{10, value, value / 10, value / 2, value, value * 1.2, value * 1.5, value * 2, value * 10};
   return m;
 }
@@ -117,7 +117,7 @@ RunResult golden_run() {
     MetricComparison c;
     c.name = name;
     c.unit = unit;
-    c.better = name == "train/throughput" ? "higher" : "lower";
+    c.better = name == "train/throughput" ? chaosbench::common::Better::kHigher : chaosbench::common::Better::kLower;
     c.labels = {{"phase", phase}};
     c.stat = "p50";
     c.n_baseline = status == "warn" ? 3 : 30;
@@ -325,7 +325,7 @@ MetricComparison plotted_row(const std::string& name, const std::string& unit, c
   MetricComparison c;
   c.name = name;
   c.unit = unit;
-  c.better = better;
+  c.better = chaosbench::common::parse_better(better);
   c.labels = {{"phase", std::string("overall")}, {"bytes", std::int64_t{1 << 20}}};
   c.stat = stat;
   c.basis = basis;
@@ -348,7 +348,7 @@ std::vector<MetricComparison> gated_rows() {
   rows.push_back(plotted_row("comm/busbw", "GB/s", "higher", "value", "runs", {4.1, 4.0, 4.2, 4.05, 4.15},
                              {4.12, 4.02, 4.18, 4.1, 4.16}, 4.1, 4.115, GateStatus::kPass));
   rows.back().p_value = 0.8;
-  MetricRecord throughput{"train/throughput", "samples/s", "higher", {{"phase", std::string("overall")}}, 5120, {}};
+  MetricRecord throughput{"train/throughput", "samples/s", chaosbench::common::Better::kHigher, {{"phase", std::string("overall")}}, 5120, {}};
   rows.push_back(gated_row(throughput, "samples", -0.0625, GateStatus::kWarn));
   std::vector<double> base, cur;  // 21 quantiles a side
   for (int i = 0; i <= 20; ++i) {

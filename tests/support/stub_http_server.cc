@@ -10,7 +10,7 @@
 
 #include <system_error>
 
-#include "common/netns.h"
+#include "common/kernel/netns.h"
 
 namespace chaosbench::test {
 namespace {

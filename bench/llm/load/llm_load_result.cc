@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/values/percentile.h"
+
 namespace chaosbench::bench::llm {
 
 std::optional<double> LlmLoadResult::attainment() const {
@@ -14,25 +16,16 @@ std::optional<double> LlmLoadResult::attainment() const {
   return 100.0 * static_cast<double>(attained) / static_cast<double>(finished);
 }
 
-std::optional<double> percentile(std::vector<double> values, double p) {
-  if (values.empty()) return std::nullopt;
-  const double rank = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(values.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(rank));
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(lo), values.end());
-  const double low = values[lo];
-  if (lo + 1 >= values.size()) return low;
-  const double high = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lo) + 1, values.end());
-  return low + (high - low) * (rank - static_cast<double>(lo));
-}
-
 namespace {
 
 nlohmann::json distribution(const std::vector<double>& v) {
   if (v.empty()) return nullptr;
   const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   auto round3 = [](double x) { return std::round(x * 1000) / 1000; };
-  return {{"n", v.size()}, {"mean", round3(mean)}, {"p50", round3(*percentile(v, 50))},
-          {"p90", round3(*percentile(v, 90))}, {"p99", round3(*percentile(v, 99))}};
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  auto at = [&](double p) { return round3(common::percentile_sorted(sorted, p)); };
+  return {{"n", v.size()}, {"mean", round3(mean)}, {"p50", at(50)}, {"p90", at(90)}, {"p99", at(99)}};
 }
 
 }  // namespace

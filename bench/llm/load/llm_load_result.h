@@ -37,12 +37,8 @@ struct LlmLoadResult {
   std::optional<double> attainment() const;
 };
 
-// The p-th percentile (0..100) of `values` by linear interpolation between closest ranks
-// (numpy's default, which vLLM's benchmark_serving reports); absent for no values.
-std::optional<double> percentile(std::vector<double> values, double p);
-
-// One JSON object on one line: counts, rates, p50/p90/p99 (and mean) of ttft, tpot, itl,
-// e2e in ms, failures by kind.
+// One JSON object on one line: counts, rates, p50/p90/p99 (common/values/percentile.h) and mean
+// of ttft, tpot, itl, e2e in ms, failures by kind.
 std::string format_llm_load_summary(const LlmLoadResult& result);
 
 }  // namespace chaosbench::bench::llm

@@ -8,7 +8,7 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
 
-#include "bench/common/flag_values.h"
+#include "bench/common/settings_table.h"
 
 namespace chaosbench::bench::llm {
 
@@ -29,25 +29,12 @@ bool same(const LengthSpec& a, const LengthSpec& b) {
   return false;
 }
 
-std::string api_name(OpenAiEndpoint e) { return e == OpenAiEndpoint::kChatCompletions ? "chat" : "completions"; }
-
 double number(const std::string& s, const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
   if (s.empty() || end != s.c_str() + s.size())
     throw std::invalid_argument(fmt::format("--{}: expected a number in \"{}\", got \"{}\"", flag, text, s));
   return v;
-}
-
-common::Duration ms_value(const po::variables_map& vm, const char* name) {
-  const long ms = vm[name].as<long>();
-  if (ms <= 0) throw std::invalid_argument(fmt::format("--{}: expected a positive number of milliseconds", name));
-  return common::Duration{std::chrono::milliseconds(ms)};
-}
-
-std::optional<common::Duration> optional_ms(const po::variables_map& vm, const char* name) {
-  if (!vm.count(name)) return std::nullopt;
-  return ms_value(vm, name);
 }
 
 }  // namespace
@@ -123,106 +110,120 @@ LengthSpec parse_length_flag(const std::string& text, const char* flag) {
   return s;
 }
 
-std::vector<std::string> encode_llm_load_settings(const LlmLoadSettings& s) {
-  std::vector<std::string> out{"--api", api_name(s.api),
-                               "--stream", s.stream ? "true" : "false",
-                               "--arrival", std::string(to_string(s.arrival)),
-                               "--rate", fmt::format("{}", s.rate),
-                               "--concurrency", std::to_string(s.concurrency),
-                               "--duration-ms", ms_flag(s.duration),
-                               "--input", length_flag(s.input),
-                               "--output", length_flag(s.output),
-                               "--ignore-eos", s.ignore_eos ? "true" : "false",
-                               "--timeout-ms", ms_flag(s.timeout),
-                               "--window-ms", ms_flag(s.window),
-                               "--max-in-flight", std::to_string(s.max_in_flight)};
-  if (!s.dataset.empty()) out.insert(out.end(), {"--dataset", s.dataset});
-  if (s.slo.ttft) out.insert(out.end(), {"--slo-ttft-ms", ms_flag(*s.slo.ttft)});
-  if (s.slo.tpot) out.insert(out.end(), {"--slo-tpot-us", std::to_string(s.slo.tpot->value.count() / 1000)});
-  if (s.slo.e2e) out.insert(out.end(), {"--slo-e2e-ms", ms_flag(*s.slo.e2e)});
-  if (const auto& p = s.find_peak) {
-    out.insert(out.end(), {"--find-peak", "true",
-                           "--peak-start-rate", fmt::format("{}", p->start_rate),
-                           "--peak-target", fmt::format("{}", p->target_attainment),
-                           "--peak-precision", fmt::format("{}", p->precision),
-                           "--peak-trial-ms", ms_flag(p->trial),
-                           "--peak-max-trials", std::to_string(p->max_trials)});
-  }
-  return out;
+namespace {
+
+using LLS = LlmLoadSettings;
+using PSS = PeakSearchSettings;
+
+struct LengthCodec {
+  using Po = std::string;
+  std::string encode(const LengthSpec& v) const { return length_flag(v); }
+  Po declared(const LengthSpec& v) const { return length_flag(v); }
+  LengthSpec decode(const Po& v, const char* flag) const { return parse_length_flag(v, flag); }
+};
+
+ChoiceCodec<Arrival> arrival_names() {
+  ChoiceCodec<Arrival> c;
+  for (auto a : {Arrival::kPoisson, Arrival::kConstant, Arrival::kConcurrency}) c.names.emplace_back(to_string(a), a);
+  return c;
 }
 
-void add_llm_load_settings_flags(po::options_description& options) {
-  const LlmLoadSettings d;
-  const PeakSearchSettings p;
-  options.add_options()
-      ("api", po::value<std::string>()->default_value(api_name(d.api)), "completions or chat")
-      ("stream", po::value<bool>()->default_value(d.stream), "stream the answers (server-sent events)")
-      ("arrival", po::value<std::string>()->default_value(std::string(to_string(d.arrival))),
-       "poisson, constant or concurrency")
-      ("rate", po::value<double>()->default_value(d.rate), "poisson/constant: requests per second")
-      ("concurrency", po::value<int>()->default_value(d.concurrency), "concurrency: streams in flight")
-      ("duration-ms", po::value<long>()->default_value(whole_ms(d.duration)), "how long requests are issued")
-      ("input", po::value<std::string>()->default_value(length_flag(d.input)), "prompt length distribution")
-      ("output", po::value<std::string>()->default_value(length_flag(d.output)), "output length (max_tokens) distribution")
-      ("ignore-eos", po::value<bool>()->default_value(d.ignore_eos), "ask for exactly max_tokens")
-      ("dataset", po::value<std::string>(), "JSONL prompt file instead of synthetic prompts")
-      ("slo-ttft-ms", po::value<long>(), "SLO: time to first token")
-      ("slo-tpot-us", po::value<long>(), "SLO: time per output token, microseconds")
-      ("slo-e2e-ms", po::value<long>(), "SLO: end-to-end latency")
-      ("timeout-ms", po::value<long>()->default_value(whole_ms(d.timeout)), "per request, from its scheduled time")
-      ("window-ms", po::value<long>()->default_value(whole_ms(d.window)), "metrics every this long")
-      ("max-in-flight", po::value<int>()->default_value(d.max_in_flight), "open-loop: requests in flight at most")
-      ("find-peak", po::value<bool>()->default_value(false), "search the highest rate meeting the SLO")
-      ("peak-start-rate", po::value<double>()->default_value(p.start_rate), "find-peak: first trial's rate")
-      ("peak-target", po::value<double>()->default_value(p.target_attainment), "find-peak: attainment to meet, %")
-      ("peak-precision", po::value<double>()->default_value(p.precision), "find-peak: relative bracket width")
-      ("peak-trial-ms", po::value<long>()->default_value(whole_ms(p.trial)), "find-peak: each trial's length")
-      ("peak-max-trials", po::value<int>()->default_value(p.max_trials), "find-peak: at most this many trials");
+std::string settings_within(bool ok, const char* why) { return ok ? "" : why; }
+
+const SettingsTable<PSS>& peak_settings_table() {
+  static const SettingsTable<PSS> table = [] {
+    SettingsTable<PSS> t;
+    t.add("peak-start-rate", &PSS::start_rate, "find-peak: first trial's rate")
+        .add("peak-target", &PSS::target_attainment, "find-peak: attainment to meet, %")
+        .add("peak-precision", &PSS::precision, "find-peak: relative bracket width")
+        .add("peak-trial-ms", &PSS::trial, "find-peak: each trial's length", MillisCodec{false, true})
+        .add("peak-max-trials", &PSS::max_trials, "find-peak: at most this many trials")
+        .check([](const PSS& p) { return settings_within(p.start_rate > 0, "--peak-start-rate: expected a positive rate"); })
+        .check([](const PSS& p) {
+          return settings_within(p.target_attainment > 0 && p.target_attainment <= 100,
+                        "--peak-target: expected a percentage in (0, 100]");
+        })
+        .check([](const PSS& p) {
+          return settings_within(p.precision > 0 && p.precision < 1, "--peak-precision: expected a fraction in (0, 1)");
+        })
+        .check([](const PSS& p) {
+          return settings_within(p.max_trials >= 2 && p.max_trials <= 100, "--peak-max-trials: from 2 to 100");
+        });
+    return t;
+  }();
+  return table;
 }
 
-LlmLoadSettings read_llm_load_settings(const po::variables_map& vm) {
-  LlmLoadSettings s;
-  const auto api = vm["api"].as<std::string>();
-  if (api != "completions" && api != "chat") throw std::invalid_argument("--api: expected completions or chat");
-  s.api = api == "chat" ? OpenAiEndpoint::kChatCompletions : OpenAiEndpoint::kCompletions;
-  s.stream = vm["stream"].as<bool>();
-  auto arrival = parse_arrival(vm["arrival"].as<std::string>());
-  if (!arrival) throw std::invalid_argument("--arrival: expected poisson, constant or concurrency");
-  s.arrival = *arrival;
-  s.rate = vm["rate"].as<double>();
-  if (!(s.rate > 0 && s.rate <= 1e6)) throw std::invalid_argument("--rate: expected a rate in (0, 1e6]");
-  s.concurrency = vm["concurrency"].as<int>();
-  if (s.concurrency < 1 || s.concurrency > 100000) throw std::invalid_argument("--concurrency: from 1 to 100000");
-  s.duration = ms_value(vm, "duration-ms");
-  s.input = parse_length_flag(vm["input"].as<std::string>(), "input");
-  s.output = parse_length_flag(vm["output"].as<std::string>(), "output");
-  s.ignore_eos = vm["ignore-eos"].as<bool>();
-  if (vm.count("dataset")) s.dataset = vm["dataset"].as<std::string>();
-  s.slo.ttft = optional_ms(vm, "slo-ttft-ms");
-  if (vm.count("slo-tpot-us")) {
-    const long us = vm["slo-tpot-us"].as<long>();
-    if (us <= 0) throw std::invalid_argument("--slo-tpot-us: expected a positive number of microseconds");
-    s.slo.tpot = common::Duration{std::chrono::microseconds(us)};
-  }
-  s.slo.e2e = optional_ms(vm, "slo-e2e-ms");
-  s.timeout = ms_value(vm, "timeout-ms");
-  s.window = ms_value(vm, "window-ms");
-  s.max_in_flight = vm["max-in-flight"].as<int>();
-  if (s.max_in_flight < 1 || s.max_in_flight > 100000) throw std::invalid_argument("--max-in-flight: from 1 to 100000");
-  if (vm["find-peak"].as<bool>()) {
-    PeakSearchSettings p;
-    p.start_rate = vm["peak-start-rate"].as<double>();
-    p.target_attainment = vm["peak-target"].as<double>();
-    p.precision = vm["peak-precision"].as<double>();
-    p.trial = ms_value(vm, "peak-trial-ms");
-    p.max_trials = vm["peak-max-trials"].as<int>();
-    if (!(p.start_rate > 0)) throw std::invalid_argument("--peak-start-rate: expected a positive rate");
-    if (!(p.target_attainment > 0 && p.target_attainment <= 100)) throw std::invalid_argument("--peak-target: expected a percentage in (0, 100]");
-    if (!(p.precision > 0 && p.precision < 1)) throw std::invalid_argument("--peak-precision: expected a fraction in (0, 1)");
-    if (p.max_trials < 2 || p.max_trials > 100) throw std::invalid_argument("--peak-max-trials: from 2 to 100");
-    s.find_peak = p;
-  }
-  return s;
+// --find-peak and the search's own flags, written when the search is asked for.
+SettingsTable<LLS>::Row find_peak_row() {
+  namespace po = boost::program_options;
+  SettingsTable<LLS>::Row r;
+  r.encode = [](const LLS& s, std::vector<std::string>& out) {
+    if (!s.find_peak) return;
+    out.insert(out.end(), {"--find-peak", "true"});
+    for (auto& f : peak_settings_table().encode(*s.find_peak)) out.push_back(std::move(f));
+  };
+  r.declare = [](po::options_description& o, const LLS&) {
+    o.add_options()("find-peak", po::value<bool>()->default_value(false), "search the highest rate meeting the SLO");
+    peak_settings_table().declare(o);
+  };
+  r.read = [](const po::variables_map& vm, LLS& s) {
+    if (vm["find-peak"].as<bool>()) s.find_peak = peak_settings_table().read(vm);
+  };
+  return r;
+}
+
+// In the order the launcher has always written them.
+void add_llm_load_rows(SettingsTable<LLS>& t) {
+  t.add("api", &LLS::api, "completions or chat",
+        ChoiceCodec<OpenAiEndpoint>{{{"completions", OpenAiEndpoint::kCompletions}, {"chat", OpenAiEndpoint::kChatCompletions}}})
+      .add("stream", &LLS::stream, "stream the answers (server-sent events)", BoolWordsCodec{})
+      .add("arrival", &LLS::arrival, "poisson, constant or concurrency", arrival_names())
+      .add("rate", &LLS::rate, "poisson/constant: requests per second")
+      .add("concurrency", &LLS::concurrency, "concurrency: streams in flight")
+      .add("duration-ms", &LLS::duration, "how long requests are issued", MillisCodec{false, true})
+      .add("input", &LLS::input, "prompt length distribution", LengthCodec{})
+      .add("output", &LLS::output, "output length (max_tokens) distribution", LengthCodec{})
+      .add("ignore-eos", &LLS::ignore_eos, "ask for exactly max_tokens", BoolWordsCodec{})
+      .add("timeout-ms", &LLS::timeout, "per request, from its scheduled time", MillisCodec{false, true})
+      .add("window-ms", &LLS::window, "metrics every this long", MillisCodec{false, true})
+      .add("max-in-flight", &LLS::max_in_flight, "open-loop: requests in flight at most")
+      .add_unless_empty("dataset", &LLS::dataset, "JSONL prompt file instead of synthetic prompts")
+      .add("slo-ttft-ms", [](LLS& s) -> std::optional<common::Duration>& { return s.slo.ttft; },
+           "SLO: time to first token", MillisCodec{false, true})
+      .add("slo-tpot-us", [](LLS& s) -> std::optional<common::Duration>& { return s.slo.tpot; },
+           "SLO: time per output token, microseconds", MicrosCodec{1})
+      .add("slo-e2e-ms", [](LLS& s) -> std::optional<common::Duration>& { return s.slo.e2e; },
+           "SLO: end-to-end latency", MillisCodec{false, true})
+      .add_row(find_peak_row())
+      .check([](const LLS& s) { return settings_within(s.rate > 0 && s.rate <= 1e6, "--rate: expected a rate in (0, 1e6]"); })
+      .check([](const LLS& s) {
+        return settings_within(s.concurrency >= 1 && s.concurrency <= 100000, "--concurrency: from 1 to 100000");
+      })
+      .check([](const LLS& s) {
+        return settings_within(s.max_in_flight >= 1 && s.max_in_flight <= 100000, "--max-in-flight: from 1 to 100000");
+      });
+}
+
+const SettingsTable<LLS>& llm_load_settings_table() {
+  static const SettingsTable<LLS> table = [] {
+    SettingsTable<LLS> t;
+    add_llm_load_rows(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> encode_llm_load_settings(const LlmLoadSettings& s) { return llm_load_settings_table().encode(s); }
+
+void add_llm_load_settings_flags(boost::program_options::options_description& options) {
+  llm_load_settings_table().declare(options);
+}
+
+LlmLoadSettings read_llm_load_settings(const boost::program_options::variables_map& vm) {
+  return llm_load_settings_table().read(vm);
 }
 
 LlmLoadSettings decode_llm_load_settings(const std::vector<std::string>& flags) {

@@ -15,7 +15,7 @@
 #include "bench/llm/load/length_sampler.h"
 #include "bench/llm/openai_endpoint.h"
 #include "bench/llm/load/slo.h"
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::bench::llm {
 

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/json_limits.h"
-#include "common/safe_files.h"
+#include "common/json/json_limits.h"
+#include "common/files/safe_files.h"
 
 namespace chaosbench::bench::llm {
 namespace {

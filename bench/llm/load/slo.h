@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "bench/llm/stream/stream_timing.h"
-#include "common/units.h"
+#include "common/values/units.h"
 
 namespace chaosbench::bench::llm {
 

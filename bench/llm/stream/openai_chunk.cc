@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/json_limits.h"
+#include "common/json/json_limits.h"
 
 namespace chaosbench::bench::llm {
 namespace {

@@ -1,4 +1,4 @@
-// The communication of one hybrid-parallel rank (issue 20) apart from the DP gradient
+// The communication of one hybrid-parallel rank apart from the DP gradient
 // reducer, on the rank's point-to-point links (peer_links.h): the pipeline's activations
 // and gradients, the TP group's allreduces and the step's world sum, with the time and
 // bytes each kind took, for train/pipeline_bubble and comm/time{group}.

@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "bench/train/comm/gradient_reducer.h"
-#include "common/errno_text.h"
+#include "common/values/errno_text.h"
 
 namespace chaosbench::bench::train {
 namespace {

@@ -15,7 +15,7 @@
 #include "bench/common/denormals.h"
 #include "bench/common/device_error.h"
 #include "bench/common/thread_priority.h"
-#include "common/errno_text.h"
+#include "common/values/errno_text.h"
 
 namespace chaosbench::bench::train {
 namespace {

@@ -1,34 +1,14 @@
 // The gradient allreduce on TCP connections of its own (workload.algorithm "tcp_ring"):
-// a ring, as NCCL's, in two halves — reduce-scatter (each rank ends up owning the sum of
-// one segment of every bucket) and allgather (the owned sums go round) — over one
-// connection to the next rank and one from the previous. gloo stays the control plane
-// (rendezvous, barriers, state transfers); only the gradients take this path.
+// a ring in two halves, reduce-scatter then allgather, over one connection to the next
+// rank and one from the previous; gloo stays the control plane. Why it exists, how its
+// messages are placed and how it fails: docs/train-comm.md.
 //
-// Why its own: gloo's TCP transport hands every received message from its event-loop
-// thread to the waiting one and meets each send with a receive-ready round trip; on two
-// shared cores that made a 5 MB two-rank allreduce take 5.1-5.6 ms where the same bytes
-// over plain sockets take 3.7-4.1 ms (same run, p50). Here one receiver thread reads every
-// message straight into its place: a reduce-scatter payload is added into the gradients
-// 64 KiB at a time as it arrives (no scratch buffer, no second pass), an allgather payload
-// lands in the gradients directly; one sender thread writes header and payload with one
-// writev. Each message carries a header (bucket, half, ring step, count, step number),
-// so messages are placed by what they say, whatever order they arrive in, and a stream
-// that goes out of step is caught, never summed.
-//
-// Buckets, extras and the contract are those of GradientAllreducer (grad_allreducer.h):
-// whole layers from the last down, bucket 0 carries the extras (after the gradients, in
-// place when `tail` leaves room, else staged). A bucket's reduce-scatter waits until
-// backward reported its lowest layer done, so a faster peer's data is never added into
-// gradients still being computed.
-//
-// Failures: a peer that closes its connection, no progress on a connection the step waits
-// on for `timeout`, or a stream out of step make finish() throw CollectiveError; an
-// injected collective.error (DeviceFaults::collective, before each bucket) is rethrown as
-// the DeviceError it is, and collective.hang holds the sender — and the step: while it is
-// held, nothing times out on this rank (its peers time out waiting for it), so finish()
-// does not return, as a hung library call would not, and the step watchdog sees a hang.
-// The reducer is then
-// unusable: destroy it (the destructor shuts both connections down and joins its threads).
+// Contract: the buckets, extras and call order of GradientAllreducer (grad_allreducer.h).
+// finish() throws CollectiveError when a peer closes its connection, a connection the
+// step waits on makes no progress for `timeout`, or a stream goes out of step; an injected
+// collective.error is rethrown as its DeviceError, and collective.hang holds the step
+// (finish() does not return, as a hung library call would not). After any of these the
+// reducer is unusable: destroy it (the destructor shuts both connections and joins).
 // Threads: begin_step, layer_done and finish from one compute thread; a sender and a
 // receiver thread of its own, at the communication priority, denormals flushed.
 #pragma once

@@ -1,6 +1,6 @@
 // Where a rank sits in a hybrid-parallel job (tensor × pipeline × data parallel) and
 // which ranks it shares each kind of group with: the first piece of hybrid parallelism in
-// the trainer (issue 20), pure arithmetic so faults, targets and reports can use it too.
+// the trainer, pure arithmetic so faults, targets and reports can use it too.
 // The order is Megatron-LM's default ("tp-cp-ep-dp-pp", megatron/core/parallel_state.py
 // RankGenerator): the tensor-parallel rank varies fastest, then the data-parallel rank,
 // then the pipeline stage, so a TP group is contiguous ranks (one node, where the

@@ -1,5 +1,5 @@
 // The order in which a pipeline stage runs its microbatches' forward and backward passes,
-// for the two schedules of issue 20, and the bubble they leave:
+// for the two schedules (GPipe and 1F1B), and the bubble they leave:
 //   GPipe (Huang et al., 2019): every forward, then every backward; a stage holds the
 //     activations of all `microbatches` at once.
 //   1F1B (PipeDream-Flush, Narayanan et al., 2021; Megatron-LM's non-interleaved

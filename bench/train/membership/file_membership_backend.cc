@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "common/safe_files.h"
+#include "common/files/safe_files.h"
 
 namespace chaosbench::bench::train {
 namespace {

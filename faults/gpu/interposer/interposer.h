@@ -1,5 +1,5 @@
 // The core of libchaosbench_cuda.so, the LD_PRELOAD interposer that carries out the GPU
-// fault control block (common/control_block.h) inside any CUDA/NCCL program: where each
+// fault control block (common/gpu/control_block.h) inside any CUDA/NCCL program: where each
 // hook's real function is found, and how each family of calls reacts to the armed slots.
 // The hooks themselves are thin: runtime_hooks.cc, driver_hooks.cc, nccl_hooks.cc; the
 // dlsym override that lets driver entry points be wrapped is dlsym_hook.cc.
@@ -18,7 +18,7 @@
 #include <optional>
 #include <span>
 
-#include "common/fault_control.h"
+#include "common/gpu/fault_control.h"
 
 // The hooked symbols are the library's only exports (it is built -fvisibility=hidden).
 #define CHAOSBENCH_HOOK extern "C" __attribute__((visibility("default")))

@@ -7,7 +7,7 @@
 
 #include "bench/serve/serve_settings.h"
 #include "bench/serve/serve_worker.h"
-#include "common/units.h"
+#include "common/values/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"
 #include "harness/cli/worker/worker_args.h"

@@ -7,7 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "common/metric_catalogue.h"
+#include "common/metrics/metric_catalogue.h"
+#include "common/values/percentile.h"
 #include "reports/render/html/downsample.h"
 #include "reports/render/html/html_text.h"
 
@@ -43,13 +44,8 @@ bool is_constant(const Series& s) {
 // decades and all are positive: a lone outlier near zero must not flatten the chart.
 bool wants_log(std::vector<double> values) {
   if (values.size() < 2 || *std::min_element(values.begin(), values.end()) <= 0) return false;
-  auto at = [&](double q) {
-    auto it = values.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(values.size() - 1));
-    std::nth_element(values.begin(), it, values.end());
-    return *it;
-  };
-  double lo = at(0.05), hi = at(0.95);
-  return hi / lo > 100;
+  std::sort(values.begin(), values.end());
+  return common::percentile_sorted(values, 95) / common::percentile_sorted(values, 5) > 100;
 }
 
 struct Group {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "common/values/percentile.h"
 #include "reports/render/html/html_text.h"
 #include "reports/render/html/plot_axis.h"
 
@@ -108,8 +109,8 @@ std::string band_marks(const MetricComparison& c, const PlotScale& s) {
                          format_unit(std::max(a, b), c.unit))));
   out += fmt::format("<text class=\"band-label\" x=\"{}\" y=\"{}\">±{:g}%</text>", svg_number((left + right) / 2),
                      svg_number(kBandTop - 3), c.tolerance * 100);
-  if (c.better == "lower" || c.better == "higher") {
-    const double edge = s.at(c.better == "lower" ? std::max(a, b) : std::min(a, b));  // where a worse value leaves
+  if (c.better == common::Better::kLower || c.better == common::Better::kHigher) {
+    const double edge = s.at(c.better == common::Better::kLower ? std::max(a, b) : std::min(a, b));  // where a worse value leaves
     out += fmt::format("<line class=\"edge\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", svg_number(edge),
                        svg_number(kBandTop), svg_number(kBandBottom));
   }
@@ -158,13 +159,8 @@ std::optional<FiveNumbers> five_numbers(const std::vector<double>& points) {
   std::vector<double> v = finite(points);
   if (v.empty()) return std::nullopt;
   std::sort(v.begin(), v.end());
-  auto q = [&](double p) {
-    const double at = p * static_cast<double>(v.size() - 1);
-    const auto below = static_cast<std::size_t>(std::floor(at));
-    const std::size_t above = std::min(below + 1, v.size() - 1);
-    return v[below] + (at - static_cast<double>(below)) * (v[above] - v[below]);
-  };
-  return FiveNumbers{v.front(), q(0.25), q(0.5), q(0.75), v.back()};
+  auto q = [&](double p) { return common::percentile_sorted(v, p); };
+  return FiveNumbers{v.front(), q(25), q(50), q(75), v.back()};
 }
 
 std::string distribution_svg(const MetricComparison& c) {

@@ -1,5 +1,7 @@
 #include "reports/render/html/downsample.h"
 
+#include "common/values/percentile.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -48,16 +50,6 @@ Line downsample_extremes(const std::vector<double>& t, const std::vector<double>
   return out;
 }
 
-double median_of(std::vector<double>& values) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), mid, values.end());
-  double upper = *mid;
-  if (values.size() % 2 == 1) return upper;
-  double lower = *std::max_element(values.begin(), mid);
-  return (lower + upper) / 2;
-}
-
 Pooled pool_median_max(const std::vector<const std::vector<double>*>& ts,
                        const std::vector<const std::vector<double>*>& vs, double t0, double t1, std::size_t n) {
   std::vector<std::vector<double>> buckets(n);
@@ -74,7 +66,7 @@ Pooled pool_median_max(const std::vector<const std::vector<double>*>& ts,
     double centre = t0 + (static_cast<double>(b) + 0.5) * width;
     double max = *std::max_element(buckets[b].begin(), buckets[b].end());
     out.median.t.push_back(centre);
-    out.median.v.push_back(median_of(buckets[b]));
+    out.median.v.push_back(common::median(std::move(buckets[b])));
     out.max.t.push_back(centre);
     out.max.v.push_back(max);
   }

@@ -21,9 +21,6 @@ std::size_t bucket_of(double t, double t0, double t1, std::size_t n);
 // maximum sample in time order. Non-finite values are dropped from reduced series.
 Line downsample_extremes(const std::vector<double>& t, const std::vector<double>& v, std::size_t max_points);
 
-// Median of the values (reorders them); NaN when empty.
-double median_of(std::vector<double>& values);
-
 // Several series pooled over n time buckets of [t0, t1]: per bucket, the median and the
 // maximum of every sample that falls in it, at the bucket's centre. Empty buckets are skipped.
 struct Pooled {

@@ -115,7 +115,7 @@ struct Split {
 // How far a row's change went towards failing: its change in the worse direction in
 // tolerances (1 at the band's edge).
 double towards_failing(const MetricComparison& c) {
-  return gate_detail::worse_sign(c.better) * c.change / std::max(c.tolerance, 1e-9);
+  return common::worse_sign(c.better) * c.change / std::max(c.tolerance, 1e-9);
 }
 
 // Every row when they are few; else the FAIL and WARN rows (up to kExpandedRows), then,

@@ -12,7 +12,7 @@ namespace chaosbench::reports::html {
 namespace {
 
 struct Row {
-  std::string unit, better;
+  std::string unit;
   std::map<std::string, const MetricRecord*> by_phase;
   std::map<std::string, std::vector<const MetricComparison*>> compared;  // by phase, with --baseline
 };
@@ -23,8 +23,8 @@ std::string phase_delta(const MetricRecord& m, const MetricRecord* base) {
   if (!base || !(std::fabs(base->value) > 0) || !std::isfinite(m.value)) return "";
   double change = (m.value - base->value) / std::fabs(base->value);
   std::string cls = "flat";
-  if (std::fabs(change) > 0.02 && m.better != "none")
-    cls = (change < 0) == (m.better == "lower") ? "good" : "bad";
+  if (std::fabs(change) > 0.02 && m.better != common::Better::kNone)
+    cls = (change < 0) == (m.better == common::Better::kLower) ? "good" : "bad";
   return fmt::format("<span class=\"delta {}\">{:+.0f}%</span>", cls, change * 100);
 }
 
@@ -66,21 +66,20 @@ struct Table {
 
 Table collect_rows(const RunResult& run, std::string_view prefix, bool compared) {
   Table t;
-  auto row_for = [&](const std::string& name, Labels labels, const std::string& unit, const std::string& better) -> Row& {
+  auto row_for = [&](const std::string& name, Labels labels, const std::string& unit) -> Row& {
     labels.erase("phase");
     if (!t.rows.contains(name)) t.names.push_back(name);
     Row& row = t.rows[name][labels];
     if (row.unit.empty()) row.unit = unit;
-    if (row.better.empty()) row.better = better;
     return row;
   };
   for (const auto& m : run.metrics)
     if (m.name.starts_with(prefix) && !per_fault_record(m.name, m.labels))
-      row_for(m.name, m.labels, m.unit, m.better).by_phase[label(m.labels, "phase")] = &m;
+      row_for(m.name, m.labels, m.unit).by_phase[label(m.labels, "phase")] = &m;
   if (compared)
     for (const auto& c : run.comparison->metrics)
       if (!per_fault_record(c.name, c.labels))
-        row_for(c.name, c.labels, c.unit, c.better).compared[label(c.labels, "phase")].push_back(&c);
+        row_for(c.name, c.labels, c.unit).compared[label(c.labels, "phase")].push_back(&c);
   std::stable_sort(t.names.begin(), t.names.end(),
                    [](const std::string& a, const std::string& b) { return family_rank(a) < family_rank(b); });
   return t;

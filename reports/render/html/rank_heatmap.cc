@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "common/values/percentile.h"
 #include "reports/render/html/downsample.h"
 #include "reports/render/html/html_text.h"
 
@@ -83,12 +84,12 @@ HeatGrid build_grid(const RunResult& run, const std::string& metric) {
         }
     auto& row = g.cells[rank];
     for (auto& b : buckets) {
-      row.push_back(median_of(b));
+      row.push_back(common::median(std::move(b)));
       if (std::isfinite(row.back())) all_cells.push_back(row.back());
     }
-    g.rank_median[rank] = median_of(everything);
+    g.rank_median[rank] = common::median(std::move(everything));
   }
-  g.ref = median_of(all_cells);
+  g.ref = common::median(std::move(all_cells));
   g.width = (g.t1 - g.t0) / static_cast<double>(g.n);
   return g;
 }
