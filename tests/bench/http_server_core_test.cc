@@ -68,7 +68,7 @@ bool eventually(const std::function<bool()>& ok, std::chrono::milliseconds limit
 
 }  // namespace
 
-TEST_CASE("http-server: requests are handed over whole; keep-alive, pipelining and HTTP/1.0", "[http-server]") {
+TEST_CASE("http-server: requests are handed over whole, with keep-alive, pipelining and HTTP/1.0", "[http-server]") {
   Served s;
   const auto port = s.start();
   const int fd = connect_local(port);
@@ -104,7 +104,7 @@ TEST_CASE("http-server: requests are handed over whole; keep-alive, pipelining a
   CHECK(all.ends_with("\r\n\r\nGET /c "));
 }
 
-TEST_CASE("http-server: the core answers 400, 413, 431 and 408 itself, then closes; idle connections close",
+TEST_CASE("http-server: the core answers 400, 413, 431 and 408 itself, then closes, and idle connections close",
           "[http-server]") {
   ServerConfig cfg;
   cfg.header_limit = 1024;
@@ -149,7 +149,7 @@ TEST_CASE("http-server: the core answers 400, 413, 431 and 408 itself, then clos
   CHECK(chaosbench::test::http_request(port, "GET", "/").status == 200);
 }
 
-TEST_CASE("http-server: over the buffer budget 503; over max_connections 503, or a close with max_refusing 0",
+TEST_CASE("http-server: over the buffer budget 503, over max_connections 503 or a close with max_refusing 0",
           "[http-server]") {
   ServerConfig cfg;
   cfg.body_limit = 800;
@@ -226,7 +226,7 @@ TEST_CASE("http-server: a streamed answer is chunked on HTTP/1.1, raw on HTTP/1.
   for (auto& t : engines) t.join();
 }
 
-TEST_CASE("http-server: a client that leaves mid-answer is heard at once; a half-closed one is still answered",
+TEST_CASE("http-server: a client that leaves mid-answer is heard at once, and a half-closed one is still answered",
           "[http-server]") {
   Served s;
   std::mutex mu;
@@ -267,7 +267,7 @@ TEST_CASE("http-server: a client that leaves mid-answer is heard at once; a half
   held.reset();
 }
 
-TEST_CASE("http-server: a handler that throws is a 500; stop() closes the listener and every connection",
+TEST_CASE("http-server: a handler that throws is a 500, and stop() closes the listener and every connection",
           "[http-server]") {
   Served s;
   s.handler.on_request = [](ServerRequest r, const ServerExchange& ex) {
