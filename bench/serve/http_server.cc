@@ -4,6 +4,8 @@
 // service.
 #include "bench/serve/http_server.h"
 
+#include <utility>
+
 #include "bench/http/http_server_core.h"
 
 namespace chaosbench::bench::serve {

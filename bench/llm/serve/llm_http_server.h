@@ -1,7 +1,8 @@
 // The built-in OpenAI-compatible LLM server's HTTP layer, a handler (llm_handler.h) on the
-// shared HTTP server core (bench/http/http_server_core.h): POST /v1/completions and /v1/chat/completions (streamed as chunked
-// Server-Sent Events, one event written as each token comes, TCP_NODELAY set; or one JSON
-// answer), GET /v1/models, GET /health, GET /metrics (llm_server_metrics.h). Errors are the
+// shared HTTP server core (bench/http/http_server_core.h): POST /v1/completions and
+// /v1/chat/completions (streamed as chunked Server-Sent Events, one event written as each
+// token comes, TCP_NODELAY set; or one JSON answer), GET /v1/models, GET /health, GET
+// /metrics (llm_server_metrics.h). Its settings: llm_server_config.h. Errors are the
 // OpenAI error object with its status: 400 bad request, 404 unknown model or path, 405 wrong
 // method, 413 body too large, 431 header too large, 429 over max_running or when the
 // engine refuses (its queue is full), 503 too many connections. Connections are kept
@@ -17,9 +18,8 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <string>
 
-#include "bench/http/server_config.h"
+#include "bench/llm/serve/llm_server_config.h"
 #include "bench/llm/serve/llm_server_metrics.h"
 #include "bench/llm/openai_request.h"
 #include "bench/llm/token_engine.h"
@@ -29,23 +29,6 @@ class io_context;
 }
 
 namespace chaosbench::bench::llm {
-
-// The core's settings (bench/http/server_config.h: host, port, threads (the engine's
-// timers run on them too), header_limit 8 KiB, request_timeout 30 s for reading a request
-// and for each write of an answer, idle_timeout 60 s) with this server's defaults, and the
-// model's.
-struct LlmServerConfig : http::ServerConfig {
-  LlmServerConfig() {
-    body_limit = 1u << 20;    // 413 past it
-    max_connections = 1024;   // 503 and close past it
-    max_buffered = 1ull << 62;  // connections only: bodies are bounded by body_limit
-    no_delay = true;          // one small write per token
-    name = "llm-serve";
-  }
-  std::string model = "chaosbench-tiny";
-  int context_tokens = 2048;      // prompt + max_tokens must fit (400 context_length_exceeded)
-  std::size_t max_running = 256;  // requests generating at once; 429 past it
-};
 
 // Makes the engine on the server's io_context (its timers then run on the server's threads).
 using EngineFactory = std::function<std::unique_ptr<TokenEngine>(boost::asio::io_context&)>;

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "bench/llm/openai_request.h"
-#include "bench/llm/serve/llm_http_server.h"
+#include "bench/llm/serve/llm_server_config.h"
 #include "bench/llm/serve/llm_server_metrics.h"
 #include "bench/llm/token_engine.h"
 
