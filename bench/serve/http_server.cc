@@ -1,55 +1,59 @@
-// The Beast side of the server: the shared accept loop (accept_loop.h) admits connections
-// under the budget (connection_budget.h) and hands each to an HttpSession (http_session.h).
+// The KServe protocol on the HTTP server core (bench/http/http_server_core.h): each request
+// the core reads goes to the InferenceService, whose reply (at once, or from the batching
+// thread) the core writes; the errors the core decides are worded and counted by the
+// service.
 #include "bench/serve/http_server.h"
 
-#include <algorithm>
-#include <thread>
-#include <vector>
+#include <utility>
 
-#include "bench/serve/accept_loop.h"
-#include "bench/serve/http_session.h"
+#include "bench/http/http_server_core.h"
 
 namespace chaosbench::bench::serve {
+namespace {
 
-struct HttpServer::Impl {
-  Impl(HttpServerConfig c, InferenceService& s)
-      : cfg(std::move(c)),
-        service(s),
-        budget(cfg.max_connections, cfg.max_buffered),
-        acceptor(ioc, budget, [this](AcceptLoop::tcp::socket&& socket, bool counted) {
-          auto session = std::make_shared<HttpSession>(std::move(socket), service, cfg, budget, counted);
-          counted ? session->start() : session->refuse();
-        }) {}
+http::ServerConfig kserve_core_config(HttpServerConfig cfg) {
+  cfg.name = "serve";
+  return cfg;
+}
 
-  // Destroyed in reverse: the acceptor, then the io_context (and the sessions its handlers
-  // hold), before the budget and the config they refer to.
-  HttpServerConfig cfg;
+http::ServerResponse kserve_response(HttpResponse r) {
+  return {r.status, std::move(r.content_type), std::move(r.body)};
+}
+
+}  // namespace
+
+struct HttpServer::Impl final : http::ServerHandler {
+  Impl(HttpServerConfig cfg, InferenceService& s) : service(s), core(kserve_core_config(std::move(cfg)), *this) {}
+
+  void handle(http::ServerRequest request, const http::ServerExchange& exchange) override {
+    service.handle({std::move(request.method), std::move(request.target), std::move(request.body)},
+                   [exchange](HttpResponse response) { exchange.respond(kserve_response(std::move(response))); });
+  }
+
+  http::ServerResponse transport_error(int status, const std::string& message) override {
+    return kserve_response(service.transport_error(status, message));
+  }
+
   InferenceService& service;
-  ConnectionBudget budget;
-  boost::asio::io_context ioc;
-  AcceptLoop acceptor;
-  std::vector<std::thread> threads;
-  unsigned short port = 0;
+  http::HttpServerCore core;
   bool stopped = false;
 };
 
 HttpServer::HttpServer(HttpServerConfig cfg, InferenceService& service)
     : impl_(std::make_unique<Impl>(std::move(cfg), service)) {
-  impl_->port = impl_->acceptor.start(impl_->cfg.host, impl_->cfg.port, "serve");
-  for (int i = 0; i < std::max(1, impl_->cfg.threads); ++i) impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  impl_->core.start();
 }
 
 HttpServer::~HttpServer() { stop(); }
 
-unsigned short HttpServer::port() const { return impl_->port; }
+unsigned short HttpServer::port() const { return impl_->core.port(); }
 
 void HttpServer::stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
-  impl_->acceptor.stop();
+  impl_->core.stop_accepting();
   impl_->service.stop();  // queued requests are answered while the io threads still run
-  impl_->ioc.stop();
-  for (auto& t : impl_->threads) t.join();
+  impl_->core.stop();
 }
 
 }  // namespace chaosbench::bench::serve

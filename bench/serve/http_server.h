@@ -1,34 +1,24 @@
-// HTTP/1.1 transport for an InferenceService on Boost.Beast: keep-alive connections, one
-// strand per connection, an io_context run by a small thread pool. Beast is included only
-// in the .cc files (it compiles slowly); this header shows none of it.
-// Hostile clients meet bounds (docs in README, `worker serve --help`): at most
+// HTTP/1.1 transport for an InferenceService: the KServe routes as a handler on the
+// shared server core (bench/http/http_server_core.h: keep-alive connections, one strand
+// per connection, an io_context run by a small thread pool; Boost.Beast is compiled there,
+// not here). Hostile clients meet bounds (docs in README, `worker serve --help`): at most
 // max_connections open (503 past it), header_limit and body_limit per request (431,
 // 413), max_buffered body bytes over all connections (503), request_timeout from a
 // request's first byte to its last (408); out of descriptors, accepting pauses.
 // Threads: construct, port() and stop() from one owner thread.
 #pragma once
 
-#include <chrono>
-#include <cstddef>
-#include <cstdint>
 #include <memory>
-#include <string>
 
+#include "bench/http/server_config.h"
 #include "bench/serve/inference_service.h"
 
 namespace chaosbench::bench::serve {
 
-struct HttpServerConfig {
-  std::string host = "127.0.0.1";  // numeric address to bind
-  unsigned short port = 0;         // 0: an ephemeral port (see port())
-  int threads = 2;                 // io threads
-  std::uint64_t body_limit = 4u << 20;           // larger bodies get 413
-  std::size_t header_limit = 8u << 10;            // larger request headers get 431
-  std::size_t max_connections = 512;              // more get 503 and a close
-  std::uint64_t max_buffered = 64u << 20;         // request-body bytes over all connections; 503 past it
-  std::chrono::milliseconds request_timeout{30'000};  // first byte to last byte of a request; 408 past it
-  std::chrono::seconds idle_timeout{60};          // a keep-alive connection idle this long is closed
-};
+// The core's settings as they are (bench/http/server_config.h: host, port, threads,
+// body_limit, header_limit, max_connections, max_buffered, request_timeout, idle_timeout);
+// the server names itself "serve" in its errors.
+using HttpServerConfig = http::ServerConfig;
 
 class HttpServer {
  public:

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/protocol/record.h"
 #include "common/process/crash_point.h"
 #include "faults/network/network_plane.h"

@@ -10,6 +10,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/process/crash_point.h"
 #include "bench/protocol/record.h"
 #include "common/process/program_path.h"

@@ -5,7 +5,7 @@
 // Pure: JSON in, values out.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "faults/param.h"
 #include "faults/target.h"

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/cli/cli_options.h"
 #include "harness/cli/cmd_history.h"
 #include "harness/cli/environment_check.h"

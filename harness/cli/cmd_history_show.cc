@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/cli/cli_options.h"
 #include "harness/cli/cmd_history.h"
 #include "harness/core/exit_code.h"

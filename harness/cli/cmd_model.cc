@@ -6,6 +6,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "common/files/safe_files.h"
 #include "harness/cli/cli_options.h"
 #include "harness/cli/commands.h"

@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "common/values/units.h"
 #include "harness/cli/cli_options.h"
 #include "harness/core/exit_code.h"

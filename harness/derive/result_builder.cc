@@ -12,8 +12,9 @@
 #include "harness/derive/diagnosis_derivation.h"
 #include "harness/derive/host_fingerprint.h"
 #include "harness/derive/probe_derivation.h"
-#include "harness/derive/train_description.h"
 #include "harness/derive/train_derivation.h"
+#include "harness/derive/train_events.h"
+#include "harness/workloads/workload_plan.h"
 
 namespace chaosbench::harness {
 
@@ -38,14 +39,6 @@ reports::RunResult build_result(const ResultInputs& in, const reports::Judgement
   r.environment.scenario_hash = sha256_hex(in.scenario.resolved_json);
   for (const auto& f : in.faults)
     if (!f.backend.empty()) r.environment.backends[f.type] = f.backend;
-  if (std::holds_alternative<CollectiveWorkload>(in.scenario.workload)) r.environment.backends["collective"] = "gloo/tcp";
-  if (std::holds_alternative<ServeWorkload>(in.scenario.workload))
-    r.environment.backends["serve"] = "KServe v2 over HTTP/1.1, dynamic batching; open-loop load generator";
-  if (const auto* llm = std::get_if<LlmWorkload>(&in.scenario.workload))
-    r.environment.backends["llm"] =
-        llm->endpoints.empty()
-            ? fmt::format("built-in OpenAI-compatible server ({} engine), token-level load generator", llm->engine)
-            : std::string("outside OpenAI-compatible servers, token-level load generator");
   r.seed = in.scenario.seed;
   r.started_at = in.started_at;
   r.duration_s = in.end_s;
@@ -56,13 +49,11 @@ reports::RunResult build_result(const ResultInputs& in, const reports::Judgement
   auto samples = in.store.samples();
   r.metrics = aggregate(samples, in.t0_wall, r.phases);
   const auto events = in.store.events();
-  std::optional<double> target_loss;
-  if (const auto* train = std::get_if<TrainWorkload>(&in.scenario.workload)) {
-    target_loss = train->target_loss;
-    r.environment.backends["train"] =
-        describe_train_run(*train, trained_world(events, in.t0_wall, in.scenario.cluster.world_size()));
-  }
-  const TrainingInputs training{events, samples, in.t0_wall, in.end_s, r.phases, in.faults, target_loss};
+  // What the workload's kind says of what it ran on (workload_plan.h).
+  const auto workload = make_workload_plan(in.scenario);
+  const auto world = trained_world(events, in.t0_wall, in.scenario.cluster.world_size());
+  for (auto& [side, words] : workload->backends(world)) r.environment.backends[side] = std::move(words);
+  const TrainingInputs training{events, samples, in.t0_wall, in.end_s, r.phases, in.faults, workload->target_loss()};
   for (auto& m : derive_training_metrics(training)) r.metrics.push_back(std::move(m));
   for (const auto& f : in.faults) {
     if (!f.apply_latency_us) continue;

@@ -101,4 +101,10 @@ reports::MetricRecord catalogue_record(const char* name, reports::Labels labels,
 
 reports::Labels phase_labels(const std::string& phase) { return {{"phase", phase}}; }
 
+std::int64_t trained_world(const std::vector<StoredEvent>& events, double t0_wall, std::int64_t planned) {
+  std::int64_t most = 0;
+  for (const auto& start : read_train_events(events, t0_wall).starts) most = std::max(most, start.world);
+  return most > 0 ? most : planned;
+}
+
 }  // namespace chaosbench::harness

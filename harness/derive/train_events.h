@@ -92,6 +92,10 @@ struct TrainingInputs {
 };
 
 // A record whose unit and better-direction come from the metric catalogue.
+// The most ranks one `train_start` event says trained together, or `planned` (the
+// scenario's world size) when no rank said so (none started).
+std::int64_t trained_world(const std::vector<StoredEvent>& events, double t0_wall, std::int64_t planned);
+
 reports::MetricRecord catalogue_record(const char* name, reports::Labels labels, double value,
                                        std::optional<reports::Stats> stats = std::nullopt);
 

@@ -1,9 +1,10 @@
 // The HTTP end of `run --metrics-listen`: one thread serving GET /metrics with whatever
 // the render callback returns (Content-Type text/plain; version=0.0.4), 404 for any
-// other path, 405 for other methods, 400 for what does not parse. Built on Boost.Beast
-// (only in the .cc). Bounded: requests of at most 8 KiB of headers and no body, at most
-// 32 connections (more are closed at once), and a connection is closed after 10 s
-// without a whole request (slow clients and idle keep-alives alike).
+// other path, 405 for other methods, 400 for what does not parse. A handler on the HTTP
+// server core the workloads' servers share (bench/http/http_server_core.h). Bounded:
+// requests of at most 8 KiB of headers and no body (else 400), at most 32 connections
+// (more are closed at once), a request whole within 10 s of its first byte (else 408), and
+// a keep-alive connection idle for 10 s is closed.
 // Threads: construct, port() and stop() from one owner thread. `render` runs on the
 // listener's thread, once per scrape and never otherwise; it must be thread-safe
 // against the owner's writers and must not call stop().

@@ -21,6 +21,9 @@ class CollectivePlan final : public WorkloadPlan {
     return std::nullopt;
   }
   bool uses_blas() const override { return false; }
+  std::map<std::string, std::string> backends(std::int64_t) const override {
+    return {{"collective", "gloo/tcp"}};
+  }
 
  private:
   const CollectiveWorkload& w_;

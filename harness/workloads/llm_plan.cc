@@ -36,6 +36,10 @@ class LlmPlan final : public WorkloadPlan {
     if (w_.load.find_peak) return std::nullopt;
     return w_.load.duration.seconds();
   }
+  std::map<std::string, std::string> backends(std::int64_t) const override {
+    if (!w_.endpoints.empty()) return {{"llm", "outside OpenAI-compatible servers, token-level load generator"}};
+    return {{"llm", fmt::format("built-in OpenAI-compatible server ({} engine), token-level load generator", w_.engine)}};
+  }
 
  private:
   RankCommand load(const LaunchContext& ctx) const {

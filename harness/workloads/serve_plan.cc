@@ -33,6 +33,9 @@ class ServePlan final : public WorkloadPlan {
     return c;
   }
   std::optional<double> planned_seconds() const override { return w_.load.duration.seconds(); }
+  std::map<std::string, std::string> backends(std::int64_t) const override {
+    return {{"serve", "KServe v2 over HTTP/1.1, dynamic batching; open-loop load generator"}};
+  }
 
  private:
   RankCommand load(const LaunchContext& ctx) const {

@@ -3,6 +3,7 @@
 #include "bench/common/flag_values.h"
 #include "bench/train/train_settings.h"
 #include "faults/registry/registry.h"
+#include "harness/workloads/train_description.h"
 #include "harness/workloads/workload_kinds.h"
 
 namespace chaosbench::harness {
@@ -31,6 +32,11 @@ class TrainPlan final : public WorkloadPlan {
     return c;
   }
   std::int64_t planned_steps() const override { return w_.steps; }
+  // The device and the gradient reducer, for as many ranks as trained together.
+  std::map<std::string, std::string> backends(std::int64_t world) const override {
+    return {{"train", describe_train_run(w_, world)}};
+  }
+  std::optional<double> target_loss() const override { return w_.target_loss; }
 
  private:
   const Scenario& scenario_;

@@ -2,7 +2,8 @@
 // its ranks go on, the command each rank runs and whether it is a service, and what it says
 // of itself to the rest of the run (how many steps it makes or how long it runs, for the
 // progress line; whether the harness should choose its BLAS kernel or preload the CUDA
-// interposer; a fixed master port). The launcher (harness/plan/workload_launcher.h) adds
+// interposer; a fixed master port; the backends it ran on and the loss it trains to, for
+// results.json). The launcher (harness/plan/workload_launcher.h) adds
 // what every rank gets (environment, log files) and knows no kind.
 //
 // Adding a workload kind: its worker under bench/<kind>/, its scenario type and parser
@@ -64,6 +65,12 @@ class WorkloadPlan {
   // A master port the scenario fixes, and the node whose free port is taken otherwise.
   virtual std::optional<int> master_port() const { return std::nullopt; }
   virtual int master_port_node() const { return 0; }
+
+  // What it says of what it ran on, for results.json's environment.backends (a key per
+  // workload side, in words); `world`: the most ranks that worked together.
+  virtual std::map<std::string, std::string> backends(std::int64_t /*world*/) const { return {}; }
+  // The loss its time to target is measured to, when it trains to one.
+  virtual std::optional<double> target_loss() const { return std::nullopt; }
 };
 
 // The plan of the scenario's workload (one row per kind). `scenario` must outlive it.

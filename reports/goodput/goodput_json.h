@@ -4,7 +4,7 @@
 // apply as null. Pure.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "reports/goodput/goodput_report.h"
 

@@ -2,7 +2,7 @@
 // rows and the trends as JSON objects, numbers that are not finite as null. Pure.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 

@@ -4,7 +4,7 @@
 // version or a damaged file.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "reports/model/run_model.h"
 

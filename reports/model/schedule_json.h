@@ -2,7 +2,7 @@
 // JSON and back. Reading tolerates anything (a missing or mistyped field reads as empty).
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <vector>
 
 #include "reports/model/schedule_entry.h"

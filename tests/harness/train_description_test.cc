@@ -9,7 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "harness/derive/train_description.h"
+#include "harness/derive/train_events.h"
+#include "harness/workloads/train_description.h"
 #include "harness/plan/workload_launcher.h"
 #include "harness/scenario/scenario_loader.h"
 #include "test_util.h"

@@ -1,26 +1,25 @@
-// The built-in OpenAI-compatible LLM server's HTTP layer, on Boost.Beast (included only
-// in .cc files): POST /v1/completions and /v1/chat/completions (streamed as chunked
-// Server-Sent Events, one event written as each token comes, TCP_NODELAY set; or one JSON
-// answer), GET /v1/models, GET /health, GET /metrics (llm_server_metrics.h). Errors are the
+// The built-in OpenAI-compatible LLM server's HTTP layer, a handler (llm_handler.h) on the
+// shared HTTP server core (bench/http/http_server_core.h): POST /v1/completions and
+// /v1/chat/completions (streamed as chunked Server-Sent Events, one event written as each
+// token comes, TCP_NODELAY set; or one JSON answer), GET /v1/models, GET /health, GET
+// /metrics (llm_server_metrics.h). Its settings: llm_server_config.h. Errors are the
 // OpenAI error object with its status: 400 bad request, 404 unknown model or path, 405 wrong
 // method, 413 body too large, 431 header too large, 429 over max_running or when the
 // engine refuses (its queue is full), 503 too many connections. Connections are kept
 // alive between requests.
 // Bounds against hostile clients as bench/serve's server: max_connections (503 and close
 // past it), header_limit, body_limit, request_timeout from a request's first byte to its
-// last and for each write of an answer, idle_timeout between requests.
+// last (408) and for each write of an answer, idle_timeout between requests.
 // A client that closes mid-answer cancels its generation at once.
 // Threads: construct, port(), stop() from one owner thread; engine(), running() and
 // metrics() from any.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <memory>
-#include <string>
 
+#include "bench/llm/serve/llm_server_config.h"
 #include "bench/llm/serve/llm_server_metrics.h"
 #include "bench/llm/openai_request.h"
 #include "bench/llm/token_engine.h"
@@ -30,20 +29,6 @@ class io_context;
 }
 
 namespace chaosbench::bench::llm {
-
-struct LlmServerConfig {
-  std::string host = "127.0.0.1";  // numeric address to bind
-  unsigned short port = 0;         // 0: an ephemeral port (see port())
-  int threads = 2;                 // io threads (the engine's timers run on them too)
-  std::string model = "chaosbench-tiny";
-  int context_tokens = 2048;       // prompt + max_tokens must fit (400 context_length_exceeded)
-  std::size_t max_running = 256;   // requests generating at once; 429 past it
-  std::uint64_t body_limit = 1u << 20;   // 413 past it
-  std::size_t header_limit = 8u << 10;   // 431 past it
-  std::size_t max_connections = 1024;    // 503 and close past it
-  std::chrono::milliseconds request_timeout{30'000};  // reading a request; each write of an answer
-  std::chrono::seconds idle_timeout{60};              // a keep-alive connection idle this long is closed
-};
 
 // Makes the engine on the server's io_context (its timers then run on the server's threads).
 using EngineFactory = std::function<std::unique_ptr<TokenEngine>(boost::asio::io_context&)>;

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "bench/train/train_settings.h"
-#include "harness/collect/sample_store.h"
 
 namespace chaosbench::harness {
 
@@ -18,9 +17,5 @@ namespace chaosbench::harness {
 // allreduce", ...; with tp or pp above 1 the layout and the links of its groups too.
 // `world`: the most ranks that trained together; below 2 no gradient is reduced.
 std::string describe_train_run(const bench::train::TrainSettings& settings, std::int64_t world);
-
-// The most ranks one `train_start` event says trained together, or `planned` (the
-// scenario's world size) when no rank said so (none started).
-std::int64_t trained_world(const std::vector<StoredEvent>& events, double t0_wall, std::int64_t planned);
 
 }  // namespace chaosbench::harness

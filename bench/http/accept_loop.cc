@@ -1,4 +1,5 @@
-#include "bench/serve/accept_loop.h"
+// AcceptLoop. See the header.
+#include "bench/http/accept_loop.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -9,7 +10,7 @@
 
 #include "bench/common/tcp_listen.h"
 
-namespace chaosbench::bench::serve {
+namespace chaosbench::bench::http {
 namespace {
 
 namespace net = boost::asio;
@@ -53,6 +54,12 @@ void AcceptLoop::stop() {
   });
 }
 
+void AcceptLoop::close() {
+  error_code ignored;
+  acceptor_.close(ignored);
+  pause_.cancel();
+}
+
 void AcceptLoop::accept() {
   acceptor_.async_accept(net::make_strand(ioc_), [this](error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
@@ -78,4 +85,4 @@ void AcceptLoop::on_accept_error(const error_code& ec) {
   });
 }
 
-}  // namespace chaosbench::bench::serve
+}  // namespace chaosbench::bench::http

@@ -1,10 +1,8 @@
-#include "harness/derive/train_description.h"
+#include "harness/workloads/train_description.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
-
-#include "harness/derive/train_events.h"
 
 namespace chaosbench::harness {
 namespace {
@@ -29,12 +27,6 @@ std::string describe_train_run(const bench::train::TrainSettings& s, std::int64_
   const std::int64_t dp = s.parallel.dp > 0 ? s.parallel.dp : std::max<std::int64_t>(1, world / groups);
   return fmt::format("{}, tp {} x pp {} x dp {} (activations and TP sums on point-to-point TCP links), {}", device,
                      s.parallel.tp, s.parallel.pp, dp, gradient_reducer(s, dp));
-}
-
-std::int64_t trained_world(const std::vector<StoredEvent>& events, double t0_wall, std::int64_t planned) {
-  std::int64_t most = 0;
-  for (const auto& start : read_train_events(events, t0_wall).starts) most = std::max(most, start.world);
-  return most > 0 ? most : planned;
 }
 
 }  // namespace chaosbench::harness

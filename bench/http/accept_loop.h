@@ -1,11 +1,11 @@
-// The accept loop both built-in HTTP servers share (the KServe server, http_server.cc, and
-// the OpenAI-compatible one, bench/llm/serve/llm_http_server.cc): admits each connection under
-// a ConnectionBudget and hands it on, counted or to be refused (503), dropping it when even
+// The accept loop of HttpServerCore (http_server_core.h): admits each connection under a
+// ConnectionBudget and hands it on, counted or to be refused (503), dropping it when even
 // refusals are over their bound. Out of descriptors it gives a spare descriptor back,
 // accepts and drops one waiting client (it hears a close instead of hanging in the
 // backlog), then pauses before accepting again, so it never spins on a readable listener.
 // Threads: the acceptor, its back-off timer and stop()'s close run on one strand of the
-// io_context; `on_connection` runs there too. start() and stop() from the owner's thread.
+// io_context; `on_connection` runs there too. start(), stop() and close() from the owner's
+// thread.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -15,9 +15,9 @@
 #include <functional>
 #include <string>
 
-#include "bench/serve/connection_budget.h"
+#include "bench/http/connection_budget.h"
 
-namespace chaosbench::bench::serve {
+namespace chaosbench::bench::http {
 
 class AcceptLoop {
  public:
@@ -37,6 +37,8 @@ class AcceptLoop {
   // Closes the acceptor and cancels a back-off, on the strand (posted: call before the
   // io_context stops). Idempotent.
   void stop();
+  // Closes the acceptor at once: only once no thread runs the io_context. Idempotent.
+  void close();
 
  private:
   void accept();
@@ -51,4 +53,4 @@ class AcceptLoop {
   int reserve_fd_;                   // the spare descriptor given back when out of them
 };
 
-}  // namespace chaosbench::bench::serve
+}  // namespace chaosbench::bench::http
