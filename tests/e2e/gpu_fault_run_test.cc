@@ -106,13 +106,17 @@ TEST_CASE("gpu run: gpu.hang and collective.hang are ended by the step watchdog,
   }
 }
 
+// The two flips go to two ranks: one slot per fault kind and rank, so on one rank a
+// harness that saw steps 20 and 50 in one batch of records armed the second over the first
+// before the rank met it. And enough steps (a few seconds) that a harness slowed by a busy
+// machine still arms both before the run ends: steps of this model take about a millisecond.
 TEST_CASE("gpu run: a bit flip after the allreduce is caught at the next step and repaired, one before it is not",
           "[gpu-run]") {
   TempDir dir;
-  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 300)",
+  auto res = run_scenario(dir, train_scenario(3, R"(, "steps": 3000)",
                                               R"([{"name": "after", "type": "gpu.bitflip", "target": {"ranks": [1]},
         "at_step": 20, "tensor": "gradients"},
-      {"name": "before", "type": "gpu.bitflip", "target": {"ranks": [1]}, "at_step": 50, "tensor": "local_gradients"}])",
+      {"name": "before", "type": "gpu.bitflip", "target": {"ranks": [2]}, "at_step": 50, "tensor": "local_gradients"}])",
                                               "local"));
   auto steps = metrics_named(res, "resilience/sdc_detection_steps");
   REQUIRE(steps.size() == 1);
